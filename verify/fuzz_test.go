@@ -1,0 +1,268 @@
+package verify
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/stretchr/testify/require"
+)
+
+// The fuzz targets check two things beyond "does not panic": every error
+// matches exactly one Verify sentinel, and every success is backed by a
+// signature recomputed here with crypto/hmac, independently of our code.
+
+// fuzzHMAC is HMAC-SHA256 over the concatenated parts.
+func fuzzHMAC(key []byte, parts ...string) []byte {
+	mac := hmac.New(sha256.New, key)
+	for _, p := range parts {
+		mac.Write([]byte(p))
+	}
+	return mac.Sum(nil)
+}
+
+func FuzzParseGitHubSignature(f *testing.F) {
+	good := strings.Repeat("0f", sha256.Size)
+	for _, seed := range []string{
+		"sha256=" + good,
+		"sha256=" + strings.ToUpper(good),
+		"sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17",
+		"sha1=" + strings.Repeat("0f", 20),
+		"sha512=" + strings.Repeat("0f", 64),
+		"sha256=", "sha256", "", good, "sha256=" + good[:63], "sha256=" + good + "0",
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, header string) {
+		mac, err := parseGitHubSignature(header)
+		if err != nil {
+			requireVerifyErr(t, err, ErrInvalidSignature)
+			require.Nil(t, mac)
+			return
+		}
+		require.Len(t, mac, sha256.Size)
+		require.True(t, strings.HasPrefix(header, "sha256="))
+		require.True(t, strings.EqualFold(header, "sha256="+hex.EncodeToString(mac)))
+	})
+}
+
+func FuzzParseStripeSignature(f *testing.F) {
+	a, b := strings.Repeat("ab", 32), strings.Repeat("cd", 32)
+	for _, seed := range []string{
+		"t=1709294400,v1=" + a,
+		"t=1709294400,v1=" + a + ",v1=" + b + ",v0=" + b,
+		"v1=" + a + ",t=1",
+		"t=1,t=2,v1=" + a,
+		"t=01,v1=" + a,
+		"t=-1,v1=" + a,
+		"t=1, v1=" + a + " ,x,,=,==",
+		"t=1,v1=" + a[:63],
+		"", ",", "t=", "v1=",
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, header string) {
+		ts, sigs, err := parseStripeSignature(header)
+		if err != nil {
+			requireVerifyErr(t, err, ErrInvalidSignature)
+			require.Nil(t, sigs)
+			return
+		}
+		require.GreaterOrEqual(t, ts, int64(0))
+		require.Contains(t, header, fmt.Sprintf("t=%d", ts))
+		require.NotEmpty(t, sigs)
+		lower := strings.ToLower(header)
+		for _, sig := range sigs {
+			require.Len(t, sig, sha256.Size)
+			require.Contains(t, lower, "v1="+hex.EncodeToString(sig))
+		}
+	})
+}
+
+func FuzzParseStandardSignature(f *testing.F) {
+	a := base64.StdEncoding.EncodeToString([]byte(strings.Repeat("a", 32)))
+	for _, seed := range []string{
+		"v1," + a,
+		"v1," + a + " v1a," + a + " v2," + a,
+		"  v1," + a + "\tv1,***",
+		"v1," + a + ",x",
+		"v1," + strings.TrimRight(a, "="),
+		"v1,", ",", "v1", "",
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, header string) {
+		sigs := parseStandardSignature(header)
+		require.LessOrEqual(t, len(sigs), strings.Count(header, "v1,"))
+		var canonical []string
+		for _, sig := range sigs {
+			require.Len(t, sig, sha256.Size)
+			canonical = append(canonical, "v1,"+base64.StdEncoding.EncodeToString(sig))
+		}
+		// Parsing the canonical form of what we found finds the same.
+		again := parseStandardSignature(strings.Join(canonical, " "))
+		require.Equal(t, len(sigs), len(again))
+		for i := range sigs {
+			require.Equal(t, sigs[i], again[i])
+		}
+	})
+}
+
+func FuzzVerifyGitHub(f *testing.F) {
+	v, err := New(Config{Provider: ProviderGitHub, Secrets: []string{"gh-old-secret", gitHubTestSecret}})
+	require.NoError(f, err)
+
+	good := hex.EncodeToString(fuzzHMAC([]byte(gitHubTestSecret), gitHubTestBody))
+	f.Add([]byte(gitHubTestBody), gitHubTestID, gitHubTestEvent, "sha256="+good, false)
+	f.Add([]byte(gitHubTestBody), gitHubTestID, gitHubTestEvent, "", true)
+	f.Add([]byte("payload=%7B%7D"), gitHubTestID, "push", "", true)
+	f.Add([]byte(`[1]`), "id\x00", "push", "", true)
+	f.Add([]byte(`{}`), strings.Repeat("i", 256), "push", "", true)
+	f.Add([]byte(`{"a":`), gitHubTestID, "ping", "sha1=00", false)
+	f.Add([]byte(""), "", "", "", false)
+
+	// sign replaces sig with the correct signature, so the fuzzer also
+	// reaches the checks that follow the signature.
+	f.Fuzz(func(t *testing.T, body []byte, id, event, sig string, sign bool) {
+		if sign {
+			sig = "sha256=" + hex.EncodeToString(fuzzHMAC([]byte(gitHubTestSecret), string(body)))
+		}
+		header := http.Header{}
+		header.Set(gitHubDeliveryHeader, id)
+		header.Set(gitHubEventHeader, event)
+		header.Set(gitHubSignatureHeader, sig)
+
+		got, err := v.Verify(body, header)
+		if err != nil {
+			requireOneVerifyErr(t, err, gitHubTestSecret, good)
+			return
+		}
+		mac, decErr := hex.DecodeString(strings.TrimPrefix(sig, "sha256="))
+		require.NoError(t, decErr)
+		require.True(t, strings.HasPrefix(sig, "sha256="))
+		require.True(t, hmac.Equal(mac, fuzzHMAC([]byte(gitHubTestSecret), string(body))) ||
+			hmac.Equal(mac, fuzzHMAC([]byte("gh-old-secret"), string(body))), "accepted a signature no secret produced")
+		require.Equal(t, Delivery{ID: id, EventType: event}, got)
+		requireStorableDelivery(t, got)
+	})
+}
+
+func FuzzVerifyStripe(f *testing.F) {
+	v, err := New(Config{Provider: ProviderStripe, Secrets: []string{stripeTestSecret}, Now: func() time.Time { return testNow }})
+	require.NoError(f, err)
+
+	ts := testNow.Unix()
+	good := hex.EncodeToString(fuzzHMAC([]byte(stripeTestSecret), fmt.Sprint(ts), ".", stripeTestBody))
+	f.Add([]byte(stripeTestBody), fmt.Sprintf("t=%d,v1=%s", ts, good), false, int64(0))
+	f.Add([]byte(stripeTestBody), "", true, int64(0))
+	f.Add([]byte(stripeTestBody), "", true, int64(-301))
+	f.Add([]byte(stripeTestBody), "", true, int64(1<<62))
+	f.Add([]byte(`{"id":"evt_\u0000","type":"x"}`), "", true, int64(0))
+	f.Add([]byte(`{"id":1,"type":"x","created":"x"}`), "", true, int64(0))
+	f.Add([]byte(`{"id":"evt","type":"x","created":-1}`), "", true, int64(5))
+	f.Add([]byte("not json"), "t=x,v1=y", false, int64(0))
+
+	f.Fuzz(func(t *testing.T, body []byte, sig string, sign bool, offset int64) {
+		if sign {
+			signTS := ts + min(max(offset, -ts), 1<<40) // no overflow, no negatives
+			sig = fmt.Sprintf("t=%d,v1=%s", signTS, hex.EncodeToString(fuzzHMAC([]byte(stripeTestSecret), fmt.Sprint(signTS), ".", string(body))))
+		}
+		header := http.Header{}
+		header.Set(stripeSignatureHeader, sig)
+
+		got, err := v.Verify(body, header)
+		if err != nil {
+			requireOneVerifyErr(t, err, stripeTestSecret, good)
+			return
+		}
+		signTS, sigs, perr := parseStripeSignature(sig)
+		require.NoError(t, perr)
+		want := fuzzHMAC([]byte(stripeTestSecret), fmt.Sprint(signTS), ".", string(body))
+		matched := false
+		for _, s := range sigs {
+			matched = matched || hmac.Equal(s, want)
+		}
+		require.True(t, matched, "accepted a signature the secret did not produce")
+		require.LessOrEqual(t, max(signTS-ts, ts-signTS), int64(DefaultTolerance/time.Second))
+		requireStorableDelivery(t, got)
+	})
+}
+
+func FuzzVerifyStandard(f *testing.F) {
+	v, err := New(Config{Provider: ProviderStandard, Secrets: []string{standardTestSecret}, Now: func() time.Time { return testNow }})
+	require.NoError(f, err)
+	key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(standardTestSecret, "whsec_"))
+	require.NoError(f, err)
+
+	ts := fmt.Sprint(testNow.Unix())
+	good := base64.StdEncoding.EncodeToString(fuzzHMAC(key, standardTestID, ".", ts, ".", standardTestBody))
+	f.Add([]byte(standardTestBody), standardTestID, ts, "v1,"+good, false)
+	f.Add([]byte(standardTestBody), standardTestID, ts, "", true)
+	f.Add([]byte(standardTestBody), standardTestID, "0"+ts, "", true)
+	f.Add([]byte(standardTestBody), standardTestID, "+"+ts, "", true)
+	f.Add([]byte(standardTestBody), "msg\x00", ts, "", true)
+	f.Add([]byte(`{"type":"a","timestamp":"2024-13-01T00:00:00Z"}`), "m", ts, "", true)
+	f.Add([]byte(`{"type":null}`), "m", "99999999999999999999", "", true)
+	f.Add([]byte("[]"), "", "", "v1a,x v1,y", false)
+
+	f.Fuzz(func(t *testing.T, body []byte, id, rawTS, sig string, sign bool) {
+		if sign {
+			sig = "v1," + base64.StdEncoding.EncodeToString(fuzzHMAC(key, id, ".", rawTS, ".", string(body)))
+		}
+		header := http.Header{}
+		header.Set(standardIDHeader, id)
+		header.Set(standardTimestampHeader, rawTS)
+		header.Set(standardSignatureHeader, sig)
+
+		got, err := v.Verify(body, header)
+		if err != nil {
+			requireOneVerifyErr(t, err, standardTestSecret, good)
+			return
+		}
+		want := fuzzHMAC(key, id, ".", rawTS, ".", string(body))
+		matched := false
+		for _, s := range parseStandardSignature(sig) {
+			matched = matched || hmac.Equal(s, want)
+		}
+		require.True(t, matched, "accepted a signature the secret did not produce")
+		signTS, ok := parseUnixSeconds(rawTS)
+		require.True(t, ok)
+		require.LessOrEqual(t, max(signTS-testNow.Unix(), testNow.Unix()-signTS), int64(DefaultTolerance/time.Second))
+		require.Equal(t, id, got.ID)
+		requireStorableDelivery(t, got)
+	})
+}
+
+// requireOneVerifyErr finds the one sentinel err matches and checks it
+// matches no other and leaks nothing.
+func requireOneVerifyErr(t *testing.T, err error, leaks ...string) {
+	t.Helper()
+	for _, sentinel := range verifyErrors {
+		if errors.Is(err, sentinel) {
+			requireVerifyErr(t, err, sentinel, leaks...)
+			return
+		}
+	}
+	require.Failf(t, "error matches no Verify sentinel", "%v", err)
+}
+
+// requireStorableDelivery checks what checkID promises, without checkID.
+func requireStorableDelivery(t *testing.T, d Delivery) {
+	t.Helper()
+	for _, s := range []string{d.ID, d.EventType} {
+		require.NotEmpty(t, s)
+		require.LessOrEqual(t, len(s), MaxIDLength)
+		require.True(t, utf8.ValidString(s), "not valid UTF-8")
+		for _, r := range s {
+			require.False(t, r < 0x20 || (r >= 0x7f && r < 0xa0), "control character %U", r)
+		}
+	}
+}
