@@ -1,0 +1,148 @@
+// Package testdb gives tests a real PostgreSQL: one server per test binary,
+// started from the machine's binaries (or TEST_DATABASE_URL), and a fresh,
+// migrated database per test, cloned from a template so it costs one
+// CREATE DATABASE instead of a migration run.
+package testdb
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"net/url"
+	"os"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/hookinbox/hookinbox/internal/pgembed"
+	"github.com/hookinbox/hookinbox/migrations"
+)
+
+// EnvURL names an existing server to use instead of starting one. Its user
+// needs CREATEDB; every database testdb creates there is dropped afterwards.
+const EnvURL = "TEST_DATABASE_URL"
+
+var (
+	adminURL string // a URL whose user may create databases
+	template string // migrated database each test clones
+	counter  atomic.Int64
+)
+
+// Main runs m with a PostgreSQL server for the whole test binary. Call it
+// from TestMain: func TestMain(m *testing.M) { testdb.Main(m) }.
+func Main(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	ctx := context.Background()
+	adminURL = os.Getenv(EnvURL)
+	if adminURL == "" {
+		dir, err := os.MkdirTemp("", "hookinbox-testpg-")
+		if err != nil {
+			log.Printf("testdb: %v", err)
+			return 1
+		}
+		defer os.RemoveAll(dir)
+		// MkdirTemp makes 0700 dirs; the postgres user must reach the cluster
+		// when tests run as root.
+		if err := os.Chmod(dir, 0o755); err != nil {
+			log.Printf("testdb: %v", err)
+			return 1
+		}
+		srv, err := pgembed.Start(ctx, pgembed.Config{DataDir: dir + "/pg", Database: "postgres"})
+		if err != nil {
+			log.Printf("testdb: start PostgreSQL: %v", err)
+			return 1
+		}
+		defer srv.Destroy(context.Background())
+		adminURL = srv.URL()
+	}
+
+	template = fmt.Sprintf("hookinbox_tmpl_%d_%d", os.Getpid(), time.Now().UnixNano()%1_000_000)
+	if err := createTemplate(ctx); err != nil {
+		log.Printf("testdb: %v", err)
+		return 1
+	}
+	defer dropDatabase(context.Background(), template)
+	return m.Run()
+}
+
+func createTemplate(ctx context.Context) error {
+	if err := adminExec(ctx, "CREATE DATABASE "+pgx.Identifier{template}.Sanitize()); err != nil {
+		return fmt.Errorf("create template: %w", err)
+	}
+	pool, err := pgxpool.New(ctx, withDatabase(adminURL, template))
+	if err != nil {
+		return err
+	}
+	// The pool must be closed before anything clones the template:
+	// PostgreSQL refuses to copy a database that has open connections.
+	defer pool.Close()
+	if _, err := migrations.Up(ctx, pool, nil); err != nil {
+		return fmt.Errorf("migrate template: %w", err)
+	}
+	return nil
+}
+
+// URL creates a fresh migrated database for t, dropped when t ends, and
+// returns its URL (for code that opens its own pool or a child process).
+func URL(t testing.TB) string {
+	t.Helper()
+	if template == "" {
+		t.Fatal("testdb: call testdb.Main from TestMain")
+	}
+	name := fmt.Sprintf("hookinbox_test_%d_%d", os.Getpid(), counter.Add(1))
+	ctx := context.Background()
+	if err := adminExec(ctx, fmt.Sprintf("CREATE DATABASE %s TEMPLATE %s",
+		pgx.Identifier{name}.Sanitize(), pgx.Identifier{template}.Sanitize())); err != nil {
+		t.Fatalf("testdb: %v", err)
+	}
+	t.Cleanup(func() { dropDatabase(context.Background(), name) })
+	return withDatabase(adminURL, name)
+}
+
+// New is URL plus a pool on it, closed when t ends.
+func New(t testing.TB) *pgxpool.Pool {
+	t.Helper()
+	pool, err := pgxpool.New(context.Background(), URL(t))
+	if err != nil {
+		t.Fatalf("testdb: %v", err)
+	}
+	// Cleanups run last-in first-out: the pool closes before the drop.
+	t.Cleanup(pool.Close)
+	return pool
+}
+
+// AdminURL is the server's URL for tests that need another database
+// (e.g. an empty one to migrate).
+func AdminURL() string { return adminURL }
+
+func adminExec(ctx context.Context, sql string) error {
+	conn, err := pgx.Connect(ctx, adminURL)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	_, err = conn.Exec(ctx, sql)
+	return err
+}
+
+func dropDatabase(ctx context.Context, name string) {
+	// FORCE ends sessions a test left open (a killed child process).
+	if err := adminExec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)"); err != nil {
+		log.Printf("testdb: drop %s: %v", name, err)
+	}
+}
+
+func withDatabase(rawURL, db string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		panic(fmt.Sprintf("testdb: bad URL: %v", err))
+	}
+	u.Path = "/" + db
+	return u.String()
+}
