@@ -1,0 +1,269 @@
+// Package config reads hookinbox.yaml and the environment into plain structs.
+// Only cmd/ calls it; everything below cmd receives the values it needs.
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/hookinbox/hookinbox/verify"
+)
+
+const (
+	// DefaultPath is where Load looks when neither --config nor
+	// HOOKINBOX_CONFIG names a file.
+	DefaultPath = "hookinbox.yaml"
+
+	DefaultListen          = ":8080"
+	DefaultMaxBodyBytes    = 5 << 20
+	DefaultReadTimeout     = 10 * time.Second
+	DefaultShutdownTimeout = 20 * time.Second
+)
+
+// Config is the whole file. Keys are part of the public interface: other
+// tools script against them.
+type Config struct {
+	// Listen is the ingest listener's address. Env HOOKINBOX_LISTEN overrides.
+	// Defaults to ":8080".
+	Listen string `yaml:"listen"`
+
+	// DatabaseURL is a PostgreSQL URL. Env DATABASE_URL overrides. Empty means
+	// an embedded PostgreSQL under DataDir.
+	DatabaseURL string `yaml:"database_url"`
+
+	// DataDir holds the embedded PostgreSQL cluster. Defaults to ".hookinbox".
+	DataDir string `yaml:"data_dir"`
+
+	// MaxBodyBytes bounds a webhook body; larger ones get 413 and nothing is
+	// stored. Defaults to 5 MiB.
+	MaxBodyBytes int `yaml:"max_body_bytes"`
+
+	// ReadTimeout bounds reading one request, headers and body, so a client
+	// that drips bytes cannot hold a connection. Defaults to 10s.
+	ReadTimeout Duration `yaml:"read_timeout"`
+
+	// ShutdownTimeout bounds the graceful part of shutdown (in-flight requests,
+	// running jobs) after SIGTERM. Defaults to 20s.
+	ShutdownTimeout Duration `yaml:"shutdown_timeout"`
+
+	// Sources are the webhook senders we accept, each at POST /webhooks/{name}.
+	Sources []Source `yaml:"sources"`
+}
+
+// Source is one sender.
+type Source struct {
+	// Name is the route segment: [a-z0-9-]{1,64}, unique.
+	Name string `yaml:"name"`
+
+	// Provider is github, stripe or standard.
+	Provider string `yaml:"provider"`
+
+	// Secrets are the signing secrets; any one may match, so a new secret can
+	// be added before the provider switches to it. Entries that expand to ""
+	// (an unset ${VAR}) are dropped; at least one must remain.
+	Secrets []string `yaml:"secrets"`
+
+	// Tolerance is the maximum age, either way, of a signed timestamp (stripe
+	// and standard). Defaults to 5m.
+	Tolerance Duration `yaml:"tolerance"`
+}
+
+var sourceName = regexp.MustCompile(`^[a-z0-9-]{1,64}$`)
+
+// Load reads the file at path, expands ${VAR} references with lookup,
+// applies env overrides and defaults, and validates. Errors name the key.
+func Load(path string, lookup func(string) (string, bool)) (Config, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return Config{}, fmt.Errorf("config: %w", err)
+	}
+	cfg, err := Parse(raw, lookup)
+	if err != nil {
+		return Config{}, fmt.Errorf("config %s: %w", path, err)
+	}
+	return cfg, nil
+}
+
+// Parse is Load without the file.
+func Parse(raw []byte, lookup func(string) (string, bool)) (Config, error) {
+	if lookup == nil {
+		lookup = LookupEnv
+	}
+	// Expand references inside parsed scalars rather than in the raw text, so
+	// a secret holding a quote or a colon cannot change the YAML's structure.
+	var doc yaml.Node
+	if err := yaml.Unmarshal(raw, &doc); err != nil {
+		return Config{}, err
+	}
+	var cfg Config
+	if doc.Kind != 0 { // an empty file is an empty config
+		expandNode(&doc, lookup)
+		expanded, err := yaml.Marshal(&doc)
+		if err != nil {
+			return Config{}, err
+		}
+		dec := yaml.NewDecoder(bytes.NewReader(expanded))
+		dec.KnownFields(true) // a misspelt key is an error, not a silent default
+		if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
+			var valueErr *valueError
+			if errors.As(err, &valueErr) {
+				// The line is of the re-marshalled text: parse that to find the key.
+				var out yaml.Node
+				if yaml.Unmarshal(expanded, &out) == nil {
+					return Config{}, fmt.Errorf("%s: %s", keyAtLine(&out, valueErr.line, ""), valueErr.msg)
+				}
+			}
+			return Config{}, err
+		}
+	}
+	if v, ok := lookup("HOOKINBOX_LISTEN"); ok && v != "" {
+		cfg.Listen = v
+	}
+	if v, ok := lookup("DATABASE_URL"); ok && v != "" {
+		cfg.DatabaseURL = v
+	}
+	cfg = cfg.WithDefaults()
+	if err := cfg.validate(); err != nil {
+		return Config{}, err
+	}
+	return cfg, nil
+}
+
+func expandNode(n *yaml.Node, lookup func(string) (string, bool)) {
+	if n.Kind == yaml.ScalarNode {
+		n.Value = expandEnv(n.Value, lookup)
+	}
+	for _, c := range n.Content {
+		expandNode(c, lookup)
+	}
+}
+
+// valueError is a scalar that could not be read; Parse names its key.
+type valueError struct {
+	line int
+	msg  string
+}
+
+func (e *valueError) Error() string { return fmt.Sprintf("line %d: %s", e.line, e.msg) }
+
+// keyAtLine returns the dotted path ("sources[1].tolerance") of the value
+// on the given line of a parsed document.
+func keyAtLine(n *yaml.Node, line int, path string) string {
+	switch n.Kind {
+	case yaml.DocumentNode:
+		for _, c := range n.Content {
+			if k := keyAtLine(c, line, path); k != "" {
+				return k
+			}
+		}
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			key, val := n.Content[i], n.Content[i+1]
+			p := key.Value
+			if path != "" {
+				p = path + "." + key.Value
+			}
+			if val.Kind == yaml.ScalarNode && val.Line == line {
+				return p
+			}
+			if k := keyAtLine(val, line, p); k != "" {
+				return k
+			}
+		}
+	case yaml.SequenceNode:
+		for i, c := range n.Content {
+			p := fmt.Sprintf("%s[%d]", path, i)
+			if c.Kind == yaml.ScalarNode && c.Line == line {
+				return p
+			}
+			if k := keyAtLine(c, line, p); k != "" {
+				return k
+			}
+		}
+	}
+	return ""
+}
+
+// WithDefaults fills every unset field with its documented default.
+func (c Config) WithDefaults() Config {
+	if c.Listen == "" {
+		c.Listen = DefaultListen
+	}
+	if c.DataDir == "" {
+		c.DataDir = ".hookinbox"
+	}
+	if c.MaxBodyBytes == 0 {
+		c.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if c.ReadTimeout == 0 {
+		c.ReadTimeout = Duration(DefaultReadTimeout)
+	}
+	if c.ShutdownTimeout == 0 {
+		c.ShutdownTimeout = Duration(DefaultShutdownTimeout)
+	}
+	for i := range c.Sources {
+		s := &c.Sources[i]
+		var kept []string
+		for _, secret := range s.Secrets {
+			if secret != "" {
+				kept = append(kept, secret)
+			}
+		}
+		s.Secrets = kept
+		if s.Tolerance == 0 {
+			s.Tolerance = Duration(verify.DefaultTolerance)
+		}
+	}
+	return c
+}
+
+func (c Config) validate() error {
+	if c.MaxBodyBytes < 0 {
+		return errors.New("max_body_bytes: must be positive")
+	}
+	seen := map[string]bool{}
+	for i, s := range c.Sources {
+		key := fmt.Sprintf("sources[%d]", i)
+		if !sourceName.MatchString(s.Name) {
+			return fmt.Errorf("%s.name: %q must match [a-z0-9-]{1,64}", key, s.Name)
+		}
+		key = fmt.Sprintf("sources[%d] (%s)", i, s.Name)
+		if seen[s.Name] {
+			return fmt.Errorf("%s.name: duplicate source name", key)
+		}
+		seen[s.Name] = true
+		if _, err := s.Verifier(); err != nil {
+			switch {
+			case errors.Is(err, verify.ErrUnknownProvider):
+				return fmt.Errorf("%s.provider: unknown provider %q (want github, stripe or standard)", key, s.Provider)
+			case errors.Is(err, verify.ErrNoSecrets):
+				return fmt.Errorf("%s.secrets: no non-empty secret (is the ${VAR} it names set?)", key)
+			default:
+				return fmt.Errorf("%s.secrets: %w", key, err)
+			}
+		}
+	}
+	return nil
+}
+
+// Verifier builds the source's signature verifier.
+func (s Source) Verifier() (verify.Verifier, error) {
+	return verify.New(verify.Config{Provider: s.Provider, Secrets: s.Secrets, Tolerance: s.Tolerance.Std()})
+}
+
+// Source returns the named source.
+func (c Config) Source(name string) (Source, bool) {
+	for _, s := range c.Sources {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return Source{}, false
+}

@@ -1,0 +1,96 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func envOf(m map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+}
+
+func TestParseDefaultsAndExpansion(t *testing.T) {
+	t.Parallel()
+	raw := []byte(`
+database_url: "${DATABASE_URL}"
+sources:
+  - name: github
+    provider: github
+    secrets: ["${GH_SECRET}", "${GH_OLD}", "${GH_DEFAULTED:-fallback}"]
+  - name: stripe
+    provider: stripe
+    secrets: ["whsec_x\"quoted: yes"]
+    tolerance: 90s
+`)
+	cfg, err := Parse(raw, envOf(map[string]string{"GH_SECRET": "s3cr3t: with colon", "HOOKINBOX_LISTEN": "127.0.0.1:9999"}))
+	require.NoError(t, err)
+	require.Equal(t, "127.0.0.1:9999", cfg.Listen, "env overrides the file")
+	require.Equal(t, "", cfg.DatabaseURL)
+	require.Equal(t, DefaultMaxBodyBytes, cfg.MaxBodyBytes)
+	require.Equal(t, DefaultReadTimeout, cfg.ReadTimeout.Std())
+	require.Equal(t, []string{"s3cr3t: with colon", "fallback"}, cfg.Sources[0].Secrets, "unset refs are dropped, defaults applied, values never re-parsed as YAML")
+	require.Equal(t, 5*time.Minute, cfg.Sources[0].Tolerance.Std())
+	require.Equal(t, []string{`whsec_x"quoted: yes`}, cfg.Sources[1].Secrets)
+	require.Equal(t, 90*time.Second, cfg.Sources[1].Tolerance.Std())
+
+	cfg, err = Parse(raw, envOf(map[string]string{"GH_SECRET": "x", "DATABASE_URL": "postgres://db/x"}))
+	require.NoError(t, err)
+	require.Equal(t, "postgres://db/x", cfg.DatabaseURL)
+	require.Equal(t, DefaultListen, cfg.Listen)
+}
+
+func TestParseErrorsNameTheKey(t *testing.T) {
+	t.Parallel()
+	cases := []struct{ name, yaml, want string }{
+		{"unknown provider", "sources: [{name: a, provider: gitlab, secrets: [x]}]", `sources[0] (a).provider: unknown provider "gitlab"`},
+		{"no secrets", "sources: [{name: a, provider: github, secrets: []}]", `sources[0] (a).secrets: no non-empty secret`},
+		{"only unset secrets", "sources: [{name: a, provider: github, secrets: [\"${NOPE}\"]}]", `sources[0] (a).secrets: no non-empty secret`},
+		{"duplicate name", "sources: [{name: a, provider: github, secrets: [x]}, {name: a, provider: stripe, secrets: [y]}]", `sources[1] (a).name: duplicate source name`},
+		{"bad name", "sources: [{name: A/b, provider: github, secrets: [x]}]", `sources[0].name: "A/b" must match`},
+		{"bad duration", "sources:\n  - name: a\n    provider: stripe\n    secrets: [x]\n    tolerance: 5 minutes\n", `sources[0].tolerance: invalid duration "5 minutes"`},
+		{"bad top-level duration", "read_timeout: soon\n", `read_timeout: invalid duration "soon"`},
+		{"unknown key", "listne: ':1'\n", `field listne not found`},
+		{"bad standard secret", "sources: [{name: a, provider: standard, secrets: [\"whsec_!!notbase64\"]}]", `sources[0] (a).secrets:`},
+	}
+	for _, tc := range cases {
+		_, err := Parse([]byte(tc.yaml), envOf(nil))
+		require.Error(t, err, tc.name)
+		require.Contains(t, err.Error(), tc.want, tc.name)
+	}
+}
+
+func TestParseDuration(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]time.Duration{"30d": 30 * 24 * time.Hour, "72h": 72 * time.Hour, "5m": 5 * time.Minute, "1h30m": 90 * time.Minute} {
+		got, err := ParseDuration(in)
+		require.NoError(t, err, in)
+		require.Equal(t, want, got, in)
+	}
+	for _, in := range []string{"", "d", "-1d", "1.5d", "-5m", "soon"} {
+		_, err := ParseDuration(in)
+		require.Error(t, err, in)
+	}
+}
+
+// The committed hookinbox.yaml must work out of the box.
+func TestCommittedConfigLoads(t *testing.T) {
+	t.Parallel()
+	cfg, err := Load(filepath.Join("..", "..", "hookinbox.yaml"), envOf(nil))
+	require.NoError(t, err)
+	require.Equal(t, ":8080", cfg.Listen)
+	for _, name := range []string{"github", "stripe", "billing"} {
+		s, ok := cfg.Source(name)
+		require.True(t, ok, name)
+		require.NotEmpty(t, s.Secrets, name)
+	}
+}
+
+func TestLoadMissingFile(t *testing.T) {
+	t.Parallel()
+	_, err := Load(filepath.Join(t.TempDir(), "nope.yaml"), envOf(nil))
+	require.ErrorIs(t, err, os.ErrNotExist)
+}

@@ -1,0 +1,46 @@
+package config
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Duration is a time.Duration read from YAML as "300ms", "5m", "72h" or
+// "30d" (days: retention settings are naturally spoken of in days).
+type Duration time.Duration
+
+// ParseDuration parses Go duration syntax plus a whole-number "d" suffix.
+func ParseDuration(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.Atoi(days)
+		if err != nil || n < 0 {
+			return 0, fmt.Errorf("invalid duration %q (want e.g. 30s, 5m, 72h or 30d)", s)
+		}
+		return time.Duration(n) * 24 * time.Hour, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("invalid duration %q (want e.g. 30s, 5m, 72h or 30d)", s)
+	}
+	return d, nil
+}
+
+func (d *Duration) UnmarshalYAML(node *yaml.Node) error {
+	var s string
+	if err := node.Decode(&s); err != nil {
+		return err
+	}
+	v, err := ParseDuration(s)
+	if err != nil {
+		return &valueError{line: node.Line, msg: err.Error()}
+	}
+	*d = Duration(v)
+	return nil
+}
+
+func (d Duration) Std() time.Duration { return time.Duration(d) }

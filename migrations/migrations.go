@@ -1,0 +1,202 @@
+// Package migrations holds hookinbox's schema and applies it, together with
+// River's own migrations, from SQL embedded in the binary.
+package migrations
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivermigrate"
+)
+
+//go:embed *.up.sql
+var files embed.FS
+
+// advisoryLockKey serialises migrators: several replicas starting at once must
+// not apply the same migration twice. Any constant works as long as it is ours.
+const advisoryLockKey int64 = 0x686f6f6b696e62 // "hookinb"
+
+// Migration is one of the app's own schema steps.
+type Migration struct {
+	Version int
+	Name    string
+	SQL     string
+}
+
+// All returns the app's migrations in version order.
+func All() ([]Migration, error) {
+	names, err := fs.Glob(files, "*.up.sql")
+	if err != nil {
+		return nil, err
+	}
+	var all []Migration
+	for _, name := range names {
+		prefix, rest, ok := strings.Cut(name, "_")
+		version, err := strconv.Atoi(prefix)
+		if !ok || err != nil || version <= 0 {
+			return nil, fmt.Errorf("migration file %q: name must start with a positive version, e.g. 001_name.up.sql", name)
+		}
+		sql, err := files.ReadFile(name)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, Migration{Version: version, Name: strings.TrimSuffix(rest, ".up.sql"), SQL: string(sql)})
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].Version < all[j].Version })
+	for i := 1; i < len(all); i++ {
+		if all[i].Version == all[i-1].Version {
+			return nil, fmt.Errorf("two migrations with version %d", all[i].Version)
+		}
+	}
+	return all, nil
+}
+
+// Result says what Up applied.
+type Result struct {
+	RiverVersions []int // River migrations applied by this call
+	AppVersions   []int // our migrations applied by this call
+}
+
+// Up applies River's migrations, then the app's, under a session advisory
+// lock so that concurrent callers apply each step once. It is a no-op on an
+// up-to-date database.
+func Up(ctx context.Context, pool *pgxpool.Pool, logger *slog.Logger) (Result, error) {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	var res Result
+
+	// The lock is held on a connection of its own, outside the pool: a
+	// migrator waiting for the lock must not hold a pooled connection, or
+	// several waiters could starve the holder, whose River migrator runs on
+	// the pool.
+	conn, err := pgx.ConnectConfig(ctx, pool.Config().ConnConfig.Copy())
+	if err != nil {
+		return res, fmt.Errorf("migrate: connect: %w", err)
+	}
+	// Closing the session releases its advisory lock too.
+	defer conn.Close(context.WithoutCancel(ctx))
+	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", advisoryLockKey); err != nil {
+		return res, fmt.Errorf("migrate: take lock: %w", err)
+	}
+
+	// River's migrator runs each of its steps on the pool; our lock is held by
+	// the session above, which is enough because every migrator takes it first.
+	migrator, err := rivermigrate.New(riverpgxv5.New(pool), &rivermigrate.Config{Logger: logger})
+	if err != nil {
+		return res, fmt.Errorf("migrate: river: %w", err)
+	}
+	riverRes, err := migrator.Migrate(ctx, rivermigrate.DirectionUp, nil)
+	if err != nil {
+		return res, fmt.Errorf("migrate: river: %w", err)
+	}
+	for _, v := range riverRes.Versions {
+		res.RiverVersions = append(res.RiverVersions, v.Version)
+	}
+
+	res.AppVersions, err = upApp(ctx, conn)
+	if err != nil {
+		return res, err
+	}
+	if len(res.RiverVersions)+len(res.AppVersions) > 0 {
+		logger.Info("migrations applied", "river", res.RiverVersions, "hookinbox", res.AppVersions)
+	}
+	return res, nil
+}
+
+func upApp(ctx context.Context, conn *pgx.Conn) ([]int, error) {
+	all, err := All()
+	if err != nil {
+		return nil, err
+	}
+	if _, err := conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS hookinbox_migration (
+		version    integer     PRIMARY KEY,
+		name       text        NOT NULL,
+		applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
+		return nil, fmt.Errorf("migrate: create hookinbox_migration: %w", err)
+	}
+	applied := map[int]bool{}
+	rows, err := conn.Query(ctx, "SELECT version FROM hookinbox_migration")
+	if err != nil {
+		return nil, fmt.Errorf("migrate: read applied versions: %w", err)
+	}
+	versions, err := pgx.CollectRows(rows, pgx.RowTo[int])
+	if err != nil {
+		return nil, fmt.Errorf("migrate: read applied versions: %w", err)
+	}
+	for _, v := range versions {
+		applied[v] = true
+	}
+
+	var done []int
+	for _, m := range all {
+		if applied[m.Version] {
+			continue
+		}
+		err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+			// Never queue behind a long-running query holding a table lock:
+			// fail fast and let the operator retry instead of blocking ingest.
+			if _, err := tx.Exec(ctx, "SET LOCAL lock_timeout = '10s'"); err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, m.SQL); err != nil {
+				return err
+			}
+			_, err := tx.Exec(ctx, "INSERT INTO hookinbox_migration (version, name) VALUES ($1, $2)", m.Version, m.Name)
+			return err
+		})
+		if err != nil {
+			return done, fmt.Errorf("migrate: %03d_%s: %w", m.Version, m.Name, err)
+		}
+		done = append(done, m.Version)
+	}
+	return done, nil
+}
+
+// ErrNotMigrated means the database lacks migrations this binary expects;
+// run `hookinbox migrate` (or serve without --migrate=false).
+var ErrNotMigrated = errors.New("database schema is not migrated")
+
+// Check reports ErrNotMigrated unless every migration, River's and ours, is
+// applied. It changes nothing.
+func Check(ctx context.Context, pool *pgxpool.Pool) error {
+	migrator, err := rivermigrate.New(riverpgxv5.New(pool), nil)
+	if err != nil {
+		return err
+	}
+	res, err := migrator.Validate(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if !res.OK {
+		return fmt.Errorf("%w: river: %s", ErrNotMigrated, strings.Join(res.Messages, "; "))
+	}
+	all, err := All()
+	if err != nil {
+		return err
+	}
+	var applied int
+	err = pool.QueryRow(ctx, "SELECT count(*) FROM hookinbox_migration").Scan(&applied)
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "42P01" { // undefined_table
+		return fmt.Errorf("%w: no hookinbox migrations applied", ErrNotMigrated)
+	}
+	if err != nil {
+		return err
+	}
+	if applied < len(all) {
+		return fmt.Errorf("%w: %d of %d hookinbox migrations applied", ErrNotMigrated, applied, len(all))
+	}
+	return nil
+}

@@ -1,0 +1,88 @@
+package migrations_test
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/require"
+
+	"github.com/hookinbox/hookinbox/internal/testdb"
+	"github.com/hookinbox/hookinbox/migrations"
+)
+
+func TestMain(m *testing.M) { testdb.Main(m) }
+
+var emptyCounter atomic.Int64
+
+// emptyDatabase returns a pool on a database with no schema at all.
+func emptyDatabase(t *testing.T) *pgxpool.Pool {
+	t.Helper()
+	ctx := context.Background()
+	admin, err := pgxpool.New(ctx, testdb.AdminURL())
+	require.NoError(t, err)
+	t.Cleanup(admin.Close)
+	name := fmt.Sprintf("migrations_empty_%d", emptyCounter.Add(1))
+	_, err = admin.Exec(ctx, "CREATE DATABASE "+name)
+	require.NoError(t, err)
+	t.Cleanup(func() { _, _ = admin.Exec(ctx, "DROP DATABASE "+name+" WITH (FORCE)") })
+
+	u, err := url.Parse(testdb.AdminURL())
+	require.NoError(t, err)
+	u.Path = "/" + name
+	pool, err := pgxpool.New(ctx, u.String())
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	return pool
+}
+
+func TestUpIsIdempotentAndCheckAgrees(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := emptyDatabase(t)
+
+	require.ErrorIs(t, migrations.Check(ctx, pool), migrations.ErrNotMigrated)
+
+	first, err := migrations.Up(ctx, pool, nil)
+	require.NoError(t, err)
+	all, err := migrations.All()
+	require.NoError(t, err)
+	require.Len(t, first.AppVersions, len(all))
+	require.NotEmpty(t, first.RiverVersions)
+	require.NoError(t, migrations.Check(ctx, pool))
+
+	second, err := migrations.Up(ctx, pool, nil)
+	require.NoError(t, err)
+	require.Empty(t, second.AppVersions)
+	require.Empty(t, second.RiverVersions)
+}
+
+// Replicas starting together: the advisory lock makes each step run once.
+func TestConcurrentUp(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := emptyDatabase(t)
+	var wg sync.WaitGroup
+	errs := make([]error, 4)
+	applied := make([]int, 4)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := migrations.Up(ctx, pool, nil)
+			errs[i], applied[i] = err, len(res.AppVersions)
+		}()
+	}
+	wg.Wait()
+	all, _ := migrations.All()
+	total := 0
+	for i := range errs {
+		require.NoError(t, errs[i])
+		total += applied[i]
+	}
+	require.Equal(t, len(all), total, "each migration applied exactly once")
+}
