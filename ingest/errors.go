@@ -1,0 +1,102 @@
+package ingest
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/hookinbox/hookinbox/verify"
+)
+
+// Error codes are part of the API: clients and dashboards match on them.
+const (
+	CodeUnknownSource           = "unknown_source"
+	CodeMissingHeader           = "missing_header"
+	CodeInvalidPayload          = "invalid_payload"
+	CodeInvalidSignature        = "invalid_signature"
+	CodeTimestampOutOfTolerance = "timestamp_out_of_tolerance"
+	CodePayloadTooLarge         = "payload_too_large"
+	CodeDeliveryIDConflict      = "delivery_id_conflict"
+	CodeUnavailable             = "unavailable"
+	CodeNotFound                = "not_found"
+	CodeMethodNotAllowed        = "method_not_allowed"
+	CodeRequestHeadersTooLarge  = "request_headers_too_large"
+	CodeRequestTimeout          = "request_timeout"
+	CodeBadRequest              = "bad_request"
+	CodeInternal                = "internal_error"
+)
+
+// retryAfterSeconds is what a 503 asks the provider to wait. Providers use
+// their own backoff anyway; this is a hint for everyone else.
+const retryAfterSeconds = "5"
+
+// errUnknownSource is raised by the router for a source not in the config.
+var errUnknownSource = errors.New("no source with this name is configured")
+
+// errorBody is the JSON shape of every error response.
+type errorBody struct {
+	Error errorDetail `json:"error"`
+}
+
+type errorDetail struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// classify is the one place that chooses a status code for an error.
+func classify(err error) (status int, code string) {
+	var fe *fiber.Error
+	switch {
+	case errors.Is(err, errUnknownSource):
+		return http.StatusNotFound, CodeUnknownSource
+	case errors.Is(err, verify.ErrMissingHeader):
+		return http.StatusBadRequest, CodeMissingHeader
+	case errors.Is(err, verify.ErrInvalidPayload):
+		return http.StatusBadRequest, CodeInvalidPayload
+	case errors.Is(err, verify.ErrInvalidSignature):
+		return http.StatusUnauthorized, CodeInvalidSignature
+	case errors.Is(err, verify.ErrTimestampOutOfTolerance):
+		return http.StatusUnauthorized, CodeTimestampOutOfTolerance
+	case errors.Is(err, ErrDeliveryConflict):
+		return http.StatusConflict, CodeDeliveryIDConflict
+	case errors.As(err, &fe):
+		// Raised by Fiber/fasthttp before our handler runs.
+		switch fe.Code {
+		case http.StatusRequestEntityTooLarge:
+			return fe.Code, CodePayloadTooLarge
+		case http.StatusNotFound:
+			return fe.Code, CodeNotFound
+		case http.StatusMethodNotAllowed:
+			return fe.Code, CodeMethodNotAllowed
+		case http.StatusRequestHeaderFieldsTooLarge:
+			return fe.Code, CodeRequestHeadersTooLarge
+		case http.StatusRequestTimeout:
+			return fe.Code, CodeRequestTimeout
+		case http.StatusBadRequest:
+			return fe.Code, CodeBadRequest
+		}
+		return http.StatusInternalServerError, CodeInternal
+	default:
+		// Anything else is the database or the queue: the delivery was not
+		// stored, so ask the provider to retry. Never a 2xx.
+		return http.StatusServiceUnavailable, CodeUnavailable
+	}
+}
+
+// errorHandler renders every error, ours or Fiber's, as errorBody.
+func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
+	status, code := classify(err)
+	msg := err.Error()
+	switch status {
+	case http.StatusServiceUnavailable:
+		c.Set(fiber.HeaderRetryAfter, retryAfterSeconds)
+		// The cause is for our logs, not for the caller.
+		s.logger.Error("delivery not stored", "path", c.Path(), "error", err)
+		msg = "could not store the delivery; retry later"
+	case http.StatusInternalServerError:
+		s.logger.Error("internal error", "path", c.Path(), "error", err)
+		msg = "internal error"
+	}
+	return c.Status(status).JSON(errorBody{Error: errorDetail{Code: code, Message: msg}})
+}

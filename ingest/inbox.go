@@ -1,0 +1,147 @@
+package ingest
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	_ "embed"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/hookinbox/hookinbox/jobs"
+)
+
+var (
+	//go:embed sql/inbox_insert.sql
+	inboxInsertSQL string
+	//go:embed sql/inbox_find.sql
+	inboxFindSQL string
+)
+
+// ErrDeliveryConflict means the source already sent this delivery id with a
+// different body. The stored row is left untouched.
+var ErrDeliveryConflict = errors.New("delivery id already recorded with a different payload")
+
+// JobInserter enqueues River jobs inside a caller's transaction.
+// *river.Client[pgx.Tx] satisfies it; an insert-only client is enough.
+type JobInserter interface {
+	InsertTx(ctx context.Context, tx pgx.Tx, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error)
+}
+
+// Delivery is a verified webhook ready to be recorded.
+type Delivery struct {
+	Source     string
+	DeliveryID string
+	EventType  string
+	OccurredAt time.Time // zero: unknown
+	Headers    http.Header
+	Payload    []byte
+}
+
+// Outcome says whether Record stored something new.
+type Outcome string
+
+const (
+	OutcomeAccepted  Outcome = "accepted"
+	OutcomeDuplicate Outcome = "duplicate"
+)
+
+// Recorded is the inbox row a delivery maps to.
+type Recorded struct {
+	ID      int64
+	Outcome Outcome
+	JobID   int64 // zero for a duplicate: its job was enqueued the first time
+}
+
+// Inbox records deliveries and enqueues their processing jobs atomically.
+type Inbox struct {
+	pool *pgxpool.Pool
+	jobs JobInserter
+}
+
+func NewInbox(pool *pgxpool.Pool, jobs JobInserter) *Inbox {
+	return &Inbox{pool: pool, jobs: jobs}
+}
+
+// Record stores d and enqueues its job in one transaction. A retried
+// delivery (same source, delivery id and body) is a duplicate and changes
+// nothing; the same id with another body is ErrDeliveryConflict.
+func (in *Inbox) Record(ctx context.Context, d Delivery) (Recorded, error) {
+	var rec Recorded
+	err := pgx.BeginFunc(ctx, in.pool, func(tx pgx.Tx) error {
+		var err error
+		rec, err = in.RecordTx(ctx, tx, d)
+		return err
+	})
+	return rec, err
+}
+
+// RecordTx is Record inside the caller's transaction: the row and its job
+// exist exactly when tx commits.
+func (in *Inbox) RecordTx(ctx context.Context, tx pgx.Tx, d Delivery) (Recorded, error) {
+	sum := sha256.Sum256(d.Payload)
+	var occurredAt *time.Time
+	if !d.OccurredAt.IsZero() {
+		occurredAt = &d.OccurredAt
+	}
+	args := pgx.NamedArgs{
+		"source":         d.Source,
+		"delivery_id":    d.DeliveryID,
+		"event_type":     d.EventType,
+		"occurred_at":    occurredAt,
+		"headers":        storedHeaders(d.Headers),
+		"payload":        d.Payload,
+		"payload_sha256": sum[:],
+	}
+
+	var id int64
+	err := tx.QueryRow(ctx, inboxInsertSQL, args).Scan(&id)
+	switch {
+	case err == nil:
+		res, err := in.jobs.InsertTx(ctx, tx, jobs.ProcessDeliveryArgs{InboxID: id}, nil)
+		if err != nil {
+			return Recorded{}, fmt.Errorf("enqueue job for inbox row %d: %w", id, err)
+		}
+		return Recorded{ID: id, Outcome: OutcomeAccepted, JobID: res.Job.ID}, nil
+	case !errors.Is(err, pgx.ErrNoRows):
+		return Recorded{}, fmt.Errorf("insert inbox row: %w", err)
+	}
+
+	// The insert did nothing, so a committed row holds this delivery id. In
+	// READ COMMITTED this statement takes a new snapshot and sees it.
+	var storedSum []byte
+	err = tx.QueryRow(ctx, inboxFindSQL, args).Scan(&id, &storedSum)
+	if errors.Is(err, pgx.ErrNoRows) {
+		// Deleted (retention) between the two statements: rare enough that
+		// the provider's retry is the right answer.
+		return Recorded{}, fmt.Errorf("inbox row for %s/%s vanished during insert", d.Source, d.DeliveryID)
+	}
+	if err != nil {
+		return Recorded{}, fmt.Errorf("find inbox row: %w", err)
+	}
+	if !bytes.Equal(storedSum, sum[:]) {
+		return Recorded{ID: id}, ErrDeliveryConflict
+	}
+	return Recorded{ID: id, Outcome: OutcomeDuplicate}, nil
+}
+
+// storedHeaders drops credentials that a proxy in front of us may have
+// added; the rest is kept for audit and re-verification.
+func storedHeaders(h http.Header) http.Header {
+	out := make(http.Header, len(h))
+	for k, v := range h {
+		switch http.CanonicalHeaderKey(k) {
+		case "Authorization", "Proxy-Authorization", "Cookie":
+			continue
+		}
+		out[k] = v
+	}
+	return out
+}

@@ -1,0 +1,66 @@
+package ingest
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+
+	"github.com/gofiber/fiber/v2"
+)
+
+// receiveResponse is the body of a 202 or 200.
+type receiveResponse struct {
+	ID         int64   `json:"id"`
+	Source     string  `json:"source"`
+	DeliveryID string  `json:"delivery_id"`
+	Status     Outcome `json:"status"`
+}
+
+// receive is POST /webhooks/:source: verify, record with its job, answer.
+func (s *Server) receive(c *fiber.Ctx) error {
+	src, ok := s.sources[c.Params("source")]
+	if !ok {
+		return errUnknownSource
+	}
+	header := requestHeader(c)
+	// Fiber reuses the request buffer once the handler returns; the payload
+	// goes to the database and may be batched later, so it gets its own copy.
+	body := bytes.Clone(c.Body())
+
+	d, err := src.Verifier.Verify(body, header)
+	if err != nil {
+		return err
+	}
+
+	ctx, cancel := context.WithTimeout(c.UserContext(), s.cfg.StoreTimeout)
+	defer cancel()
+	rec, err := s.cfg.Inbox.Record(ctx, Delivery{
+		Source:     src.Name,
+		DeliveryID: d.ID,
+		EventType:  d.EventType,
+		OccurredAt: d.OccurredAt,
+		Headers:    header,
+		Payload:    body,
+	})
+	if err != nil {
+		return err
+	}
+
+	status := fiber.StatusAccepted
+	if rec.Outcome == OutcomeDuplicate {
+		status = fiber.StatusOK
+	}
+	s.logger.Info("delivery "+string(rec.Outcome),
+		"source", src.Name, "delivery_id", d.ID, "inbox_id", rec.ID, "event_type", d.EventType, "job_id", rec.JobID)
+	return c.Status(status).JSON(receiveResponse{ID: rec.ID, Source: src.Name, DeliveryID: d.ID, Status: rec.Outcome})
+}
+
+// requestHeader copies the request's headers into an http.Header, the
+// framework-free form verify/ and the inbox take.
+func requestHeader(c *fiber.Ctx) http.Header {
+	h := make(http.Header)
+	c.Request().Header.VisitAll(func(k, v []byte) {
+		h.Add(string(k), string(v))
+	})
+	return h
+}

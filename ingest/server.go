@@ -1,0 +1,134 @@
+// Package ingest receives webhooks over HTTP: it verifies them, records them
+// in the inbox and enqueues their processing, all before answering.
+package ingest
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/hookinbox/hookinbox/verify"
+)
+
+// Source is one configured sender, reached at POST /webhooks/{Name}.
+type Source struct {
+	Name     string
+	Provider string
+	Verifier verify.Verifier
+}
+
+// Config configures the ingest HTTP server.
+type Config struct {
+	// Sources are the senders we accept. Required.
+	Sources []Source
+
+	// Inbox stores deliveries. Required.
+	Inbox *Inbox
+
+	// Ready reports whether the service can store deliveries (database
+	// reachable, schema migrated); /readyz answers 503 while it errs.
+	// Defaults to always ready.
+	Ready func(ctx context.Context) error
+
+	// MaxBodyBytes bounds a request body; larger ones get 413. Defaults to 5 MiB.
+	MaxBodyBytes int
+
+	// ReadTimeout bounds reading one request. Defaults to 10s.
+	ReadTimeout time.Duration
+
+	// StoreTimeout bounds the inbox transaction of one request, so a hung
+	// database yields a 503 before the provider gives up on us. Defaults to 5s.
+	StoreTimeout time.Duration
+
+	// Logger defaults to a discard logger.
+	Logger *slog.Logger
+}
+
+func (c Config) WithDefaults() Config {
+	if c.Ready == nil {
+		c.Ready = func(context.Context) error { return nil }
+	}
+	if c.MaxBodyBytes == 0 {
+		c.MaxBodyBytes = 5 << 20
+	}
+	if c.ReadTimeout == 0 {
+		c.ReadTimeout = 10 * time.Second
+	}
+	if c.StoreTimeout == 0 {
+		c.StoreTimeout = 5 * time.Second
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return c
+}
+
+func (c Config) validate() error {
+	if c.Inbox == nil {
+		return fmt.Errorf("ingest: Config.Inbox is required")
+	}
+	for _, s := range c.Sources {
+		if s.Verifier == nil {
+			return fmt.Errorf("ingest: source %q has no verifier", s.Name)
+		}
+	}
+	return nil
+}
+
+// Server is the ingest HTTP server.
+type Server struct {
+	cfg     Config
+	sources map[string]Source
+	logger  *slog.Logger
+	app     *fiber.App
+}
+
+func NewServer(cfg Config) (*Server, error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, sources: make(map[string]Source, len(cfg.Sources)), logger: cfg.Logger}
+	for _, src := range cfg.Sources {
+		s.sources[src.Name] = src
+	}
+	s.app = fiber.New(fiber.Config{
+		AppName:               "hookinbox",
+		DisableStartupMessage: true,
+		BodyLimit:             cfg.MaxBodyBytes,
+		ReadTimeout:           cfg.ReadTimeout,
+		WriteTimeout:          cfg.ReadTimeout,
+		IdleTimeout:           60 * time.Second,
+		ReadBufferSize:        16 << 10, // headers; proxies in front of us add some
+		ErrorHandler:          s.errorHandler,
+	})
+	s.app.Get("/healthz", s.healthz)
+	s.app.Get("/readyz", s.readyz)
+	s.app.Post("/webhooks/:source", s.receive)
+	return s, nil
+}
+
+// Serve answers requests on ln until Shutdown.
+func (s *Server) Serve(ln net.Listener) error { return s.app.Listener(ln) }
+
+// Shutdown stops accepting connections and waits, bounded by ctx, for
+// in-flight requests to finish.
+func (s *Server) Shutdown(ctx context.Context) error { return s.app.ShutdownWithContext(ctx) }
+
+func (s *Server) healthz(c *fiber.Ctx) error {
+	return c.JSON(fiber.Map{"status": "ok"})
+}
+
+func (s *Server) readyz(c *fiber.Ctx) error {
+	ctx, cancel := context.WithTimeout(c.UserContext(), 2*time.Second)
+	defer cancel()
+	if err := s.cfg.Ready(ctx); err != nil {
+		c.Set(fiber.HeaderRetryAfter, retryAfterSeconds)
+		return c.Status(fiber.StatusServiceUnavailable).JSON(fiber.Map{"status": "unavailable", "reason": err.Error()})
+	}
+	return c.JSON(fiber.Map{"status": "ready"})
+}

@@ -1,0 +1,175 @@
+package ingest_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/require"
+
+	"github.com/hookinbox/hookinbox/ingest"
+	"github.com/hookinbox/hookinbox/internal/testdb"
+	"github.com/hookinbox/hookinbox/jobs"
+	"github.com/hookinbox/hookinbox/verify"
+)
+
+const (
+	githubSecret    = "gh-current-secret"
+	githubOldSecret = "gh-old-secret"
+	stripeSecret    = "whsec_stripe_test_secret"
+	standardSecret  = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw" // base64 of 24 random bytes
+	maxBody         = 64 << 10
+)
+
+type testBundle struct {
+	addr    string
+	pool    *pgxpool.Pool
+	baseURL string
+	client  *http.Client
+}
+
+type setupOpts struct {
+	pool        *pgxpool.Pool // defaults to a fresh test database
+	readTimeout time.Duration
+}
+
+func setup(t *testing.T) *testBundle { return setupWith(t, setupOpts{}) }
+
+func setupWith(t *testing.T, opts setupOpts) *testBundle {
+	t.Helper()
+	pool := opts.pool
+	if pool == nil {
+		pool = testdb.New(t)
+	}
+	river, err := jobs.NewClient(pool, jobs.ClientConfig{InsertOnly: true})
+	require.NoError(t, err)
+
+	srv, err := ingest.NewServer(ingest.Config{
+		Sources: []ingest.Source{
+			source(t, "github", verify.ProviderGitHub, githubSecret, githubOldSecret),
+			source(t, "stripe", verify.ProviderStripe, stripeSecret),
+			source(t, "billing", verify.ProviderStandard, standardSecret),
+		},
+		Inbox:        ingest.NewInbox(pool, river),
+		Ready:        func(ctx context.Context) error { return pool.Ping(ctx) },
+		MaxBodyBytes: maxBody,
+		StoreTimeout: 3 * time.Second,
+		ReadTimeout:  opts.readTimeout,
+	})
+	require.NoError(t, err)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	go srv.Serve(ln) //nolint:errcheck // ends with Shutdown
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		require.NoError(t, srv.Shutdown(ctx))
+	})
+	return &testBundle{addr: ln.Addr().String(), pool: pool, baseURL: "http://" + ln.Addr().String(), client: &http.Client{Timeout: 10 * time.Second}}
+}
+
+func source(t *testing.T, name, provider string, secrets ...string) ingest.Source {
+	t.Helper()
+	v, err := verify.New(verify.Config{Provider: provider, Secrets: secrets})
+	require.NoError(t, err)
+	return ingest.Source{Name: name, Provider: provider, Verifier: v}
+}
+
+// response is a decoded answer: the 2xx shape and the error shape together.
+type response struct {
+	status     int
+	header     http.Header
+	raw        []byte
+	ID         int64  `json:"id"`
+	Source     string `json:"source"`
+	DeliveryID string `json:"delivery_id"`
+	Status     string `json:"status"`
+	Error      struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+func (b *testBundle) post(t *testing.T, path string, body []byte, header http.Header) response {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, b.baseURL+path, bytes.NewReader(body))
+	require.NoError(t, err)
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	resp, err := b.client.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	r := response{status: resp.StatusCode, header: resp.Header, raw: raw}
+	require.NoError(t, json.Unmarshal(raw, &r), "body: %s", raw)
+	require.Equal(t, "application/json", strings.Split(resp.Header.Get("Content-Type"), ";")[0])
+	return r
+}
+
+// signed signs body as provider would with secret and returns the headers.
+func signed(t *testing.T, provider, secret string, body []byte, msg verify.Message, at time.Time) http.Header {
+	t.Helper()
+	s, err := verify.NewSigner(provider, secret)
+	require.NoError(t, err)
+	h, err := s.Sign(body, msg, at)
+	require.NoError(t, err)
+	return h
+}
+
+// counts is what the database holds: a 4xx must leave it unchanged.
+type counts struct{ inbox, jobs int }
+
+func (b *testBundle) counts(t *testing.T) counts {
+	t.Helper()
+	var c counts
+	require.NoError(t, b.pool.QueryRow(context.Background(),
+		"SELECT (SELECT count(*) FROM inbox), (SELECT count(*) FROM river_job)").Scan(&c.inbox, &c.jobs))
+	return c
+}
+
+func TestHealth(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	for _, path := range []string{"/healthz", "/readyz"} {
+		resp, err := b.client.Get(b.baseURL + path)
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, http.StatusOK, resp.StatusCode, path)
+	}
+}
+
+func TestReadyzWhenDatabaseUnreachable(t *testing.T) {
+	t.Parallel()
+	b := setupWith(t, setupOpts{pool: unreachablePool(t)})
+	resp, err := b.client.Get(b.baseURL + "/readyz")
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
+
+	resp, err = b.client.Get(b.baseURL + "/healthz")
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode, "the process is up even when the database is not")
+}
+
+// unreachablePool points at a loopback port nothing listens on.
+func unreachablePool(t *testing.T) *pgxpool.Pool {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	pool, err := pgxpool.New(context.Background(), "postgres://nobody:x@"+addr+"/none?connect_timeout=2")
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	return pool
+}

@@ -1,0 +1,3 @@
+UPDATE inbox
+SET status = 'processed', processed_at = now(), last_error = NULL
+WHERE id = @id
