@@ -1,0 +1,110 @@
+// Command hookinbox receives webhooks, records them in a PostgreSQL inbox and
+// processes them with River workers. See README.md.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/hookinbox/hookinbox/internal/config"
+)
+
+const usage = `usage: hookinbox <command> [flags]
+
+commands:
+  serve     migrate, then receive webhooks and process them
+  migrate   apply database migrations and exit
+  send      sign a sample (or your) payload as a provider would and POST it
+
+Run 'hookinbox <command> -h' for a command's flags.
+`
+
+// env is what a command may read from its surroundings; tests pass their own.
+type env struct {
+	stdout, stderr io.Writer
+	lookup         func(string) (string, bool)
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], env{stdout: os.Stdout, stderr: os.Stderr, lookup: os.LookupEnv}))
+}
+
+// run executes one command and returns the process exit code.
+func run(ctx context.Context, args []string, e env) int {
+	if len(args) == 0 {
+		fmt.Fprint(e.stderr, usage)
+		return 2
+	}
+	var err error
+	switch args[0] {
+	case "serve":
+		err = serveCmd(ctx, args[1:], e)
+	case "migrate":
+		err = migrateCmd(ctx, args[1:], e)
+	case "send":
+		err = sendCmd(ctx, args[1:], e)
+	case "-h", "--help", "help":
+		fmt.Fprint(e.stdout, usage)
+		return 0
+	default:
+		fmt.Fprintf(e.stderr, "hookinbox: unknown command %q\n\n%s", args[0], usage)
+		return 2
+	}
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.Is(err, errUsage):
+		return 2
+	default:
+		fmt.Fprintf(e.stderr, "hookinbox %s: %v\n", args[0], err)
+		return 1
+	}
+}
+
+// errUsage marks a flag error the flag package already printed.
+var errUsage = errors.New("usage")
+
+func newFlagSet(name string, e env) *flag.FlagSet {
+	fs := flag.NewFlagSet("hookinbox "+name, flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	return fs
+}
+
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return errUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(fs.Output(), "unexpected argument %q\n", fs.Arg(0))
+		fs.Usage()
+		return errUsage
+	}
+	return nil
+}
+
+// configFlag registers --config, whose default comes from HOOKINBOX_CONFIG.
+func configFlag(fs *flag.FlagSet, e env) *string {
+	def := config.DefaultPath
+	if v, ok := e.lookup("HOOKINBOX_CONFIG"); ok && v != "" {
+		def = v
+	}
+	return fs.String("config", def, "config file (env HOOKINBOX_CONFIG)")
+}
+
+func newLogger(w io.Writer) *slog.Logger {
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelInfo}))
+}

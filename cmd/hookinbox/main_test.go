@@ -1,0 +1,257 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/require"
+
+	"github.com/hookinbox/hookinbox/internal/testdb"
+)
+
+func TestMain(m *testing.M) { testdb.Main(m) }
+
+// syncBuffer is a bytes.Buffer safe to read while serve writes logs to it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+type testBundle struct {
+	configPath string
+	listen     string
+	env        env
+	stderr     *syncBuffer
+}
+
+// setup writes a config using the repository's sources on a free port.
+// databaseURL "" means the embedded PostgreSQL under a temp data dir.
+func setup(t *testing.T, databaseURL string) *testBundle {
+	t.Helper()
+	// Not t.TempDir: its 0700 parent would keep the postgres user (the
+	// embedded server's user when tests run as root) out, sending the
+	// cluster to a fallback directory outside the test's cleanup.
+	dir, err := os.MkdirTemp("", "hookinbox-cmd-test-")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	require.NoError(t, os.Chmod(dir, 0o755))
+	listen := freeAddr(t)
+	committed, err := os.ReadFile(filepath.Join("..", "..", "hookinbox.yaml"))
+	require.NoError(t, err)
+	dataDir := filepath.Join(dir, "data")
+	cfg := fmt.Sprintf("%s\ndata_dir: %q\nshutdown_timeout: 5s\n", committed, dataDir)
+	path := filepath.Join(dir, "hookinbox.yaml")
+	require.NoError(t, os.WriteFile(path, []byte(cfg), 0o600))
+
+	vars := map[string]string{"HOOKINBOX_LISTEN": listen, "DATABASE_URL": databaseURL}
+	stderr := &syncBuffer{}
+	return &testBundle{
+		configPath: path,
+		listen:     listen,
+		stderr:     stderr,
+		env: env{stdout: &syncBuffer{}, stderr: stderr, lookup: func(k string) (string, bool) {
+			v, ok := vars[k]
+			return v, ok
+		}},
+	}
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// serve runs `hookinbox serve` until the test ends, and waits for /readyz.
+func (b *testBundle) serve(t *testing.T, args ...string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, append([]string{"serve", "--config", b.configPath}, args...), b.env)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case code := <-done:
+			require.Equal(t, 0, code, "serve exit code; log:\n%s", b.stderr.String())
+		case <-time.After(30 * time.Second):
+			t.Errorf("serve did not stop within 30s; log:\n%s", b.stderr.String())
+		}
+	})
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		resp, err := http.Get("http://" + b.listen + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		select {
+		case code := <-done:
+			t.Fatalf("serve exited with %d before ready; log:\n%s", code, b.stderr.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("serve not ready after 60s; log:\n%s", b.stderr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// send runs `hookinbox send` and returns its exit code and output.
+func (b *testBundle) send(t *testing.T, args ...string) (int, string) {
+	t.Helper()
+	out := &syncBuffer{}
+	e := b.env
+	e.stdout, e.stderr = out, out
+	code := run(context.Background(), append([]string{"send", "--config", b.configPath}, args...), e)
+	return code, out.String()
+}
+
+func TestServeAndSend(t *testing.T) {
+	t.Parallel()
+	url := testdb.URL(t)
+	b := setup(t, url)
+	b.serve(t)
+
+	code, out := b.send(t, "--source", "github", "--event", "push")
+	require.Equal(t, 0, code, out)
+	require.Contains(t, out, "202 Accepted")
+	require.Contains(t, out, `"status":"accepted"`)
+
+	code, out = b.send(t, "--source", "github", "--event", "push")
+	require.Equal(t, 0, code, out)
+	require.Contains(t, out, "200 OK")
+	require.Contains(t, out, `"status":"duplicate"`)
+
+	for _, args := range [][]string{
+		{"--source", "github", "--event", "push", "--new-id"},
+		{"--source", "github", "--event", "issues"},
+		{"--source", "stripe", "--event", "payment_intent.succeeded"},
+		{"--source", "stripe", "--event", "payment_intent.succeeded", "--new-id"},
+		{"--source", "billing", "--event", "invoice.paid"},
+	} {
+		code, out := b.send(t, args...)
+		require.Equal(t, 0, code, "%v: %s", args, out)
+		require.Contains(t, out, "202 Accepted", args)
+	}
+
+	// The worker runs: every accepted delivery ends up processed.
+	pool, err := pgxpool.New(context.Background(), url)
+	require.NoError(t, err)
+	defer pool.Close()
+	require.Eventually(t, func() bool {
+		var total, processed int
+		require.NoError(t, pool.QueryRow(context.Background(),
+			"SELECT count(*), count(*) FILTER (WHERE status = 'processed') FROM inbox").Scan(&total, &processed))
+		return total == 6 && processed == 6
+	}, 20*time.Second, 50*time.Millisecond)
+}
+
+func TestSendErrors(t *testing.T) {
+	t.Parallel()
+	b := setup(t, "postgres://unused")
+	code, out := b.send(t, "--source", "nope", "--event", "push")
+	require.Equal(t, 1, code)
+	require.Contains(t, out, `no source "nope"`)
+
+	code, out = b.send(t, "--source", "github", "--event", "no_such_event")
+	require.Equal(t, 1, code)
+	require.Contains(t, out, "no sample for github event")
+	require.Contains(t, out, "push")
+
+	// Nothing listens: the error says so rather than pretending.
+	code, out = b.send(t, "--source", "github", "--event", "push", "--url", "http://"+freeAddr(t)+"/webhooks/github")
+	require.Equal(t, 1, code)
+	require.Contains(t, out, "connection refused")
+}
+
+func TestServeStopsOnBadConfig(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "bad.yaml")
+	require.NoError(t, os.WriteFile(path, []byte("sources: [{name: a, provider: gitlab, secrets: [x]}]\n"), 0o600))
+	out := &syncBuffer{}
+	code := run(context.Background(), []string{"serve", "--config", path}, env{stdout: out, stderr: out, lookup: func(string) (string, bool) { return "", false }})
+	require.Equal(t, 1, code)
+	require.Contains(t, out.String(), "sources[0] (a).provider: unknown provider")
+}
+
+func TestMigrateCommand(t *testing.T) {
+	t.Parallel()
+	// An empty database, not the migrated template.
+	ctx := context.Background()
+	name := fmt.Sprintf("hookinbox_migrate_%d", time.Now().UnixNano())
+	admin, err := pgxpool.New(ctx, testdb.AdminURL())
+	require.NoError(t, err)
+	defer admin.Close()
+	_, err = admin.Exec(ctx, "CREATE DATABASE "+name)
+	require.NoError(t, err)
+	t.Cleanup(func() { _, _ = admin.Exec(ctx, "DROP DATABASE "+name+" WITH (FORCE)") })
+	url := replaceDatabase(t, testdb.AdminURL(), name)
+
+	b := setup(t, url)
+	for i := 0; i < 2; i++ { // the second run finds nothing to do
+		out := &syncBuffer{}
+		e := b.env
+		e.stderr = out
+		require.Equal(t, 0, run(ctx, []string{"migrate", "--config", b.configPath}, e), out.String())
+	}
+	pool, err := pgxpool.New(ctx, url)
+	require.NoError(t, err)
+	defer pool.Close()
+	var n int
+	require.NoError(t, pool.QueryRow(ctx, "SELECT count(*) FROM inbox").Scan(&n))
+	require.NoError(t, pool.QueryRow(ctx, "SELECT count(*) FROM river_job").Scan(&n))
+}
+
+func TestUnknownCommand(t *testing.T) {
+	t.Parallel()
+	out := &syncBuffer{}
+	require.Equal(t, 2, run(context.Background(), []string{"frobnicate"}, env{stdout: out, stderr: out}))
+	require.Contains(t, out.String(), "unknown command")
+}
+func replaceDatabase(t *testing.T, raw, db string) string {
+	t.Helper()
+	u, err := url.Parse(raw)
+	require.NoError(t, err)
+	u.Path = "/" + db
+	return u.String()
+}
+
+// A newcomer's first run: no database configured, so serve starts its own
+// PostgreSQL, and stops it on exit.
+func TestServeEmbeddedDatabase(t *testing.T) {
+	t.Parallel()
+	b := setup(t, "")
+	b.serve(t)
+	code, out := b.send(t, "--source", "github", "--event", "push")
+	require.Equal(t, 0, code, out)
+	require.Contains(t, out, "202 Accepted")
+	require.Contains(t, b.stderr.String(), "pgembed: PostgreSQL ready")
+}

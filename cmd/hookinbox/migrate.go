@@ -1,0 +1,34 @@
+package main
+
+import (
+	"context"
+
+	"github.com/hookinbox/hookinbox/internal/config"
+	"github.com/hookinbox/hookinbox/migrations"
+)
+
+func migrateCmd(ctx context.Context, args []string, e env) error {
+	fs := newFlagSet("migrate", e)
+	configPath := configFlag(fs, e)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	cfg, err := config.Load(*configPath, e.lookup)
+	if err != nil {
+		return err
+	}
+	logger := newLogger(e.stderr)
+	db, err := openDatabase(ctx, cfg, logger)
+	if err != nil {
+		return err
+	}
+	defer db.close(context.WithoutCancel(ctx), logger)
+	res, err := migrations.Up(ctx, db.pool, logger)
+	if err != nil {
+		return err
+	}
+	if len(res.RiverVersions)+len(res.AppVersions) == 0 {
+		logger.Info("database is up to date")
+	}
+	return nil
+}

@@ -1,0 +1,166 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+
+	"github.com/hookinbox/hookinbox/ingest"
+	"github.com/hookinbox/hookinbox/internal/config"
+	"github.com/hookinbox/hookinbox/jobs"
+	"github.com/hookinbox/hookinbox/migrations"
+)
+
+func serveCmd(ctx context.Context, args []string, e env) error {
+	fs := newFlagSet("serve", e)
+	configPath := configFlag(fs, e)
+	migrate := fs.Bool("migrate", true, "apply migrations before serving (false: wait until someone else has)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	cfg, err := config.Load(*configPath, e.lookup)
+	if err != nil {
+		return err
+	}
+	logger := newLogger(e.stderr)
+
+	sources := make([]ingest.Source, 0, len(cfg.Sources))
+	names := make([]string, 0, len(cfg.Sources))
+	for _, s := range cfg.Sources {
+		v, err := s.Verifier() // validated by config.Load
+		if err != nil {
+			return err
+		}
+		sources = append(sources, ingest.Source{Name: s.Name, Provider: s.Provider, Verifier: v})
+		names = append(names, s.Name)
+	}
+	if len(sources) == 0 {
+		logger.Warn("no sources configured: every webhook will get 404 unknown_source")
+	}
+
+	db, err := openDatabase(ctx, cfg, logger)
+	if err != nil {
+		return err
+	}
+	defer db.close(context.WithoutCancel(ctx), logger)
+
+	riverClient, err := jobs.NewClient(db.pool, jobs.ClientConfig{Logger: logger})
+	if err != nil {
+		return err
+	}
+	var ready atomic.Bool
+	srv, err := ingest.NewServer(ingest.Config{
+		Sources: sources,
+		Inbox:   ingest.NewInbox(db.pool, riverClient),
+		Ready: func(ctx context.Context) error {
+			if !ready.Load() {
+				return errors.New("starting: waiting for the database")
+			}
+			return db.pool.Ping(ctx)
+		},
+		MaxBodyBytes: cfg.MaxBodyBytes,
+		ReadTimeout:  cfg.ReadTimeout.Std(),
+		Logger:       logger,
+	})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(ln) }()
+	logger.Info("hookinbox listening", "addr", ln.Addr().String(), "sources", names)
+
+	// The listener is up before the database: /healthz answers and /readyz
+	// says 503 while we wait, so an orchestrator can tell the two apart.
+	startCtx, cancelStart := context.WithCancel(ctx)
+	startDone := make(chan struct{})
+	go func() {
+		defer close(startDone)
+		if startWorkers(startCtx, db, riverClient, *migrate, logger) == nil {
+			ready.Store(true)
+			logger.Info("hookinbox ready")
+		}
+	}()
+
+	select {
+	case <-ctx.Done():
+		logger.Info("shutting down", "budget", cfg.ShutdownTimeout.Std().String())
+	case err := <-serveErr:
+		logger.Error("ingest listener failed", "error", err)
+	}
+	cancelStart()
+	<-startDone
+	shutdown(srv, riverClient, ready.Load(), cfg.ShutdownTimeout.Std(), logger)
+	return nil
+}
+
+// startWorkers waits for the database with backoff, migrates (or checks
+// that someone did), and starts River. It returns nil once River runs, or
+// ctx's error if shutdown came first.
+func startWorkers(ctx context.Context, db *database, rc *river.Client[pgx.Tx], migrate bool, logger *slog.Logger) error {
+	delay := 500 * time.Millisecond
+	for {
+		err := func() error {
+			pingCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			defer cancel()
+			if err := db.pool.Ping(pingCtx); err != nil {
+				return fmt.Errorf("database unreachable: %w", err)
+			}
+			if migrate {
+				if _, err := migrations.Up(ctx, db.pool, logger); err != nil {
+					return err
+				}
+			} else if err := migrations.Check(ctx, db.pool); err != nil {
+				return err
+			}
+			// River's own context must outlive startup: shutdown goes through
+			// Stop, which lets running jobs finish.
+			return rc.Start(context.WithoutCancel(ctx))
+		}()
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		logger.Warn("not ready, retrying", "error", err, "retry_in", delay.String())
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(delay):
+		}
+		delay = min(delay*2, 15*time.Second)
+	}
+}
+
+// shutdown stops taking requests, lets in-flight ones and running jobs
+// finish within budget, then cancels what is left. A job cancelled here
+// rolls back and is retried by the next process: nothing is lost.
+func shutdown(srv *ingest.Server, rc *river.Client[pgx.Tx], riverStarted bool, budget time.Duration, logger *slog.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), budget)
+	defer cancel()
+	if err := srv.Shutdown(ctx); err != nil {
+		logger.Warn("ingest shutdown", "error", err)
+	}
+	if !riverStarted {
+		return
+	}
+	if err := rc.Stop(ctx); err != nil {
+		logger.Warn("jobs still running at the shutdown deadline; cancelling them", "error", err)
+		hardCtx, hardCancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer hardCancel()
+		if err := rc.StopAndCancel(hardCtx); err != nil {
+			logger.Error("river stop", "error", err)
+		}
+	}
+}
