@@ -1,0 +1,21 @@
+# Build: docker build -t hookinbox .
+# Run:   docker run -e DATABASE_URL=postgres://... -p 8080:8080 hookinbox
+# The image holds no PostgreSQL: DATABASE_URL is required.
+FROM golang:1.26-bookworm AS build
+WORKDIR /src
+COPY go.mod go.sum ./
+RUN go mod download
+COPY . .
+RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/hookinbox ./cmd/hookinbox
+
+# distroless/static: CA certificates and a nonroot user, nothing else.
+FROM gcr.io/distroless/static-debian12:nonroot
+COPY --from=build /out/hookinbox /usr/local/bin/hookinbox
+COPY hookinbox.yaml /etc/hookinbox/hookinbox.yaml
+ENV HOOKINBOX_CONFIG=/etc/hookinbox/hookinbox.yaml
+USER nonroot:nonroot
+EXPOSE 8080
+# No shell in the image for a HEALTHCHECK command: probe GET /healthz
+# (liveness) and GET /readyz (readiness) on port 8080 from the orchestrator.
+ENTRYPOINT ["/usr/local/bin/hookinbox"]
+CMD ["serve"]
