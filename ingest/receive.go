@@ -50,8 +50,11 @@ func (s *Server) receive(c *fiber.Ctx) error {
 	if rec.Outcome == OutcomeDuplicate {
 		status = fiber.StatusOK
 	}
-	s.logger.Info("delivery "+string(rec.Outcome),
-		"source", src.Name, "delivery_id", d.ID, "inbox_id", rec.ID, "event_type", d.EventType, "job_id", rec.JobID)
+	attrs := []any{"source", src.Name, "delivery_id", d.ID, "inbox_id", rec.ID, "event_type", d.EventType}
+	if rec.JobID != 0 {
+		attrs = append(attrs, "job_id", rec.JobID)
+	}
+	s.logger.Info("delivery "+string(rec.Outcome), attrs...)
 	return c.Status(status).JSON(receiveResponse{ID: rec.ID, Source: src.Name, DeliveryID: d.ID, Status: rec.Outcome})
 }
 
