@@ -1,23 +1,44 @@
 package jobs
 
 import (
+	"errors"
 	"log/slog"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+
+	"github.com/hookinbox/hookinbox/handlers"
 )
 
 // ClientConfig configures the River client hookinbox runs.
 type ClientConfig struct {
+	// Registry holds the handlers that process deliveries and the workers
+	// of their follow-up jobs. Required unless InsertOnly.
+	Registry *handlers.Registry
+
 	// InsertOnly builds a client that enqueues but works nothing (an
 	// ingest-only process). Defaults to false.
 	InsertOnly bool
 
-	// MaxWorkers is how many deliveries one process works at once.
+	// MaxWorkers is how many jobs of each queue one process works at once.
 	// Defaults to 50.
 	MaxWorkers int
+
+	// MaxAttempts is how many times a job runs before River gives up (and a
+	// delivery is marked failed). Defaults to River's (25).
+	MaxAttempts int
+
+	// RetryPolicy decides when a failed job runs again. Defaults to River's
+	// (attempt^4 seconds, plus jitter).
+	RetryPolicy river.ClientRetryPolicy
+
+	// FetchPollInterval is how often workers look for jobs besides being
+	// notified of inserts; it also bounds how soon a retry that is due runs.
+	// Defaults to River's (1s).
+	FetchPollInterval time.Duration
 
 	// Logger defaults to a discard logger.
 	Logger *slog.Logger
@@ -36,16 +57,23 @@ func (c ClientConfig) WithDefaults() ClientConfig {
 // NewClient builds the River client with every hookinbox worker registered.
 func NewClient(pool *pgxpool.Pool, cfg ClientConfig) (*river.Client[pgx.Tx], error) {
 	cfg = cfg.WithDefaults()
-	rc := &river.Config{Logger: cfg.Logger}
+	rc := &river.Config{Logger: cfg.Logger, MaxAttempts: cfg.MaxAttempts, RetryPolicy: cfg.RetryPolicy, FetchPollInterval: cfg.FetchPollInterval}
 	if !cfg.InsertOnly {
+		if cfg.Registry == nil {
+			return nil, errors.New("jobs: ClientConfig.Registry is required to work jobs")
+		}
 		workers := river.NewWorkers()
-		if err := river.AddWorkerSafely(workers, NewProcessDeliveryWorker(pool)); err != nil {
+		if err := river.AddWorkerSafely(workers, NewProcessDeliveryWorker(pool, cfg.Registry, cfg.Logger)); err != nil {
+			return nil, err
+		}
+		if err := cfg.Registry.AddWorkersTo(workers); err != nil {
 			return nil, err
 		}
 		rc.Workers = workers
 		rc.Queues = map[string]river.QueueConfig{
-			QueueDeliveries:    {MaxWorkers: cfg.MaxWorkers},
-			river.QueueDefault: {MaxWorkers: cfg.MaxWorkers},
+			QueueDeliveries:          {MaxWorkers: cfg.MaxWorkers},
+			handlers.QueueDownstream: {MaxWorkers: cfg.MaxWorkers},
+			river.QueueDefault:       {MaxWorkers: cfg.MaxWorkers},
 		}
 	}
 	return river.NewClient(riverpgxv5.New(pool), rc)

@@ -1,26 +1,39 @@
-// Package jobs holds hookinbox's River job kinds and their workers.
+// Package jobs holds hookinbox's River job kinds and their workers, and
+// builds the River client that runs them.
 package jobs
 
 import (
 	"context"
 	_ "embed"
+	"errors"
 	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+
+	"github.com/hookinbox/hookinbox/handlers"
 )
 
-//go:embed sql/inbox_mark_processed.sql
-var inboxMarkProcessedSQL string
+var (
+	//go:embed sql/inbox_load.sql
+	inboxLoadSQL string
+	//go:embed sql/inbox_mark_done.sql
+	inboxMarkDoneSQL string
+	//go:embed sql/inbox_mark_error.sql
+	inboxMarkErrorSQL string
+)
 
-// QueueDeliveries is the queue inbox processing runs on, apart from any
-// queue a user's follow-up jobs use.
+// QueueDeliveries is the queue inbox processing runs on.
 const QueueDeliveries = "deliveries"
 
-// ProcessDeliveryArgs asks a worker to process one inbox row. It is enqueued
-// in the same transaction that inserts the row.
+// ProcessDeliveryArgs asks a worker to run the handlers for one inbox row.
+// Ingest enqueues it in the transaction that inserts the row; a replay
+// enqueues another.
 type ProcessDeliveryArgs struct {
 	InboxID int64 `json:"inbox_id"`
 }
@@ -31,24 +44,87 @@ func (ProcessDeliveryArgs) InsertOpts() river.InsertOpts {
 	return river.InsertOpts{Queue: QueueDeliveries}
 }
 
-// ProcessDeliveryWorker processes an inbox row. Until per-event handlers
-// exist it only marks the row processed, but already in the shape they need:
-// the row's update and the job's completion commit in one transaction.
+// ProcessDeliveryWorker runs a delivery's handlers. Their writes, the inbox
+// row's new status and the job's completion commit in one transaction.
 type ProcessDeliveryWorker struct {
 	river.WorkerDefaults[ProcessDeliveryArgs]
-	pool *pgxpool.Pool
+	pool     *pgxpool.Pool
+	registry *handlers.Registry
+	logger   *slog.Logger
 }
 
-func NewProcessDeliveryWorker(pool *pgxpool.Pool) *ProcessDeliveryWorker {
-	return &ProcessDeliveryWorker{pool: pool}
+func NewProcessDeliveryWorker(pool *pgxpool.Pool, registry *handlers.Registry, logger *slog.Logger) *ProcessDeliveryWorker {
+	return &ProcessDeliveryWorker{pool: pool, registry: registry, logger: logger}
 }
+
+var errInboxRowGone = errors.New("inbox row not found (deleted by retention?)")
 
 func (w *ProcessDeliveryWorker) Work(ctx context.Context, job *river.Job[ProcessDeliveryArgs]) error {
-	return pgx.BeginFunc(ctx, w.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, inboxMarkProcessedSQL, pgx.NamedArgs{"id": job.Args.InboxID}); err != nil {
-			return fmt.Errorf("mark inbox row %d processed: %w", job.Args.InboxID, err)
+	start := time.Now()
+	d, outcome, err := w.process(ctx, job)
+	log := w.logger.With("inbox_id", job.Args.InboxID, "source", d.Source, "delivery_id", d.DeliveryID,
+		"event_type", d.EventType, "job_id", job.ID, "attempt", job.Attempt)
+	if err == nil {
+		log.Info("delivery "+string(outcome), "duration", time.Since(start).String())
+		return nil
+	}
+	if errors.Is(err, errInboxRowGone) {
+		log.Warn("delivery not processed", "error", err)
+		return river.JobCancel(err)
+	}
+
+	permanent := handlers.IsPermanent(err)
+	final := permanent || job.Attempt >= job.MaxAttempts
+	// Outside the failed transaction, so the reason survives the rollback.
+	if _, merr := w.pool.Exec(context.WithoutCancel(ctx), inboxMarkErrorSQL, pgx.NamedArgs{
+		"id": job.Args.InboxID, "last_error": err.Error(), "final": final,
+	}); merr != nil {
+		log.Error("could not record the delivery's error", "error", merr)
+	}
+	if final {
+		log.Error("delivery failed", "error", err, "permanent", permanent)
+	} else {
+		log.Warn("delivery failed; River will retry", "error", err)
+	}
+	if permanent {
+		return river.JobCancel(err)
+	}
+	return err
+}
+
+func (w *ProcessDeliveryWorker) process(ctx context.Context, job *river.Job[ProcessDeliveryArgs]) (handlers.Delivery, handlers.Outcome, error) {
+	var (
+		d       handlers.Delivery
+		outcome handlers.Outcome
+	)
+	err := pgx.BeginFunc(ctx, w.pool, func(tx pgx.Tx) error {
+		var (
+			occurredAt *time.Time
+			headers    http.Header
+		)
+		err := tx.QueryRow(ctx, inboxLoadSQL, pgx.NamedArgs{"id": job.Args.InboxID}).Scan(
+			&d.InboxID, &d.Source, &d.DeliveryID, &d.EventType, &occurredAt, &d.ReceivedAt, &headers, &d.Payload)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return errInboxRowGone
 		}
-		_, err := river.JobCompleteTx[*riverpgxv5.Driver](ctx, tx, job)
+		if err != nil {
+			return fmt.Errorf("load inbox row: %w", err)
+		}
+		if occurredAt != nil {
+			d.OccurredAt = *occurredAt
+		}
+		d.Headers = headers
+		d.Provider = w.registry.Provider(d.Source)
+
+		outcome, err = w.registry.Process(ctx, tx, river.ClientFromContext[pgx.Tx](ctx), d)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, inboxMarkDoneSQL, pgx.NamedArgs{"id": d.InboxID, "status": string(outcome)}); err != nil {
+			return fmt.Errorf("mark inbox row %s: %w", outcome, err)
+		}
+		_, err = river.JobCompleteTx[*riverpgxv5.Driver](ctx, tx, job)
 		return err
 	})
+	return d, outcome, err
 }

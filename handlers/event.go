@@ -1,0 +1,102 @@
+package handlers
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+)
+
+var (
+	//go:embed sql/handler_step_insert.sql
+	handlerStepInsertSQL string
+	//go:embed sql/handler_step_set_job.sql
+	handlerStepSetJobSQL string
+)
+
+// JobInserter enqueues River jobs inside a transaction.
+// *river.Client[pgx.Tx] satisfies it.
+type JobInserter interface {
+	InsertTx(ctx context.Context, tx pgx.Tx, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error)
+}
+
+// Event is what a handler receives for one delivery.
+type Event struct {
+	Delivery
+
+	// Resource is what the delivery is about, for ordering.
+	Resource Resource
+
+	// Stale is true when a newer event was already applied to Resource.
+	// LatestState handlers never see stale events.
+	Stale bool
+
+	// Tx is the transaction the handler's writes belong to. It commits with
+	// the inbox row's status and the job's completion; do not commit or
+	// roll it back.
+	Tx pgx.Tx
+
+	// Logger carries the delivery's source, delivery id and inbox id.
+	Logger *slog.Logger
+
+	handler string
+	jobs    JobInserter
+}
+
+// Key returns the downstream idempotency key for step: stable across
+// retries and replays of this delivery, distinct for every other delivery,
+// handler and step. Send it as Idempotency-Key on the call the step makes.
+func (e *Event) Key(step string) string {
+	return DeriveKey(e.Source, e.DeliveryID, e.handler, step)
+}
+
+// Enqueue inserts a follow-up job in the handler's transaction: it exists
+// exactly when the handler's effects commit.
+func (e *Event) Enqueue(ctx context.Context, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error) {
+	return e.jobs.InsertTx(ctx, e.Tx, args, opts)
+}
+
+// EnqueueOnce inserts a follow-up job for step unless this delivery's
+// handler already enqueued that step, on an earlier attempt or replay that
+// committed. It reports whether it inserted. The decision is a primary key
+// insert in the same transaction as the job, so it holds under races and
+// outlives River's pruning of completed jobs.
+func (e *Event) EnqueueOnce(ctx context.Context, step string, args river.JobArgs, opts *river.InsertOpts) (bool, error) {
+	return enqueueOnce(ctx, e.Tx, e.jobs, stepRecord{
+		Key: e.Key(step), Source: e.Source, DeliveryID: e.DeliveryID, Handler: e.handler, Step: step,
+	}, args, opts)
+}
+
+// stepRecord is one row of handler_step.
+type stepRecord struct {
+	Key, Source, DeliveryID, Handler, Step string
+}
+
+// enqueueOnce is EnqueueOnce for code outside a handler, such as a
+// follow-up job enqueueing a compensation.
+func enqueueOnce(ctx context.Context, tx pgx.Tx, jobs JobInserter, step stepRecord, args river.JobArgs, opts *river.InsertOpts) (bool, error) {
+	var key string
+	err := tx.QueryRow(ctx, handlerStepInsertSQL, pgx.NamedArgs{
+		"key": step.Key, "source": step.Source, "delivery_id": step.DeliveryID,
+		"handler": step.Handler, "step": step.Step,
+	}).Scan(&key)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil // enqueued by an earlier, committed run
+	}
+	if err != nil {
+		return false, fmt.Errorf("record step %s: %w", step.Step, err)
+	}
+	res, err := jobs.InsertTx(ctx, tx, args, opts)
+	if err != nil {
+		return false, fmt.Errorf("enqueue step %s: %w", step.Step, err)
+	}
+	if _, err := tx.Exec(ctx, handlerStepSetJobSQL, pgx.NamedArgs{"job_id": res.Job.ID, "key": step.Key}); err != nil {
+		return false, fmt.Errorf("record step %s job: %w", step.Step, err)
+	}
+	return true, nil
+}

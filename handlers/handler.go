@@ -1,0 +1,114 @@
+// Package handlers runs per-event business logic for stored deliveries.
+//
+// A handler is registered for a source (or every source of a provider) and
+// a set of event types. It receives an Event: the delivery, a transaction
+// its database writes belong to, ordering facts about the resource the
+// event concerns, and Key(step), a downstream idempotency key derived from
+// the delivery. The handler's writes, the inbox row's move to "processed"
+// and the River job's completion commit together; a crash before that
+// commit leaves nothing behind, and the retry starts clean.
+//
+// Calls to other systems are never made inside that transaction. A handler
+// enqueues a follow-up River job in it instead (EnqueueOnce, the
+// transactional outbox), and that job makes the call with the derived key.
+package handlers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// Handler handles one delivery. It must be idempotent: it runs again on
+// River's retries, on replays and on a re-run after a crash, and its
+// effects must not double. Upserts, natural-key inserts with ON CONFLICT,
+// and EnqueueOnce make that easy.
+type Handler interface {
+	Handle(ctx context.Context, e *Event) error
+}
+
+// HandlerFunc adapts a function to Handler.
+type HandlerFunc func(ctx context.Context, e *Event) error
+
+func (f HandlerFunc) Handle(ctx context.Context, e *Event) error { return f(ctx, e) }
+
+// Ordering says what a handler wants to see when events arrive out of order.
+type Ordering int
+
+const (
+	// LatestState handlers mirror the newest state of a resource: a stale
+	// event (older than one already applied to its resource) is not passed
+	// to them at all.
+	LatestState Ordering = iota
+	// EveryEvent handlers see every event, stale or not; Event.Stale tells.
+	EveryEvent
+)
+
+// AnyEvent matches every event type in Registration.Events.
+const AnyEvent = "*"
+
+// Registration binds a handler to the deliveries it handles.
+type Registration struct {
+	// Name identifies the handler. It is part of every key the handler
+	// derives, so renaming a handler changes its downstream keys: pick a
+	// stable name. Required, unique.
+	Name string
+
+	// Source matches deliveries of one configured source by name. Provider
+	// matches every source of a provider (github, stripe, standard).
+	// Exactly one of the two is required.
+	Source   string
+	Provider string
+
+	// Events are the event types handled ("issues", "payment_intent.succeeded");
+	// AnyEvent matches all. Required.
+	Events []string
+
+	// Ordering defaults to LatestState.
+	Ordering Ordering
+
+	Handler Handler
+}
+
+func (r Registration) validate() error {
+	switch {
+	case r.Name == "":
+		return errors.New("handlers: Registration.Name is required")
+	case (r.Source == "") == (r.Provider == ""):
+		return fmt.Errorf("handlers: %s: set exactly one of Source and Provider", r.Name)
+	case len(r.Events) == 0:
+		return fmt.Errorf("handlers: %s: Events is empty (use AnyEvent for all)", r.Name)
+	case r.Handler == nil:
+		return fmt.Errorf("handlers: %s: Handler is nil", r.Name)
+	}
+	return nil
+}
+
+func (r Registration) matches(source, provider, eventType string) bool {
+	if r.Source != "" && r.Source != source || r.Provider != "" && r.Provider != provider {
+		return false
+	}
+	for _, e := range r.Events {
+		if e == AnyEvent || e == eventType {
+			return true
+		}
+	}
+	return false
+}
+
+// PermanentError marks a failure that retrying cannot fix (a downstream
+// 4xx, a payload the handler cannot use). The delivery is marked failed at
+// once instead of being retried.
+type PermanentError struct{ Err error }
+
+func (e *PermanentError) Error() string { return "permanent: " + e.Err.Error() }
+func (e *PermanentError) Unwrap() error { return e.Err }
+
+// Permanent wraps err so that it is not retried.
+func Permanent(err error) error { return &PermanentError{Err: err} }
+
+// IsPermanent reports whether err, or an error it wraps, is permanent.
+func IsPermanent(err error) bool {
+	var p *PermanentError
+	return errors.As(err, &p)
+}

@@ -1,0 +1,163 @@
+package handlers
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/riverqueue/river"
+)
+
+// Outcome is what processing made of a delivery; it becomes the inbox
+// row's status.
+type Outcome string
+
+const (
+	// OutcomeProcessed: at least one handler matched and all succeeded (a
+	// LatestState handler passing over a stale event counts as success).
+	OutcomeProcessed Outcome = "processed"
+	// OutcomeSkipped: no handler is registered for the event.
+	OutcomeSkipped Outcome = "skipped"
+)
+
+// Source is what the registry knows of a configured source.
+type Source struct {
+	Name     string
+	Provider string
+	// ResourceField is the dotted JSON path of a standard source's resource
+	// id. Defaults to DefaultResourceField.
+	ResourceField string
+}
+
+// Config configures a Registry.
+type Config struct {
+	// Sources are the configured sources; a delivery from an unknown source
+	// is processed with no provider-specific ordering.
+	Sources []Source
+	// Logger defaults to a discard logger.
+	Logger *slog.Logger
+}
+
+// Registry holds the registered handlers and the follow-up workers they
+// need, and processes deliveries with them.
+type Registry struct {
+	sources map[string]Source
+	regs    []Registration
+	workers []func(*river.Workers) error
+	forward map[string]ForwardConfig // by source, for the one forward worker
+	logger  *slog.Logger
+}
+
+func NewRegistry(cfg Config) *Registry {
+	r := &Registry{sources: map[string]Source{}, logger: cfg.Logger}
+	if r.logger == nil {
+		r.logger = slog.New(slog.DiscardHandler)
+	}
+	for _, s := range cfg.Sources {
+		r.sources[s.Name] = s
+	}
+	return r
+}
+
+// Register adds a handler. Names must be unique: they are part of the keys.
+func (r *Registry) Register(reg Registration) error {
+	if err := reg.validate(); err != nil {
+		return err
+	}
+	for _, existing := range r.regs {
+		if existing.Name == reg.Name {
+			return fmt.Errorf("handlers: a handler named %q is already registered", reg.Name)
+		}
+	}
+	r.regs = append(r.regs, reg)
+	return nil
+}
+
+// AddWorker registers a follow-up job's worker, added to the River client
+// that runs the handlers.
+func AddWorker[T river.JobArgs](r *Registry, w river.Worker[T]) {
+	r.workers = append(r.workers, func(ws *river.Workers) error { return river.AddWorkerSafely(ws, w) })
+}
+
+// AddWorkersTo adds every follow-up worker to ws.
+func (r *Registry) AddWorkersTo(ws *river.Workers) error {
+	for _, add := range r.workers {
+		if err := add(ws); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Names lists the registered handlers, for startup logs.
+func (r *Registry) Names() []string {
+	names := make([]string, len(r.regs))
+	for i, reg := range r.regs {
+		names[i] = reg.Name
+	}
+	return names
+}
+
+// Provider returns the provider of a configured source.
+func (r *Registry) Provider(source string) string { return r.sources[source].Provider }
+
+// Process runs the matching handlers for d inside tx: it locks d's
+// resource, decides staleness, calls each handler (LatestState ones only
+// for fresh events), and records the resource's new version. The caller
+// commits tx together with the inbox status and the job's completion.
+func (r *Registry) Process(ctx context.Context, tx pgx.Tx, jobs JobInserter, d Delivery) (Outcome, error) {
+	if d.Provider == "" {
+		d.Provider = r.Provider(d.Source)
+	}
+	var matched []Registration
+	for _, reg := range r.regs {
+		if reg.matches(d.Source, d.Provider, d.EventType) {
+			matched = append(matched, reg)
+		}
+	}
+	if len(matched) == 0 {
+		return OutcomeSkipped, nil
+	}
+	d.parseGitHub()
+
+	res := resourceOf(d, r.sources[d.Source].ResourceField)
+	if err := lockResource(ctx, tx, d, res); err != nil {
+		return "", err
+	}
+	stale, err := isStale(ctx, tx, d.Source, res)
+	if err != nil {
+		return "", err
+	}
+	logger := r.logger.With("source", d.Source, "delivery_id", d.DeliveryID, "inbox_id", d.InboxID, "event_type", d.EventType)
+	for _, reg := range matched {
+		if stale && reg.Ordering == LatestState {
+			logger.Info("stale event passed over", "handler", reg.Name, "resource", res.Key, "event_at", res.At)
+			continue
+		}
+		e := &Event{Delivery: d, Resource: res, Stale: stale, Tx: tx, Logger: logger.With("handler", reg.Name), handler: reg.Name, jobs: jobs}
+		if err := call(ctx, reg, e); err != nil {
+			return "", err
+		}
+	}
+	if err := recordApplied(ctx, tx, d, res); err != nil {
+		return "", err
+	}
+	return OutcomeProcessed, nil
+}
+
+// call runs one handler, turning a panic into an error so that the job
+// fails and retries and the delivery records why.
+func call(ctx context.Context, reg Registration, e *Event) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("handler %s panicked: %v\n%s", reg.Name, p, debug.Stack())
+		}
+	}()
+	if err := reg.Handler.Handle(ctx, e); err != nil {
+		return fmt.Errorf("handler %s: %w", reg.Name, err)
+	}
+	return nil
+}

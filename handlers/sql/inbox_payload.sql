@@ -1,0 +1,1 @@
+SELECT payload, headers FROM inbox WHERE id = @id

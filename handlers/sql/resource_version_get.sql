@@ -1,0 +1,2 @@
+SELECT applied_at FROM resource_version
+WHERE source = @source AND resource_key = @resource_key

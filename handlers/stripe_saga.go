@@ -1,0 +1,289 @@
+package handlers
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivertype"
+)
+
+var (
+	//go:embed sql/ledger_insert.sql
+	ledgerInsertSQL string
+	//go:embed sql/payment_saga_insert.sql
+	paymentSagaInsertSQL string
+	//go:embed sql/payment_saga_advance.sql
+	paymentSagaAdvanceSQL string
+)
+
+// SagaHandlerName is the payment saga's registration name; it is part of
+// its derived keys, so it never changes.
+const SagaHandlerName = "stripe.payment_saga"
+
+// SagaConfig configures the payment saga.
+type SagaConfig struct {
+	// FulfillmentURL receives POST {"payment_intent","amount","currency"}.
+	// Required.
+	FulfillmentURL string
+	// PaymentsURL is the payments API base; refunds are POSTed to
+	// {PaymentsURL}/v1/refunds {"payment_intent"}. Required.
+	PaymentsURL string
+	// Pool is where the saga's follow-up jobs commit their effects. Required.
+	Pool *pgxpool.Pool
+	// Client makes the downstream calls. Defaults to a client with a
+	// DefaultDownstreamTimeout timeout.
+	Client *http.Client
+	// Logger defaults to a discard logger.
+	Logger *slog.Logger
+}
+
+// RegisterStripeSaga registers the payment saga for every stripe source:
+//
+//  1. on payment_intent.succeeded, in the handler's transaction: book a
+//     ledger credit, unique on (payment_intent, 'credit'), and enqueue the
+//     fulfillment step once;
+//  2. the fulfillment job POSTs to FulfillmentURL with Key("fulfill"); 5xx,
+//     timeouts and connection errors retry with the same key;
+//  3. a 409 or 422 is a final refusal: the compensation, a refund job, is
+//     enqueued once (handler_step plus a River unique job) in the same
+//     transaction that completes the fulfillment job;
+//  4. the refund job POSTs {PaymentsURL}/v1/refunds with Key("refund"),
+//     retrying with the same key, and on success books a ledger debit
+//     unique on (payment_intent, 'refund').
+//
+// A replay of the delivery finds the credit booked and enqueues nothing, so
+// it causes no second fulfillment and no second refund.
+func RegisterStripeSaga(r *Registry, cfg SagaConfig) error {
+	if cfg.FulfillmentURL == "" || cfg.PaymentsURL == "" || cfg.Pool == nil {
+		return errors.New("handlers: the payment saga needs FulfillmentURL, PaymentsURL and Pool")
+	}
+	cfg.Client = defaultClient(cfg.Client)
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &saga{cfg: cfg}
+	AddWorker(r, &fulfillWorker{saga: s})
+	AddWorker(r, &refundWorker{saga: s})
+	return r.Register(Registration{
+		Name:     SagaHandlerName,
+		Provider: "stripe",
+		Events:   []string{"payment_intent.succeeded"},
+		Ordering: EveryEvent, // every success is money received, whatever its order
+		Handler:  HandlerFunc(s.handle),
+	})
+}
+
+type saga struct{ cfg SagaConfig }
+
+// sagaPayment is the part of a payment_intent event the saga uses.
+type sagaPayment struct {
+	Source        string `json:"source"`
+	DeliveryID    string `json:"delivery_id"`
+	InboxID       int64  `json:"inbox_id"`
+	PaymentIntent string `json:"payment_intent"`
+	Amount        int64  `json:"amount"`
+	Currency      string `json:"currency"`
+}
+
+func (s *saga) handle(ctx context.Context, e *Event) error {
+	var evt struct {
+		Data struct {
+			Object struct {
+				ID       string `json:"id"`
+				Amount   int64  `json:"amount"`
+				Currency string `json:"currency"`
+			} `json:"object"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(e.Payload, &evt); err != nil || !strings.HasPrefix(evt.Data.Object.ID, "pi_") {
+		return Permanent(fmt.Errorf("payment_intent.succeeded without a payment intent id in data.object.id"))
+	}
+	p := sagaPayment{
+		Source: e.Source, DeliveryID: e.DeliveryID, InboxID: e.InboxID,
+		PaymentIntent: evt.Data.Object.ID, Amount: evt.Data.Object.Amount, Currency: evt.Data.Object.Currency,
+	}
+	credited, err := bookLedger(ctx, e.Tx, p, "credit", "", p.Amount)
+	if err != nil {
+		return err
+	}
+	if !credited {
+		e.Logger.Info("saga: payment already credited; nothing to do", "step", "credit", "payment_intent", p.PaymentIntent)
+		return nil
+	}
+	fulfillKey, refundKey := e.Key("fulfill"), e.Key("refund")
+	if _, err := e.Tx.Exec(ctx, paymentSagaInsertSQL, pgx.NamedArgs{
+		"payment_intent": p.PaymentIntent, "source": p.Source, "delivery_id": p.DeliveryID,
+		"amount": p.Amount, "currency": p.Currency, "fulfill_key": fulfillKey, "refund_key": refundKey,
+	}); err != nil {
+		return fmt.Errorf("start saga: %w", err)
+	}
+	if _, err := e.EnqueueOnce(ctx, "fulfill", FulfillArgs{sagaPayment: p, Key: fulfillKey, RefundKey: refundKey}, nil); err != nil {
+		return err
+	}
+	e.Logger.Info("saga: payment credited, fulfillment enqueued", "step", "credit", "payment_intent", p.PaymentIntent, "next_key", fulfillKey)
+	return nil
+}
+
+// bookLedger inserts a ledger entry unless its natural key exists, and
+// reports whether it did.
+func bookLedger(ctx context.Context, tx pgx.Tx, p sagaPayment, kind, reference string, amount int64) (bool, error) {
+	var id int64
+	err := tx.QueryRow(ctx, ledgerInsertSQL, pgx.NamedArgs{
+		"payment_intent": p.PaymentIntent, "kind": kind, "reference": reference, "amount": amount,
+		"currency": p.Currency, "source": p.Source, "delivery_id": p.DeliveryID,
+	}).Scan(&id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("book ledger %s: %w", kind, err)
+	}
+	return true, nil
+}
+
+// advance moves the saga's state, in tx, only from one of from.
+func advance(ctx context.Context, tx pgx.Tx, paymentIntent, to string, lastErr error, from ...string) error {
+	var msg *string
+	if lastErr != nil {
+		m := lastErr.Error()
+		msg = &m
+	}
+	_, err := tx.Exec(ctx, paymentSagaAdvanceSQL, pgx.NamedArgs{
+		"payment_intent": paymentIntent, "to_state": to, "last_error": msg, "from_states": from,
+	})
+	if err != nil {
+		return fmt.Errorf("saga %s → %s: %w", paymentIntent, to, err)
+	}
+	return nil
+}
+
+// FulfillArgs asks for a payment's fulfillment. Key is unique: River will
+// not hold two fulfillment jobs for one delivery.
+type FulfillArgs struct {
+	sagaPayment
+	Key       string `json:"key" river:"unique"`
+	RefundKey string `json:"refund_key"`
+}
+
+func (FulfillArgs) Kind() string { return "stripe_fulfill" }
+func (FulfillArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: QueueDownstream, UniqueOpts: river.UniqueOpts{ByArgs: true}}
+}
+
+type fulfillWorker struct {
+	river.WorkerDefaults[FulfillArgs]
+	saga *saga
+}
+
+func (w *fulfillWorker) Work(ctx context.Context, job *river.Job[FulfillArgs]) error {
+	a, cfg := job.Args, w.saga.cfg
+	body, _ := json.Marshal(map[string]any{"payment_intent": a.PaymentIntent, "amount": a.Amount, "currency": a.Currency})
+	status, err := post(ctx, cfg.Client, downstreamCall{URL: cfg.FulfillmentURL, Key: a.Key, Body: body})
+	log := cfg.Logger.With("source", a.Source, "delivery_id", a.DeliveryID, "inbox_id", a.InboxID,
+		"step", "fulfill", "idempotency_key", a.Key, "payment_intent", a.PaymentIntent, "attempt", job.Attempt, "status", status)
+
+	var refused *RefusedError
+	switch {
+	case err == nil:
+		log.Info("saga: fulfillment accepted")
+		return completeWith(ctx, cfg.Pool, job, func(tx pgx.Tx) error {
+			return advance(ctx, tx, a.PaymentIntent, "fulfilled", nil, "fulfilling")
+		})
+	case errors.As(err, &refused):
+		log.Warn("saga: fulfillment refused; compensating with a refund", "error", err, "refund_key", a.RefundKey)
+		return completeWith(ctx, cfg.Pool, job, func(tx pgx.Tx) error {
+			if err := advance(ctx, tx, a.PaymentIntent, "refunding", err, "fulfilling"); err != nil {
+				return err
+			}
+			_, err := enqueueOnce(ctx, tx, river.ClientFromContext[pgx.Tx](ctx), stepRecord{
+				Key: a.RefundKey, Source: a.Source, DeliveryID: a.DeliveryID, Handler: SagaHandlerName, Step: "refund",
+			}, RefundArgs{sagaPayment: a.sagaPayment, Key: a.RefundKey}, nil)
+			return err
+		})
+	case IsPermanent(err):
+		log.Error("saga: fulfillment failed permanently; not compensating automatically", "error", err)
+		if ferr := markSagaFailed(ctx, cfg.Pool, a.PaymentIntent, err, "fulfilling"); ferr != nil {
+			return ferr
+		}
+		return jobResult(err)
+	default:
+		log.Warn("saga: fulfillment failed; retrying with the same key", "error", err)
+		return err
+	}
+}
+
+// RefundArgs asks for a payment's refund: the saga's compensation. Key is
+// unique across every job state, so the compensation is enqueued at most
+// once even if the fulfillment job were run again.
+type RefundArgs struct {
+	sagaPayment
+	Key string `json:"key" river:"unique"`
+}
+
+func (RefundArgs) Kind() string { return "stripe_refund" }
+func (RefundArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: QueueDownstream, UniqueOpts: river.UniqueOpts{
+		ByArgs:  true,
+		ByState: append(rivertype.UniqueOptsByStateDefault(), rivertype.JobStateCancelled, rivertype.JobStateDiscarded),
+	}}
+}
+
+type refundWorker struct {
+	river.WorkerDefaults[RefundArgs]
+	saga *saga
+}
+
+func (w *refundWorker) Work(ctx context.Context, job *river.Job[RefundArgs]) error {
+	a, cfg := job.Args, w.saga.cfg
+	body, _ := json.Marshal(map[string]any{"payment_intent": a.PaymentIntent})
+	url := strings.TrimSuffix(cfg.PaymentsURL, "/") + "/v1/refunds"
+	status, err := post(ctx, cfg.Client, downstreamCall{URL: url, Key: a.Key, Body: body})
+	log := cfg.Logger.With("source", a.Source, "delivery_id", a.DeliveryID, "inbox_id", a.InboxID,
+		"step", "refund", "idempotency_key", a.Key, "payment_intent", a.PaymentIntent, "attempt", job.Attempt, "status", status)
+	if err == nil {
+		log.Info("saga: refund accepted; booking the debit")
+		return completeWith(ctx, cfg.Pool, job, func(tx pgx.Tx) error {
+			if _, err := bookLedger(ctx, tx, a.sagaPayment, "refund", "", -a.Amount); err != nil {
+				return err
+			}
+			return advance(ctx, tx, a.PaymentIntent, "refunded", nil, "refunding")
+		})
+	}
+	if result := jobResult(err); result != err {
+		log.Error("saga: refund refused; the payment needs an operator", "error", err)
+		if ferr := markSagaFailed(ctx, cfg.Pool, a.PaymentIntent, err, "refunding"); ferr != nil {
+			return ferr
+		}
+		return result
+	}
+	log.Warn("saga: refund failed; retrying with the same key", "error", err)
+	return err
+}
+
+func markSagaFailed(ctx context.Context, pool *pgxpool.Pool, paymentIntent string, cause error, from string) error {
+	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		return advance(ctx, tx, paymentIntent, "failed", cause, from)
+	})
+}
+
+// completeWith runs effects and completes job in one transaction: the
+// effects exist exactly when the job is done.
+func completeWith[T river.JobArgs](ctx context.Context, pool *pgxpool.Pool, job *river.Job[T], effects func(pgx.Tx) error) error {
+	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		if err := effects(tx); err != nil {
+			return err
+		}
+		_, err := river.JobCompleteTx[*riverpgxv5.Driver](ctx, tx, job)
+		return err
+	})
+}

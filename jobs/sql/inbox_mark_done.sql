@@ -1,0 +1,3 @@
+UPDATE inbox
+SET status = @status, processed_at = now(), last_error = NULL
+WHERE id = @id
