@@ -2,7 +2,6 @@ package pgembed
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -14,18 +13,19 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
+
+	"github.com/hookinbox/hookinbox/internal/testlog"
 )
 
 type testBundle struct {
 	cfg  Config
-	logs *syncBuffer
+	logs *testlog.Buffer
 }
 
 // setup returns a config for a fresh cluster. reachable chooses a data dir
@@ -43,7 +43,7 @@ func setup(t *testing.T, reachable bool) *testBundle {
 		area := filepath.Dir(fallbackDir(dataDir))
 		t.Cleanup(func() { require.NoError(t, os.RemoveAll(area)) })
 	}
-	logs := &syncBuffer{}
+	logs := &testlog.Buffer{}
 	return &testBundle{
 		cfg: Config{
 			DataDir: dataDir,
@@ -293,23 +293,6 @@ func TestStartValidates(t *testing.T) {
 
 	_, err = Start(t.Context(), Config{DataDir: t.TempDir(), BinDir: t.TempDir()})
 	require.ErrorIs(t, err, ErrNoBinaries)
-}
-
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 func TestStartErrorPortTaken(t *testing.T) {

@@ -1,0 +1,28 @@
+package handlers_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/hookinbox/hookinbox/handlers"
+)
+
+func TestRegisterValidates(t *testing.T) {
+	t.Parallel()
+	noop := handlers.HandlerFunc(func(context.Context, *handlers.Event) error { return nil })
+	r := handlers.NewRegistry(handlers.Config{})
+	require.NoError(t, r.Register(handlers.Registration{Name: "a", Provider: "github", Events: []string{"push"}, Handler: noop}))
+	for name, reg := range map[string]handlers.Registration{
+		"duplicate name":      {Name: "a", Provider: "github", Events: []string{"push"}, Handler: noop},
+		"no name":             {Provider: "github", Events: []string{"push"}, Handler: noop},
+		"source and provider": {Name: "b", Source: "x", Provider: "github", Events: []string{"push"}, Handler: noop},
+		"neither":             {Name: "b", Events: []string{"push"}, Handler: noop},
+		"no events":           {Name: "b", Provider: "github", Handler: noop},
+		"no handler":          {Name: "b", Provider: "github", Events: []string{"push"}},
+	} {
+		require.Error(t, r.Register(reg), name)
+	}
+	require.Equal(t, []string{"a"}, r.Names())
+}

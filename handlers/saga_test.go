@@ -1,0 +1,171 @@
+package handlers_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/hookinbox/hookinbox/handlers"
+	"github.com/hookinbox/hookinbox/internal/downstreamstub"
+)
+
+// sagaState reads the saga and the ledger for a payment intent.
+type sagaState struct {
+	state   string
+	credits int
+	refunds int
+	balance int64
+}
+
+func (b *testBundle) saga(t *testing.T, pi string) sagaState {
+	t.Helper()
+	var s sagaState
+	require.NoError(t, b.pool.QueryRow(context.Background(), `
+		SELECT coalesce((SELECT state FROM payment_saga WHERE payment_intent = $1), ''),
+		       count(*) FILTER (WHERE kind = 'credit'), count(*) FILTER (WHERE kind = 'refund'),
+		       coalesce(sum(amount), 0)
+		FROM ledger WHERE payment_intent = $1`, pi).Scan(&s.state, &s.credits, &s.refunds, &s.balance))
+	return s
+}
+
+func (b *testBundle) waitSaga(t *testing.T, pi, state string) sagaState {
+	t.Helper()
+	var s sagaState
+	require.Eventually(t, func() bool {
+		s = b.saga(t, pi)
+		return s.state == state
+	}, 15*time.Second, 20*time.Millisecond, "saga for %s never reached %s", pi, state)
+	return s
+}
+
+func TestSagaFulfillsOnceWithDerivedKey(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	evt, pi := newID("evt"), newID("pi")
+	id := b.deliver(t, "stripe", evt, "payment_intent.succeeded", paymentSucceededPayload(evt, pi, 4200, time.Now()), time.Now())
+
+	b.waitStatus(t, id, "processed")
+	s := b.waitSaga(t, pi, "fulfilled")
+	require.Equal(t, sagaState{state: "fulfilled", credits: 1, balance: 4200}, s)
+
+	reqs := b.downstream.Requests("/fulfill")
+	require.Len(t, reqs, 1)
+	require.Equal(t, handlers.DeriveKey("stripe", evt, handlers.SagaHandlerName, "fulfill"), reqs[0].Key)
+	var body map[string]any
+	require.NoError(t, json.Unmarshal(reqs[0].Body, &body))
+	require.Equal(t, map[string]any{"payment_intent": pi, "amount": 4200.0, "currency": "eur"}, body)
+}
+
+// The downstream applies the request but the response never arrives (it
+// stalls past the client timeout, or hangs up): the retry carries the same
+// key, so there is one effect.
+func TestSagaResponseLostRetriesWithSameKey(t *testing.T) {
+	t.Parallel()
+	for _, lost := range []downstreamstub.Action{downstreamstub.ApplyThenStall, downstreamstub.ApplyThenHangUp} {
+		b := setup(t)
+		b.downstream.Script("/fulfill", lost, downstreamstub.Fail)
+		evt, pi := newID("evt"), newID("pi")
+		b.deliver(t, "stripe", evt, "payment_intent.succeeded", paymentSucceededPayload(evt, pi, 1000, time.Now()), time.Now())
+
+		b.waitSaga(t, pi, "fulfilled")
+		reqs := b.downstream.Requests("/fulfill")
+		require.Len(t, reqs, 3, "lost response, 500, success")
+		for _, r := range reqs {
+			require.Equal(t, reqs[0].Key, r.Key, "every retry sends the same key")
+		}
+		require.Len(t, b.downstream.Effects("/fulfill"), 1, "one effect")
+	}
+}
+
+// A final refusal triggers the compensation exactly once: one refund, even
+// though the refund job is retried three times and the delivery replayed.
+func TestSagaRefusalCompensatesExactlyOnce(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.downstream.Script("/fulfill", downstreamstub.Refuse)
+	b.downstream.Script("/v1/refunds", downstreamstub.Fail, downstreamstub.Fail, downstreamstub.Fail)
+	evt, pi := newID("evt"), newID("pi")
+	id := b.deliver(t, "stripe", evt, "payment_intent.succeeded", paymentSucceededPayload(evt, pi, 2500, time.Now()), time.Now())
+
+	s := b.waitSaga(t, pi, "refunded")
+	require.Equal(t, sagaState{state: "refunded", credits: 1, refunds: 1, balance: 0}, s)
+	refunds := b.downstream.Requests("/v1/refunds")
+	require.Len(t, refunds, 4, "three failures, then success")
+	require.Equal(t, handlers.DeriveKey("stripe", evt, handlers.SagaHandlerName, "refund"), refunds[0].Key)
+	for _, r := range refunds {
+		require.Equal(t, refunds[0].Key, r.Key)
+	}
+	require.Len(t, b.downstream.Effects("/v1/refunds"), 1)
+
+	// Replay the delivery twice: no new credit, fulfillment or refund.
+	for i := 0; i < 2; i++ {
+		require.Equal(t, "completed", b.waitJobDone(t, b.replay(t, id)))
+	}
+	b.waitJobsFinalized(t, "stripe_refund")
+	require.Equal(t, s, b.saga(t, pi))
+	require.Len(t, b.downstream.Requests("/fulfill"), 1)
+	require.Len(t, b.downstream.Requests("/v1/refunds"), 4)
+	require.Equal(t, map[string]int{"completed": 1}, b.jobStates(t, "stripe_fulfill"))
+	require.Equal(t, map[string]int{"completed": 1}, b.jobStates(t, "stripe_refund"))
+}
+
+func TestSagaReplayAfterProcessedCausesNothingNew(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	evt, pi := newID("evt"), newID("pi")
+	id := b.deliver(t, "stripe", evt, "payment_intent.succeeded", paymentSucceededPayload(evt, pi, 700, time.Now()), time.Now())
+	before := b.waitSaga(t, pi, "fulfilled")
+
+	require.Equal(t, "completed", b.waitJobDone(t, b.replay(t, id)))
+	status, _ := b.status(t, id)
+	require.Equal(t, "processed", status)
+	require.Equal(t, before, b.saga(t, pi))
+	require.Len(t, b.downstream.Requests("/fulfill"), 1)
+	require.Equal(t, map[string]int{"completed": 1}, b.waitJobsFinalized(t, "stripe_fulfill"))
+}
+
+// The worker dies after its effects committed but before River recorded
+// the job as done, so River runs the job again: no second effect. For the
+// delivery job, effects and completion share one transaction; for the
+// fulfillment job, the effect is remote and the same key makes the re-run
+// harmless.
+func TestSagaJobRerunAfterCommitHasNoSecondEffect(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	evt, pi := newID("evt"), newID("pi")
+	b.deliver(t, "stripe", evt, "payment_intent.succeeded", paymentSucceededPayload(evt, pi, 990, time.Now()), time.Now())
+	before := b.waitSaga(t, pi, "fulfilled")
+	b.waitJobsFinalized(t, "stripe_fulfill")
+
+	b.rerunCompletedJobs(t, "process_delivery")
+	b.rerunCompletedJobs(t, "stripe_fulfill")
+	require.Equal(t, map[string]int{"completed": 1}, b.waitJobsFinalized(t, "process_delivery"))
+	require.Equal(t, map[string]int{"completed": 1}, b.waitJobsFinalized(t, "stripe_fulfill"))
+
+	require.Equal(t, before, b.saga(t, pi))
+	reqs := b.downstream.Requests("/fulfill")
+	require.Len(t, reqs, 2, "the re-run called again…")
+	require.Equal(t, reqs[0].Key, reqs[1].Key, "…with the same key")
+	require.Len(t, b.downstream.Effects("/fulfill"), 1)
+}
+
+// An operator replays a delivery while its first processing is running:
+// the two jobs serialise on the resource, and there is one effect.
+func TestSagaConcurrentProcessingOfOneDelivery(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	evt, pi := newID("evt"), newID("pi")
+	id := b.deliver(t, "stripe", evt, "payment_intent.succeeded", paymentSucceededPayload(evt, pi, 1234, time.Now()), time.Now())
+	jobs := []int64{b.replay(t, id), b.replay(t, id), b.replay(t, id)}
+	for _, j := range jobs {
+		require.Equal(t, "completed", b.waitJobDone(t, j))
+	}
+	b.waitSaga(t, pi, "fulfilled")
+	require.Equal(t, map[string]int{"completed": 4}, b.waitJobsFinalized(t, "process_delivery"))
+	require.Equal(t, map[string]int{"completed": 1}, b.waitJobsFinalized(t, "stripe_fulfill"))
+	require.Equal(t, sagaState{state: "fulfilled", credits: 1, balance: 1234}, b.saga(t, pi))
+	require.Len(t, b.downstream.Requests("/fulfill"), 1)
+}
