@@ -22,6 +22,8 @@ commands:
   serve     migrate, then receive webhooks and process them
   migrate   apply database migrations and exit
   send      sign a sample (or your) payload as a provider would and POST it
+  stub-downstream
+            a stand-in for the APIs the shipped handlers call, for trying them out
 
 Run 'hookinbox <command> -h' for a command's flags.
 `
@@ -52,6 +54,8 @@ func run(ctx context.Context, args []string, e env) int {
 		err = migrateCmd(ctx, args[1:], e)
 	case "send":
 		err = sendCmd(ctx, args[1:], e)
+	case "stub-downstream":
+		err = stubDownstreamCmd(ctx, args[1:], e)
 	case "-h", "--help", "help":
 		fmt.Fprint(e.stdout, usage)
 		return 0

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net"
@@ -9,46 +8,34 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"sync"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
+	"github.com/hookinbox/hookinbox/handlers"
+	"github.com/hookinbox/hookinbox/internal/downstreamstub"
 	"github.com/hookinbox/hookinbox/internal/testdb"
+	"github.com/hookinbox/hookinbox/internal/testlog"
 )
 
 func TestMain(m *testing.M) { testdb.Main(m) }
-
-// syncBuffer is a bytes.Buffer safe to read while serve writes logs to it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 type testBundle struct {
 	configPath string
 	listen     string
 	env        env
-	stderr     *syncBuffer
+	stderr     *testlog.Buffer
 }
 
 // setup writes a config using the repository's sources on a free port.
 // databaseURL "" means the embedded PostgreSQL under a temp data dir.
-func setup(t *testing.T, databaseURL string) *testBundle {
+func setup(t *testing.T, databaseURL string) *testBundle { return setupEnv(t, databaseURL, nil) }
+
+// setupEnv is setup with more environment variables for the config.
+func setupEnv(t *testing.T, databaseURL string, extra map[string]string) *testBundle {
 	t.Helper()
 	// Not t.TempDir: its 0700 parent would keep the postgres user (the
 	// embedded server's user when tests run as root) out, sending the
@@ -66,12 +53,15 @@ func setup(t *testing.T, databaseURL string) *testBundle {
 	require.NoError(t, os.WriteFile(path, []byte(cfg), 0o600))
 
 	vars := map[string]string{"HOOKINBOX_LISTEN": listen, "DATABASE_URL": databaseURL}
-	stderr := &syncBuffer{}
+	for k, v := range extra {
+		vars[k] = v
+	}
+	stderr := &testlog.Buffer{}
 	return &testBundle{
 		configPath: path,
 		listen:     listen,
 		stderr:     stderr,
-		env: env{stdout: &syncBuffer{}, stderr: stderr, lookup: func(k string) (string, bool) {
+		env: env{stdout: &testlog.Buffer{}, stderr: stderr, lookup: func(k string) (string, bool) {
 			v, ok := vars[k]
 			return v, ok
 		}},
@@ -127,7 +117,7 @@ func (b *testBundle) serve(t *testing.T, args ...string) {
 // send runs `hookinbox send` and returns its exit code and output.
 func (b *testBundle) send(t *testing.T, args ...string) (int, string) {
 	t.Helper()
-	out := &syncBuffer{}
+	out := &testlog.Buffer{}
 	e := b.env
 	e.stdout, e.stderr = out, out
 	code := run(context.Background(), append([]string{"send", "--config", b.configPath}, args...), e)
@@ -162,16 +152,21 @@ func TestServeAndSend(t *testing.T) {
 		require.Contains(t, out, "202 Accepted", args)
 	}
 
-	// The worker runs: every accepted delivery ends up processed.
+	// The workers run: every accepted delivery is handled, and the issues
+	// event reached the shipped GitHub mirror.
 	pool, err := pgxpool.New(context.Background(), url)
 	require.NoError(t, err)
 	defer pool.Close()
 	require.Eventually(t, func() bool {
-		var total, processed int
+		var total, done int
 		require.NoError(t, pool.QueryRow(context.Background(),
-			"SELECT count(*), count(*) FILTER (WHERE status = 'processed') FROM inbox").Scan(&total, &processed))
-		return total == 6 && processed == 6
-	}, 20*time.Second, 50*time.Millisecond)
+			"SELECT count(*), count(*) FILTER (WHERE status IN ('processed', 'skipped')) FROM inbox").Scan(&total, &done))
+		return total == 6 && done == 6
+	}, 20*time.Second, 50*time.Millisecond, "log:\n%s", b.stderr)
+	var title string
+	require.NoError(t, pool.QueryRow(context.Background(),
+		"SELECT title FROM github_issue_mirror WHERE repo = 'acme/webshop' AND number = 42").Scan(&title))
+	require.Equal(t, "Checkout shows 0.00 for JPY orders", title)
 }
 
 func TestSendErrors(t *testing.T) {
@@ -196,7 +191,7 @@ func TestServeStopsOnBadConfig(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "bad.yaml")
 	require.NoError(t, os.WriteFile(path, []byte("sources: [{name: a, provider: gitlab, secrets: [x]}]\n"), 0o600))
-	out := &syncBuffer{}
+	out := &testlog.Buffer{}
 	code := run(context.Background(), []string{"serve", "--config", path}, env{stdout: out, stderr: out, lookup: func(string) (string, bool) { return "", false }})
 	require.Equal(t, 1, code)
 	require.Contains(t, out.String(), "sources[0] (a).provider: unknown provider")
@@ -217,7 +212,7 @@ func TestMigrateCommand(t *testing.T) {
 
 	b := setup(t, url)
 	for i := 0; i < 2; i++ { // the second run finds nothing to do
-		out := &syncBuffer{}
+		out := &testlog.Buffer{}
 		e := b.env
 		e.stderr = out
 		require.Equal(t, 0, run(ctx, []string{"migrate", "--config", b.configPath}, e), out.String())
@@ -232,7 +227,7 @@ func TestMigrateCommand(t *testing.T) {
 
 func TestUnknownCommand(t *testing.T) {
 	t.Parallel()
-	out := &syncBuffer{}
+	out := &testlog.Buffer{}
 	require.Equal(t, 2, run(context.Background(), []string{"frobnicate"}, env{stdout: out, stderr: out}))
 	require.Contains(t, out.String(), "unknown command")
 }
@@ -254,4 +249,36 @@ func TestServeEmbeddedDatabase(t *testing.T) {
 	require.Equal(t, 0, code, out)
 	require.Contains(t, out, "202 Accepted")
 	require.Contains(t, b.stderr.String(), "pgembed: PostgreSQL ready")
+}
+
+// The saga as a user watches it: serve with a downstream configured, send a
+// payment, read the log. The stub refuses fulfillment, so the compensation
+// runs too.
+func TestServeRunsTheSaga(t *testing.T) {
+	t.Parallel()
+	stub := downstreamstub.New(t)
+	stub.SetFallback("/fulfill", downstreamstub.Refuse)
+	b := setupEnv(t, testdb.URL(t), map[string]string{
+		"HOOKINBOX_FULFILLMENT_URL": stub.URL + "/fulfill",
+		"HOOKINBOX_PAYMENTS_URL":    stub.URL,
+	})
+	b.serve(t)
+	code, out := b.send(t, "--source", "stripe", "--event", "payment_intent.succeeded")
+	require.Equal(t, 0, code, out)
+
+	evt := "evt_3QxHookinboxSample01" // the sample's id
+	fulfillKey := handlers.DeriveKey("stripe", evt, handlers.SagaHandlerName, "fulfill")
+	refundKey := handlers.DeriveKey("stripe", evt, handlers.SagaHandlerName, "refund")
+	require.Eventually(t, func() bool { return strings.Contains(b.stderr.String(), "saga: refund accepted") },
+		20*time.Second, 50*time.Millisecond, "log:\n%s", b.stderr)
+	log := b.stderr.String()
+	for _, want := range []string{
+		`msg="saga: payment credited, fulfillment enqueued" source=stripe delivery_id=` + evt,
+		`msg="saga: fulfillment refused; compensating with a refund" source=stripe delivery_id=` + evt,
+		"step=fulfill idempotency_key=" + fulfillKey,
+		"step=refund idempotency_key=" + refundKey,
+	} {
+		require.Contains(t, log, want)
+	}
+	require.Len(t, stub.Effects("/v1/refunds"), 1)
 }

@@ -51,7 +51,11 @@ func serveCmd(ctx context.Context, args []string, e env) error {
 	}
 	defer db.close(context.WithoutCancel(ctx), logger)
 
-	riverClient, err := jobs.NewClient(db.pool, jobs.ClientConfig{Logger: logger})
+	registry, err := buildRegistry(cfg, db.pool, logger)
+	if err != nil {
+		return err
+	}
+	riverClient, err := jobs.NewClient(db.pool, jobs.ClientConfig{Registry: registry, Logger: logger})
 	if err != nil {
 		return err
 	}

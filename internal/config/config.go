@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"regexp"
 	"time"
@@ -21,10 +22,11 @@ const (
 	// HOOKINBOX_CONFIG names a file.
 	DefaultPath = "hookinbox.yaml"
 
-	DefaultListen          = ":8080"
-	DefaultMaxBodyBytes    = 5 << 20
-	DefaultReadTimeout     = 10 * time.Second
-	DefaultShutdownTimeout = 20 * time.Second
+	DefaultListen            = ":8080"
+	DefaultMaxBodyBytes      = 5 << 20
+	DefaultReadTimeout       = 10 * time.Second
+	DefaultShutdownTimeout   = 20 * time.Second
+	DefaultDownstreamTimeout = 10 * time.Second
 )
 
 // Config is the whole file. Keys are part of the public interface: other
@@ -55,6 +57,25 @@ type Config struct {
 
 	// Sources are the webhook senders we accept, each at POST /webhooks/{name}.
 	Sources []Source `yaml:"sources"`
+
+	// Downstream configures the example handlers' outgoing calls.
+	Downstream Downstream `yaml:"downstream"`
+}
+
+// Downstream holds the URLs the shipped handlers call. With either URL
+// empty the payment saga is not registered.
+type Downstream struct {
+	// FulfillmentURL receives POST {"payment_intent","amount","currency"}
+	// for each succeeded payment.
+	FulfillmentURL string `yaml:"fulfillment_url"`
+
+	// PaymentsURL is the payments API base; refunds are POSTed to
+	// {payments_url}/v1/refunds.
+	PaymentsURL string `yaml:"payments_url"`
+
+	// Timeout bounds one downstream call; a call that times out is retried
+	// with the same Idempotency-Key. Defaults to 10s.
+	Timeout Duration `yaml:"timeout"`
 }
 
 // Source is one sender.
@@ -73,6 +94,14 @@ type Source struct {
 	// Tolerance is the maximum age, either way, of a signed timestamp (stripe
 	// and standard). Defaults to 5m.
 	Tolerance Duration `yaml:"tolerance"`
+
+	// ForwardURL (standard sources) receives every delivery's raw payload,
+	// with Idempotency-Key and the original webhook-id. Empty: no forwarding.
+	ForwardURL string `yaml:"forward_url"`
+
+	// ResourceField (standard sources) is the dotted JSON path of the id of
+	// the resource an event is about, for ordering. Defaults to "data.id".
+	ResourceField string `yaml:"resource_field"`
 }
 
 var sourceName = regexp.MustCompile(`^[a-z0-9-]{1,64}$`)
@@ -208,6 +237,9 @@ func (c Config) WithDefaults() Config {
 	if c.ShutdownTimeout == 0 {
 		c.ShutdownTimeout = Duration(DefaultShutdownTimeout)
 	}
+	if c.Downstream.Timeout == 0 {
+		c.Downstream.Timeout = Duration(DefaultDownstreamTimeout)
+	}
 	for i := range c.Sources {
 		s := &c.Sources[i]
 		var kept []string
@@ -228,6 +260,11 @@ func (c Config) validate() error {
 	if c.MaxBodyBytes < 0 {
 		return errors.New("max_body_bytes: must be positive")
 	}
+	for key, u := range map[string]string{"downstream.fulfillment_url": c.Downstream.FulfillmentURL, "downstream.payments_url": c.Downstream.PaymentsURL} {
+		if err := checkURL(u); err != nil {
+			return fmt.Errorf("%s: %w", key, err)
+		}
+	}
 	seen := map[string]bool{}
 	for i, s := range c.Sources {
 		key := fmt.Sprintf("sources[%d]", i)
@@ -239,6 +276,17 @@ func (c Config) validate() error {
 			return fmt.Errorf("%s.name: duplicate source name", key)
 		}
 		seen[s.Name] = true
+		if s.Provider != verify.ProviderStandard {
+			if s.ForwardURL != "" {
+				return fmt.Errorf("%s.forward_url: only standard sources forward", key)
+			}
+			if s.ResourceField != "" {
+				return fmt.Errorf("%s.resource_field: only standard sources take a resource field", key)
+			}
+		}
+		if err := checkURL(s.ForwardURL); err != nil {
+			return fmt.Errorf("%s.forward_url: %w", key, err)
+		}
 		if _, err := s.Verifier(); err != nil {
 			switch {
 			case errors.Is(err, verify.ErrUnknownProvider):
@@ -249,6 +297,18 @@ func (c Config) validate() error {
 				return fmt.Errorf("%s.secrets: %w", key, err)
 			}
 		}
+	}
+	return nil
+}
+
+// checkURL accepts "" (not configured) or an absolute http(s) URL.
+func checkURL(raw string) error {
+	if raw == "" {
+		return nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("%q is not an absolute http(s) URL", raw)
 	}
 	return nil
 }

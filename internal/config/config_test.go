@@ -54,6 +54,9 @@ func TestParseErrorsNameTheKey(t *testing.T) {
 		{"bad duration", "sources:\n  - name: a\n    provider: stripe\n    secrets: [x]\n    tolerance: 5 minutes\n", `sources[0].tolerance: invalid duration "5 minutes"`},
 		{"bad top-level duration", "read_timeout: soon\n", `read_timeout: invalid duration "soon"`},
 		{"unknown key", "listne: ':1'\n", `field listne not found`},
+		{"forward_url on github", "sources: [{name: a, provider: github, secrets: [x], forward_url: 'http://x'}]", `sources[0] (a).forward_url: only standard sources forward`},
+		{"relative forward_url", "sources: [{name: a, provider: standard, secrets: [eA==], forward_url: '/x'}]", `sources[0] (a).forward_url: "/x" is not an absolute http(s) URL`},
+		{"bad downstream url", "downstream: {fulfillment_url: 'ftp://x'}", `downstream.fulfillment_url: "ftp://x" is not`},
 		{"bad standard secret", "sources: [{name: a, provider: standard, secrets: [\"whsec_!!notbase64\"]}]", `sources[0] (a).secrets:`},
 	}
 	for _, tc := range cases {
