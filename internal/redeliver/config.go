@@ -1,0 +1,113 @@
+package redeliver
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// DefaultAPIURL is GitHub.com's REST API.
+const DefaultAPIURL = "https://api.github.com/"
+
+// Config says which GitHub webhook to look at and how to reach GitHub.
+// Field names in validation errors (github.token, github.repo, …) are the
+// keys of a source's github block in hookinbox.yaml.
+type Config struct {
+	// Source is the hookinbox source the hook delivers to (inbox.source);
+	// the inbox is asked about deliveries under this name. Required.
+	Source string
+
+	// APIURL is GitHub's REST API base. It is used as given (a trailing
+	// slash is added), so GitHub Enterprise Server needs the full
+	// https://HOST/api/v3/. Defaults to DefaultAPIURL.
+	APIURL string
+
+	// Token authenticates to GitHub. Listing and redelivering need
+	// admin:repo_hook (repository hooks) or admin:org_hook (organisation
+	// hooks), read and write; a fine-grained token needs "Webhooks: read and
+	// write". It never appears in errors or logs. Required.
+	Token string
+
+	// Repo is "owner/name" for a repository hook. Exactly one of Repo and
+	// Org is required.
+	Repo string
+
+	// Org is the organisation's login for an organisation hook. Exactly one
+	// of Repo and Org is required.
+	Org string
+
+	// HookID is the webhook's id, as in the hook's settings URL
+	// (…/settings/hooks/{id}). Required.
+	HookID int64
+
+	// HTTPClient makes the calls to GitHub. Its Transport is wrapped to add
+	// the token; the client itself is not modified. Defaults to a client
+	// with a 30s timeout.
+	HTTPClient *http.Client
+}
+
+// ErrInvalidConfig is matched (errors.Is) by every error Validate returns.
+var ErrInvalidConfig = errors.New("invalid redelivery config")
+
+// ConfigError is a Config problem. Its message starts with the field's
+// configuration key, so it reads well under a caller's prefix such as
+// "sources[0] (github).".
+type ConfigError struct {
+	Field   string // e.g. "github.repo"
+	Message string // the full message, naming Field
+}
+
+func (e *ConfigError) Error() string { return e.Message }
+
+func (e *ConfigError) Is(target error) bool { return target == ErrInvalidConfig }
+
+func configErr(field, msg string) error {
+	return &ConfigError{Field: field, Message: msg}
+}
+
+// WithDefaults returns c with zero values replaced by their defaults.
+func (c Config) WithDefaults() Config {
+	if c.APIURL == "" {
+		c.APIURL = DefaultAPIURL
+	}
+	if c.HTTPClient == nil {
+		c.HTTPClient = &http.Client{Timeout: 30 * time.Second}
+	}
+	return c
+}
+
+// Validate reports the first problem with c as a *ConfigError. It accepts
+// c before or after WithDefaults.
+func (c Config) Validate() error {
+	if c.Source == "" {
+		return configErr("source", "source is required")
+	}
+	if c.Token == "" {
+		return configErr("github.token", "github.token is required")
+	}
+	switch {
+	case c.Repo == "" && c.Org == "":
+		return configErr("github.repo", "github.repo or github.org is required")
+	case c.Repo != "" && c.Org != "":
+		return configErr("github.repo", "github.repo and github.org are exclusive: set one (repository hook or organisation hook)")
+	case c.Repo != "":
+		owner, name, ok := strings.Cut(c.Repo, "/")
+		if !ok || owner == "" || name == "" || strings.Contains(name, "/") {
+			return configErr("github.repo", `github.repo must be "owner/name", got "`+c.Repo+`"`)
+		}
+	case strings.Contains(c.Org, "/"):
+		return configErr("github.org", `github.org must be an organisation login without "/", got "`+c.Org+`"`)
+	}
+	if c.HookID <= 0 {
+		return configErr("github.hook_id", "github.hook_id is required (a positive integer)")
+	}
+	if c.APIURL != "" {
+		u, err := url.Parse(c.APIURL)
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			return configErr("github.api_url", `github.api_url must be an absolute http(s) URL such as "https://github.example.com/api/v3/", got "`+c.APIURL+`"`)
+		}
+	}
+	return nil
+}
