@@ -23,6 +23,12 @@ const (
 	OutcomeSkipped Outcome = "skipped"
 )
 
+// Result is what Process did with a delivery.
+type Result struct {
+	Outcome  Outcome
+	Resource Resource // what the delivery is about; Key empty if nothing nameable
+}
+
 // Source is what the registry knows of a configured source.
 type Source struct {
 	Name     string
@@ -108,10 +114,11 @@ func (r *Registry) Provider(source string) string { return r.sources[source].Pro
 // resource, decides staleness, calls each handler (LatestState ones only
 // for fresh events), and records the resource's new version. The caller
 // commits tx together with the inbox status and the job's completion.
-func (r *Registry) Process(ctx context.Context, tx pgx.Tx, jobs JobInserter, d Delivery) (Outcome, error) {
+func (r *Registry) Process(ctx context.Context, tx pgx.Tx, jobs JobInserter, d Delivery) (Result, error) {
 	if d.Provider == "" {
 		d.Provider = r.Provider(d.Source)
 	}
+	res := resourceOf(d, r.sources[d.Source].ResourceField)
 	var matched []Registration
 	for _, reg := range r.regs {
 		if reg.matches(d.Source, d.Provider, d.EventType) {
@@ -119,17 +126,16 @@ func (r *Registry) Process(ctx context.Context, tx pgx.Tx, jobs JobInserter, d D
 		}
 	}
 	if len(matched) == 0 {
-		return OutcomeSkipped, nil
+		return Result{Outcome: OutcomeSkipped, Resource: res}, nil
 	}
 	d.parseGitHub()
 
-	res := resourceOf(d, r.sources[d.Source].ResourceField)
 	if err := lockResource(ctx, tx, d, res); err != nil {
-		return "", err
+		return Result{}, err
 	}
 	stale, err := isStale(ctx, tx, d.Source, res)
 	if err != nil {
-		return "", err
+		return Result{}, err
 	}
 	logger := r.logger.With("source", d.Source, "delivery_id", d.DeliveryID, "inbox_id", d.InboxID, "event_type", d.EventType)
 	for _, reg := range matched {
@@ -139,13 +145,13 @@ func (r *Registry) Process(ctx context.Context, tx pgx.Tx, jobs JobInserter, d D
 		}
 		e := &Event{Delivery: d, Resource: res, Stale: stale, Tx: tx, Logger: logger.With("handler", reg.Name), handler: reg.Name, jobs: jobs}
 		if err := call(ctx, reg, e); err != nil {
-			return "", err
+			return Result{}, err
 		}
 	}
 	if err := recordApplied(ctx, tx, d, res); err != nil {
-		return "", err
+		return Result{}, err
 	}
-	return OutcomeProcessed, nil
+	return Result{Outcome: OutcomeProcessed, Resource: res}, nil
 }
 
 // call runs one handler, turning a panic into an error so that the job

@@ -40,6 +40,16 @@ type ClientConfig struct {
 	// Defaults to River's (1s).
 	FetchPollInterval time.Duration
 
+	// ObserveDelivery, when set, is told about every processing attempt:
+	// the event type, the outcome (processed, skipped, retry, failed) and
+	// how long it took.
+	ObserveDelivery func(eventType, outcome string, d time.Duration)
+
+	// PeriodicJobs and AddWorkers bring jobs from outside the handlers, such
+	// as the periodic GitHub redelivery.
+	PeriodicJobs []*river.PeriodicJob
+	AddWorkers   func(*river.Workers) error
+
 	// Logger defaults to a discard logger.
 	Logger *slog.Logger
 }
@@ -50,6 +60,9 @@ func (c ClientConfig) WithDefaults() ClientConfig {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.ObserveDelivery == nil {
+		c.ObserveDelivery = func(string, string, time.Duration) {}
 	}
 	return c
 }
@@ -63,12 +76,21 @@ func NewClient(pool *pgxpool.Pool, cfg ClientConfig) (*river.Client[pgx.Tx], err
 			return nil, errors.New("jobs: ClientConfig.Registry is required to work jobs")
 		}
 		workers := river.NewWorkers()
-		if err := river.AddWorkerSafely(workers, NewProcessDeliveryWorker(pool, cfg.Registry, cfg.Logger)); err != nil {
+		if err := river.AddWorkerSafely(workers, NewProcessDeliveryWorker(pool, cfg.Registry, cfg.Logger, cfg.ObserveDelivery)); err != nil {
+			return nil, err
+		}
+		if err := river.AddWorkerSafely(workers, NewBulkReplayWorker(pool, cfg.Logger)); err != nil {
 			return nil, err
 		}
 		if err := cfg.Registry.AddWorkersTo(workers); err != nil {
 			return nil, err
 		}
+		if cfg.AddWorkers != nil {
+			if err := cfg.AddWorkers(workers); err != nil {
+				return nil, err
+			}
+		}
+		rc.PeriodicJobs = cfg.PeriodicJobs
 		rc.Workers = workers
 		rc.Queues = map[string]river.QueueConfig{
 			QueueDeliveries:          {MaxWorkers: cfg.MaxWorkers},

@@ -51,10 +51,12 @@ type ProcessDeliveryWorker struct {
 	pool     *pgxpool.Pool
 	registry *handlers.Registry
 	logger   *slog.Logger
+	observe  func(eventType, outcome string, d time.Duration)
 }
 
-func NewProcessDeliveryWorker(pool *pgxpool.Pool, registry *handlers.Registry, logger *slog.Logger) *ProcessDeliveryWorker {
-	return &ProcessDeliveryWorker{pool: pool, registry: registry, logger: logger}
+func NewProcessDeliveryWorker(pool *pgxpool.Pool, registry *handlers.Registry, logger *slog.Logger,
+	observe func(eventType, outcome string, d time.Duration)) *ProcessDeliveryWorker {
+	return &ProcessDeliveryWorker{pool: pool, registry: registry, logger: logger, observe: observe}
 }
 
 var errInboxRowGone = errors.New("inbox row not found (deleted by retention?)")
@@ -66,6 +68,7 @@ func (w *ProcessDeliveryWorker) Work(ctx context.Context, job *river.Job[Process
 		"event_type", d.EventType, "job_id", job.ID, "attempt", job.Attempt)
 	if err == nil {
 		log.Info("delivery "+string(outcome), "duration", time.Since(start).String())
+		w.observe(d.EventType, string(outcome), time.Since(start))
 		return nil
 	}
 	if errors.Is(err, errInboxRowGone) {
@@ -83,8 +86,10 @@ func (w *ProcessDeliveryWorker) Work(ctx context.Context, job *river.Job[Process
 	}
 	if final {
 		log.Error("delivery failed", "error", err, "permanent", permanent)
+		w.observe(d.EventType, "failed", time.Since(start))
 	} else {
 		log.Warn("delivery failed; River will retry", "error", err)
+		w.observe(d.EventType, "retry", time.Since(start))
 	}
 	if permanent {
 		return river.JobCancel(err)
@@ -116,11 +121,18 @@ func (w *ProcessDeliveryWorker) process(ctx context.Context, job *river.Job[Proc
 		d.Headers = headers
 		d.Provider = w.registry.Provider(d.Source)
 
-		outcome, err = w.registry.Process(ctx, tx, river.ClientFromContext[pgx.Tx](ctx), d)
+		res, err := w.registry.Process(ctx, tx, river.ClientFromContext[pgx.Tx](ctx), d)
 		if err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, inboxMarkDoneSQL, pgx.NamedArgs{"id": d.InboxID, "status": string(outcome)}); err != nil {
+		outcome = res.Outcome
+		var resourceKey *string
+		if res.Resource.Key != "" {
+			resourceKey = &res.Resource.Key
+		}
+		if _, err := tx.Exec(ctx, inboxMarkDoneSQL, pgx.NamedArgs{
+			"id": d.InboxID, "status": string(outcome), "resource_key": resourceKey,
+		}); err != nil {
 			return fmt.Errorf("mark inbox row %s: %w", outcome, err)
 		}
 		_, err = river.JobCompleteTx[*riverpgxv5.Driver](ctx, tx, job)

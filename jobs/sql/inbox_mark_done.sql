@@ -1,3 +1,3 @@
 UPDATE inbox
-SET status = @status, processed_at = now(), last_error = NULL
+SET status = @status, resource_key = @resource_key, processed_at = now(), last_error = NULL
 WHERE id = @id
