@@ -3,6 +3,7 @@ package ingest
 import (
 	"errors"
 	"net/http"
+	"strings"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -87,6 +88,15 @@ func classify(err error) (status int, code string) {
 // errorHandler renders every error, ours or Fiber's, as errorBody.
 func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 	status, code := classify(err)
+	if status == http.StatusRequestEntityTooLarge || status == http.StatusRequestHeaderFieldsTooLarge || status == http.StatusRequestTimeout {
+		// Refused before routing: observe here, with the source the path
+		// names if it is one of ours.
+		source := strings.TrimPrefix(string(c.Request().URI().Path()), "/webhooks/")
+		if _, ok := s.sources[source]; !ok {
+			source = unknownSource
+		}
+		s.cfg.Observe(source, code, 0)
+	}
 	msg := err.Error()
 	switch status {
 	case http.StatusServiceUnavailable:

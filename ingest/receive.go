@@ -3,7 +3,9 @@ package ingest
 import (
 	"bytes"
 	"context"
+	"errors"
 	"net/http"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 )
@@ -16,11 +18,33 @@ type receiveResponse struct {
 	Status     Outcome `json:"status"`
 }
 
+// unknownSource labels observations of requests for sources not configured:
+// the name is the caller's, and must not become a metric label.
+const unknownSource = "_unknown"
+
+// observed is receive, reported to Config.Observe.
+func (s *Server) observed(c *fiber.Ctx) error {
+	start := time.Now()
+	outcome, err := s.receive(c)
+	if err != nil {
+		_, outcome = classify(err)
+		if errors.Is(err, ErrDeliveryConflict) {
+			outcome = "conflict"
+		}
+	}
+	source := c.Params("source")
+	if _, ok := s.sources[source]; !ok {
+		source = unknownSource
+	}
+	s.cfg.Observe(source, outcome, time.Since(start))
+	return err
+}
+
 // receive is POST /webhooks/:source: verify, record with its job, answer.
-func (s *Server) receive(c *fiber.Ctx) error {
+func (s *Server) receive(c *fiber.Ctx) (string, error) {
 	src, ok := s.sources[c.Params("source")]
 	if !ok {
-		return errUnknownSource
+		return "", errUnknownSource
 	}
 	header := requestHeader(c)
 	// Fiber reuses the request buffer once the handler returns; the payload
@@ -29,7 +53,7 @@ func (s *Server) receive(c *fiber.Ctx) error {
 
 	d, err := src.Verifier.Verify(body, header)
 	if err != nil {
-		return err
+		return "", err
 	}
 
 	ctx, cancel := context.WithTimeout(c.UserContext(), s.cfg.StoreTimeout)
@@ -43,7 +67,7 @@ func (s *Server) receive(c *fiber.Ctx) error {
 		Payload:    body,
 	})
 	if err != nil {
-		return err
+		return "", err
 	}
 
 	status := fiber.StatusAccepted
@@ -55,7 +79,7 @@ func (s *Server) receive(c *fiber.Ctx) error {
 		attrs = append(attrs, "job_id", rec.JobID)
 	}
 	s.logger.Info("delivery "+string(rec.Outcome), attrs...)
-	return c.Status(status).JSON(receiveResponse{ID: rec.ID, Source: src.Name, DeliveryID: d.ID, Status: rec.Outcome})
+	return string(rec.Outcome), c.Status(status).JSON(receiveResponse{ID: rec.ID, Source: src.Name, DeliveryID: d.ID, Status: rec.Outcome})
 }
 
 // requestHeader copies the request's headers into an http.Header, the

@@ -44,6 +44,12 @@ type Config struct {
 	// database yields a 503 before the provider gives up on us. Defaults to 5s.
 	StoreTimeout time.Duration
 
+	// Observe, when set, is told about every webhook request: the source
+	// (metrics.UnknownSource-style "_unknown" for names not configured), the
+	// outcome ("accepted", "duplicate", or an error code such as
+	// "invalid_signature") and how long the answer took.
+	Observe func(source, outcome string, d time.Duration)
+
 	// Logger defaults to a discard logger.
 	Logger *slog.Logger
 }
@@ -63,6 +69,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Observe == nil {
+		c.Observe = func(string, string, time.Duration) {}
 	}
 	return c
 }
@@ -108,7 +117,7 @@ func NewServer(cfg Config) (*Server, error) {
 	})
 	s.app.Get("/healthz", s.healthz)
 	s.app.Get("/readyz", s.readyz)
-	s.app.Post("/webhooks/:source", s.receive)
+	s.app.Post("/webhooks/:source", s.observed)
 	return s, nil
 }
 

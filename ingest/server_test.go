@@ -38,6 +38,7 @@ type testBundle struct {
 type setupOpts struct {
 	pool        *pgxpool.Pool // defaults to a fresh test database
 	readTimeout time.Duration
+	observe     func(source, outcome string, d time.Duration)
 }
 
 func setup(t *testing.T) *testBundle { return setupWith(t, setupOpts{}) }
@@ -62,6 +63,7 @@ func setupWith(t *testing.T, opts setupOpts) *testBundle {
 		MaxBodyBytes: maxBody,
 		StoreTimeout: 3 * time.Second,
 		ReadTimeout:  opts.readTimeout,
+		Observe:      opts.observe,
 	})
 	require.NoError(t, err)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
