@@ -1,0 +1,59 @@
+package admin_test
+
+import (
+	"encoding/base64"
+	"net/http"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/hookinbox/hookinbox/internal/admin"
+)
+
+func TestAuth(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	basic := func(user, pass string) string {
+		return "Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+pass))
+	}
+	for name, tc := range map[string]struct {
+		auth string
+		want int
+	}{
+		"missing":        {"", http.StatusUnauthorized},
+		"wrong bearer":   {"Bearer nope", http.StatusUnauthorized},
+		"prefix bearer":  {"Bearer " + token[:5], http.StatusUnauthorized},
+		"bearer":         {"Bearer " + token, http.StatusOK},
+		"basic":          {basic("admin", token), http.StatusOK},
+		"basic any user": {basic("", token), http.StatusOK},
+		"basic wrong":    {basic("admin", "nope"), http.StatusUnauthorized},
+		"garbage":        {"Basic !!!", http.StatusUnauthorized},
+	} {
+		r := b.do(t, http.MethodGet, "/admin/deliveries", "", map[string]string{"Authorization": tc.auth})
+		require.Equal(t, tc.want, r.status, name)
+		if tc.want == http.StatusUnauthorized {
+			require.Equal(t, "unauthorized", r.errorCode(t), name)
+			require.Len(t, r.header.Values("WWW-Authenticate"), 2, name)
+		}
+	}
+	// Unauthenticated requests reach nothing but /healthz, mutations included.
+	r := b.do(t, http.MethodPost, "/admin/replays", `{}`, map[string]string{"Authorization": ""})
+	require.Equal(t, http.StatusUnauthorized, r.status)
+	require.Zero(t, b.count(t, "SELECT count(*) FROM bulk_replay"))
+	r = b.do(t, http.MethodGet, "/healthz", "", map[string]string{"Authorization": ""})
+	require.Equal(t, http.StatusOK, r.status)
+}
+
+func TestNoTokenOnlyOnLoopback(t *testing.T) {
+	t.Parallel()
+	b := setupWith(t, setupOpts{cfg: func(c *admin.Config) { c.Token = "" }})
+	r := b.do(t, http.MethodGet, "/admin/deliveries", "", map[string]string{"Authorization": ""})
+	require.Equal(t, http.StatusOK, r.status, "no token on loopback: open")
+
+	_, err := admin.NewServer(admin.Config{Listen: "0.0.0.0:8081", Pool: b.pool, River: b.river})
+	require.ErrorIs(t, err, admin.ErrNoTokenOffLoopback)
+	_, err = admin.NewServer(admin.Config{Listen: ":8081", Pool: b.pool, River: b.river})
+	require.ErrorIs(t, err, admin.ErrNoTokenOffLoopback)
+	_, err = admin.NewServer(admin.Config{Listen: "[::1]:8081", Pool: b.pool, River: b.river})
+	require.NoError(t, err)
+}

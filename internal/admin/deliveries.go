@@ -1,0 +1,224 @@
+package admin
+
+import (
+	_ "embed"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/jackc/pgx/v5"
+)
+
+var (
+	//go:embed sql/deliveries_list.sql
+	deliveriesListSQL string
+	//go:embed sql/delivery_get.sql
+	deliveryGetSQL string
+	//go:embed sql/delivery_attempts.sql
+	deliveryAttemptsSQL string
+	//go:embed sql/delivery_keys.sql
+	deliveryKeysSQL string
+)
+
+// MaxListLimit bounds one page of GET /admin/deliveries.
+const (
+	MaxListLimit     = 500
+	DefaultListLimit = 50
+)
+
+// Delivery is an inbox row in a listing.
+type Delivery struct {
+	ID          int64      `json:"id"`
+	Source      string     `json:"source"`
+	DeliveryID  string     `json:"delivery_id"`
+	EventType   string     `json:"event_type"`
+	Status      string     `json:"status"`
+	Origin      string     `json:"origin"`
+	ResourceKey *string    `json:"resource"`
+	OccurredAt  *time.Time `json:"occurred_at"`
+	ReceivedAt  time.Time  `json:"received_at"`
+	ProcessedAt *time.Time `json:"processed_at"`
+	LastError   *string    `json:"last_error"`
+	Size        int        `json:"size"`
+}
+
+type deliveryPage struct {
+	Items      []Delivery `json:"items"`
+	NextCursor *string    `json:"next_cursor"`
+}
+
+func (s *Server) listDeliveries(c *fiber.Ctx) error {
+	args := pgx.NamedArgs{}
+	for _, name := range []string{"source", "status", "event_type", "resource"} {
+		args[name] = optional(c.Query(name))
+	}
+	var err error
+	if args["since"], err = optionalTime(c.Query("since"), "since"); err != nil {
+		return err
+	}
+	if args["until"], err = optionalTime(c.Query("until"), "until"); err != nil {
+		return err
+	}
+	limit := DefaultListLimit
+	if q := c.Query("limit"); q != "" {
+		if limit, err = strconv.Atoi(q); err != nil || limit < 1 || limit > MaxListLimit {
+			return errBadRequest(fmt.Sprintf("limit must be 1 to %d", MaxListLimit))
+		}
+	}
+	args["limit"] = limit + 1 // one more tells whether a next page exists
+	args["cursor"] = nil
+	if q := c.Query("cursor"); q != "" {
+		id, err := decodeCursor(q)
+		if err != nil {
+			return errBadRequest("cursor is not one this API returned")
+		}
+		args["cursor"] = id
+	}
+
+	rows, err := s.cfg.Pool.Query(c.UserContext(), deliveriesListSQL, args)
+	if err != nil {
+		return err
+	}
+	items, err := pgx.CollectRows(rows, pgx.RowToStructByPos[Delivery])
+	if err != nil {
+		return err
+	}
+	page := deliveryPage{Items: items}
+	if len(items) > limit {
+		page.Items = items[:limit]
+		next := encodeCursor(page.Items[limit-1].ID)
+		page.NextCursor = &next
+	}
+	if page.Items == nil {
+		page.Items = []Delivery{}
+	}
+	return c.JSON(page)
+}
+
+// DeliveryDetail is one delivery with everything known about its processing.
+type DeliveryDetail struct {
+	Delivery
+	Headers       map[string][]string `json:"headers"`
+	Payload       string              `json:"payload"`
+	PayloadBase64 bool                `json:"payload_base64"` // true when the payload is not UTF-8 and is given in base64
+	SHA256        string              `json:"sha256"`
+	Attempts      []Attempt           `json:"attempts"`
+	Keys          []DerivedKey        `json:"downstream_keys"`
+}
+
+// Attempt is one processing job of a delivery (the original or a replay).
+type Attempt struct {
+	JobID       int64             `json:"job_id"`
+	State       string            `json:"state"`
+	Attempt     int               `json:"attempt"`
+	MaxAttempts int               `json:"max_attempts"`
+	Errors      []json.RawMessage `json:"errors"`
+	CreatedAt   time.Time         `json:"created_at"`
+	FinalizedAt *time.Time        `json:"finalized_at"`
+	ReplayID    *int64            `json:"replay_id"` // null for the job ingest enqueued
+}
+
+// DerivedKey is a downstream idempotency key a handler used.
+type DerivedKey struct {
+	Handler   string    `json:"handler"`
+	Step      string    `json:"step"`
+	Key       string    `json:"key"`
+	JobID     *int64    `json:"job_id"`
+	JobState  *string   `json:"job_state"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+func (s *Server) getDelivery(c *fiber.Ctx) error {
+	id, err := pathID(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.UserContext()
+	var (
+		d       DeliveryDetail
+		payload []byte
+		sum     []byte
+	)
+	err = s.cfg.Pool.QueryRow(ctx, deliveryGetSQL, pgx.NamedArgs{"id": id}).Scan(
+		&d.ID, &d.Source, &d.DeliveryID, &d.EventType, &d.Status, &d.Origin, &d.ResourceKey,
+		&d.OccurredAt, &d.ReceivedAt, &d.ProcessedAt, &d.LastError, &d.Size, &d.Headers, &payload, &sum)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return errNotFound(fmt.Sprintf("no delivery with id %d", id))
+	}
+	if err != nil {
+		return err
+	}
+	d.SHA256 = hex.EncodeToString(sum)
+	if utf8.Valid(payload) {
+		d.Payload = string(payload)
+	} else {
+		d.Payload, d.PayloadBase64 = base64.StdEncoding.EncodeToString(payload), true
+	}
+
+	rows, err := s.cfg.Pool.Query(ctx, deliveryAttemptsSQL, pgx.NamedArgs{"id": id})
+	if err != nil {
+		return err
+	}
+	if d.Attempts, err = pgx.CollectRows(rows, pgx.RowToStructByPos[Attempt]); err != nil {
+		return err
+	}
+	rows, err = s.cfg.Pool.Query(ctx, deliveryKeysSQL, pgx.NamedArgs{"source": d.Source, "delivery_id": d.DeliveryID})
+	if err != nil {
+		return err
+	}
+	if d.Keys, err = pgx.CollectRows(rows, pgx.RowToStructByPos[DerivedKey]); err != nil {
+		return err
+	}
+	if d.Attempts == nil {
+		d.Attempts = []Attempt{}
+	}
+	if d.Keys == nil {
+		d.Keys = []DerivedKey{}
+	}
+	return c.JSON(d)
+}
+
+func pathID(c *fiber.Ctx) (int64, error) {
+	id, err := strconv.ParseInt(c.Params("id"), 10, 64)
+	if err != nil || id <= 0 {
+		return 0, errNotFound(fmt.Sprintf("%q is not an id", c.Params("id")))
+	}
+	return id, nil
+}
+
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func optionalTime(s, name string) (*time.Time, error) {
+	if s == "" {
+		return nil, nil
+	}
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		return nil, errBadRequest(fmt.Sprintf("%s must be an RFC 3339 time such as 2026-11-30T09:00:00Z", name))
+	}
+	return &t, nil
+}
+
+// Cursors are opaque to clients; today they hold the last id of a page.
+func encodeCursor(id int64) string {
+	return base64.RawURLEncoding.EncodeToString([]byte("id:" + strconv.FormatInt(id, 10)))
+}
+
+func decodeCursor(s string) (int64, error) {
+	raw, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil || len(raw) < 4 || string(raw[:3]) != "id:" {
+		return 0, errors.New("bad cursor")
+	}
+	return strconv.ParseInt(string(raw[3:]), 10, 64)
+}

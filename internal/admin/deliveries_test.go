@@ -1,0 +1,130 @@
+package admin_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/hookinbox/hookinbox/internal/admin"
+)
+
+type page struct {
+	Items      []admin.Delivery `json:"items"`
+	NextCursor *string          `json:"next_cursor"`
+}
+
+func TestListDeliveriesPaginatesNewestFirst(t *testing.T) {
+	t.Parallel()
+	b := setupWith(t, setupOpts{noWorker: true})
+	var ids []int64
+	for i := 0; i < 7; i++ {
+		ids = append(ids, b.deliver(t, "github", fmt.Sprintf("gh-list-%d", i), "push", `{}`))
+	}
+	var got []int64
+	cursor := ""
+	for pages := 0; ; pages++ {
+		require.Less(t, pages, 5)
+		q := "/admin/deliveries?limit=3"
+		if cursor != "" {
+			q += "&cursor=" + url.QueryEscape(cursor)
+		}
+		r := b.do(t, http.MethodGet, q, "", nil)
+		require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+		var p page
+		r.json(t, &p)
+		for _, d := range p.Items {
+			got = append(got, d.ID)
+		}
+		if p.NextCursor == nil {
+			require.LessOrEqual(t, len(p.Items), 3)
+			break
+		}
+		cursor = *p.NextCursor
+	}
+	for i, j := 0, len(ids)-1; i < j; i, j = i+1, j-1 {
+		ids[i], ids[j] = ids[j], ids[i]
+	}
+	require.Equal(t, ids, got)
+}
+
+func TestListDeliveriesFilters(t *testing.T) {
+	t.Parallel()
+	b := setupWith(t, setupOpts{noWorker: true})
+	ctx := context.Background()
+	push := b.deliver(t, "github", "gh-f-1", "push", `{}`)
+	issue := b.deliver(t, "github", "gh-f-2", "issues", `{}`)
+	paid := b.deliver(t, "stripe", "evt_f_3", "payment_intent.succeeded", `{}`)
+	_, err := b.pool.Exec(ctx, "UPDATE inbox SET status = 'failed', last_error = 'boom', resource_key = 'acme/app#1' WHERE id = $1", issue)
+	require.NoError(t, err)
+	_, err = b.pool.Exec(ctx, "UPDATE inbox SET received_at = now() - interval '2 days' WHERE id = $1", push)
+	require.NoError(t, err)
+	yesterday := time.Now().Add(-24 * time.Hour).UTC().Format(time.RFC3339)
+
+	for q, want := range map[string][]int64{
+		"source=github":                 {issue, push},
+		"source=stripe":                 {paid},
+		"status=failed":                 {issue},
+		"event_type=push":               {push},
+		"resource=acme/app%231":         {issue},
+		"since=" + yesterday:            {paid, issue},
+		"until=" + yesterday:            {push},
+		"source=github&status=received": {push},
+	} {
+		r := b.do(t, http.MethodGet, "/admin/deliveries?"+q, "", nil)
+		require.Equal(t, http.StatusOK, r.status, q)
+		var p page
+		r.json(t, &p)
+		var got []int64
+		for _, d := range p.Items {
+			got = append(got, d.ID)
+		}
+		require.Equal(t, want, got, q)
+	}
+	for _, q := range []string{"limit=0", "limit=501", "limit=x", "since=yesterday", "cursor=nope"} {
+		r := b.do(t, http.MethodGet, "/admin/deliveries?"+q, "", nil)
+		require.Equal(t, http.StatusBadRequest, r.status, q)
+		require.Equal(t, "bad_request", r.errorCode(t), q)
+	}
+}
+
+func TestGetDelivery(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	id := b.deliver(t, "github", "gh-get-1", "push", `{"ref":"refs/heads/main"}`)
+	require.Eventually(t, func() bool {
+		return b.count(t, "SELECT count(*) FROM inbox WHERE id = $1 AND status = 'skipped'", id) == 1
+	}, 10*time.Second, 20*time.Millisecond)
+	_, err := b.pool.Exec(ctx, `INSERT INTO handler_step (key, source, delivery_id, handler, step) VALUES ('hkb_x', 'github', 'gh-get-1', 'h', 'notify')`)
+	require.NoError(t, err)
+
+	r := b.do(t, http.MethodGet, fmt.Sprintf("/admin/deliveries/%d", id), "", nil)
+	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+	var d admin.DeliveryDetail
+	r.json(t, &d)
+	require.Equal(t, `{"ref":"refs/heads/main"}`, d.Payload)
+	require.False(t, d.PayloadBase64)
+	require.Len(t, d.SHA256, 64)
+	require.Equal(t, []string{"gh-get-1"}, d.Headers["X-Github-Delivery"])
+	require.Equal(t, "skipped", d.Status)
+	require.Len(t, d.Attempts, 1)
+	require.Equal(t, "completed", d.Attempts[0].State)
+	require.Nil(t, d.Attempts[0].ReplayID)
+	require.Equal(t, []admin.DerivedKey{{Handler: "h", Step: "notify", Key: "hkb_x", CreatedAt: d.Keys[0].CreatedAt}}, d.Keys)
+
+	bin := b.deliver(t, "github", "gh-get-2", "push", "\xff\xfe")
+	r = b.do(t, http.MethodGet, fmt.Sprintf("/admin/deliveries/%d", bin), "", nil)
+	r.json(t, &d)
+	require.True(t, d.PayloadBase64)
+	require.Equal(t, "//4=", d.Payload)
+
+	r = b.do(t, http.MethodGet, "/admin/deliveries/424242", "", nil)
+	require.Equal(t, http.StatusNotFound, r.status)
+	r = b.do(t, http.MethodGet, "/admin/deliveries/abc", "", nil)
+	require.Equal(t, http.StatusNotFound, r.status)
+}

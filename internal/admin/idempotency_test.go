@@ -1,0 +1,183 @@
+package admin_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestIdempotencyKeyContract(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	id := b.deliver(t, "github", "gh-idem-1", "push", `{}`)
+	path := fmt.Sprintf("/admin/deliveries/%d/replay", id)
+	key := map[string]string{"Idempotency-Key": "replay-once"}
+
+	// 1. The first request runs.
+	first := b.do(t, http.MethodPost, path, "", key)
+	require.Equal(t, http.StatusAccepted, first.status, "%s", first.body)
+	require.Empty(t, first.header.Get("Idempotent-Replayed"))
+	require.Equal(t, 1, b.count(t, "SELECT count(*) FROM replay"))
+
+	// 2. The same request again: the stored answer, byte for byte, and
+	//    nothing new happens.
+	again := b.do(t, http.MethodPost, path, "", key)
+	require.Equal(t, first.status, again.status)
+	require.Equal(t, first.body, again.body)
+	require.Equal(t, "true", again.header.Get("Idempotent-Replayed"))
+	require.Equal(t, 1, b.count(t, "SELECT count(*) FROM replay"))
+
+	// 3. The same key on a different request.
+	other := b.deliver(t, "github", "gh-idem-2", "push", `{}`)
+	r := b.do(t, http.MethodPost, fmt.Sprintf("/admin/deliveries/%d/replay", other), "", key)
+	require.Equal(t, http.StatusUnprocessableEntity, r.status)
+	require.Equal(t, "idempotency_key_reused", r.errorCode(t))
+
+	// 4. No key: not deduplicated.
+	for i := 0; i < 2; i++ {
+		r := b.do(t, http.MethodPost, path, "", nil)
+		require.Equal(t, http.StatusAccepted, r.status)
+	}
+	require.Equal(t, 3, b.count(t, "SELECT count(*) FROM replay"))
+
+	// 5. A key longer than 255 bytes.
+	r = b.do(t, http.MethodPost, path, "", map[string]string{"Idempotency-Key": strings.Repeat("k", 256)})
+	require.Equal(t, http.StatusBadRequest, r.status)
+	require.Equal(t, "invalid_idempotency_key", r.errorCode(t))
+	require.Equal(t, 3, b.count(t, "SELECT count(*) FROM replay"))
+}
+
+// Equal JSON bodies with other key order or spacing are the same request.
+func TestIdempotencyCanonicalBody(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	key := map[string]string{"Idempotency-Key": "bulk-1"}
+	first := b.do(t, http.MethodPost, "/admin/replays", `{"status":"failed","limit":10}`, key)
+	require.Equal(t, http.StatusAccepted, first.status, "%s", first.body)
+	again := b.do(t, http.MethodPost, "/admin/replays", "{ \"limit\": 10,\n \"status\": \"failed\" }", key)
+	require.Equal(t, "true", again.header.Get("Idempotent-Replayed"))
+	require.Equal(t, first.body, again.body)
+	r := b.do(t, http.MethodPost, "/admin/replays", `{"status":"failed","limit":11}`, key)
+	require.Equal(t, http.StatusUnprocessableEntity, r.status)
+	require.Equal(t, 1, b.count(t, "SELECT count(*) FROM bulk_replay"))
+}
+
+// A key still held by a running request: 409 with Retry-After. Once its
+// lock expires (the holder died between claiming the key and finishing),
+// the next retry takes it over and runs.
+func TestIdempotencyInProgressAndTakeover(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	id := b.deliver(t, "github", "gh-idem-3", "push", `{}`)
+	path := fmt.Sprintf("/admin/deliveries/%d/replay", id)
+	key := map[string]string{"Idempotency-Key": "crashed"}
+
+	// Claim the key exactly as the server does, then "crash": the row stays
+	// in_progress with a live lock.
+	first := b.do(t, http.MethodPost, path, "", key)
+	require.Equal(t, http.StatusAccepted, first.status)
+	_, err := b.pool.Exec(ctx, `UPDATE api_idempotency SET state = 'in_progress', status_code = NULL,
+		response_body = NULL, lock_token = 'dead-pod', locked_until = now() + interval '1 minute'`)
+	require.NoError(t, err)
+
+	r := b.do(t, http.MethodPost, path, "", key)
+	require.Equal(t, http.StatusConflict, r.status)
+	require.Equal(t, "request_in_progress", r.errorCode(t))
+	require.NotEmpty(t, r.header.Get("Retry-After"))
+
+	_, err = b.pool.Exec(ctx, "UPDATE api_idempotency SET locked_until = now() - interval '1 second'")
+	require.NoError(t, err)
+	r = b.do(t, http.MethodPost, path, "", key)
+	require.Equal(t, http.StatusAccepted, r.status, "the retry took over: %s", r.body)
+	require.Empty(t, r.header.Get("Idempotent-Replayed"))
+	again := b.do(t, http.MethodPost, path, "", key)
+	require.Equal(t, r.body, again.body, "and its answer is what the key now stores")
+}
+
+func TestIdempotencyExpiredKeyRunsAgain(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	id := b.deliver(t, "github", "gh-idem-4", "push", `{}`)
+	path := fmt.Sprintf("/admin/deliveries/%d/replay", id)
+	key := map[string]string{"Idempotency-Key": "old"}
+	require.Equal(t, http.StatusAccepted, b.do(t, http.MethodPost, path, "", key).status)
+	_, err := b.pool.Exec(context.Background(), "UPDATE api_idempotency SET expires_at = now() - interval '1 second'")
+	require.NoError(t, err)
+	r := b.do(t, http.MethodPost, path, "", key)
+	require.Equal(t, http.StatusAccepted, r.status)
+	require.Empty(t, r.header.Get("Idempotent-Replayed"))
+	require.Equal(t, 2, b.count(t, "SELECT count(*) FROM replay"))
+}
+
+// Many concurrent requests with one key: exactly one runs; the others get
+// the stored answer or 409 while it runs.
+func TestIdempotencyConcurrentRequests(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	id := b.deliver(t, "github", "gh-idem-5", "push", `{}`)
+	path := fmt.Sprintf("/admin/deliveries/%d/replay", id)
+	const n = 12
+	var (
+		wg       sync.WaitGroup
+		start    = make(chan struct{})
+		statuses = make([]int, n)
+		replayed = make([]bool, n)
+	)
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			r := b.do(t, http.MethodPost, path, "", map[string]string{"Idempotency-Key": "race"})
+			statuses[i], replayed[i] = r.status, r.header.Get("Idempotent-Replayed") == "true"
+		}()
+	}
+	close(start)
+	wg.Wait()
+	ran := 0
+	for i := range statuses {
+		switch {
+		case statuses[i] == http.StatusAccepted && !replayed[i]:
+			ran++
+		case statuses[i] == http.StatusAccepted && replayed[i], statuses[i] == http.StatusConflict:
+		default:
+			t.Fatalf("unexpected status %d", statuses[i])
+		}
+	}
+	require.Equal(t, 1, ran)
+	require.Equal(t, 1, b.count(t, "SELECT count(*) FROM replay"))
+}
+
+// A client error is remembered like a success (the same request would get
+// the same answer); a failure on our side is not, so the retry runs.
+func TestIdempotencyStoresClientErrorsNotServerErrors(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	key := map[string]string{"Idempotency-Key": "missing"}
+	r := b.do(t, http.MethodPost, "/admin/deliveries/999999/replay", "", key)
+	require.Equal(t, http.StatusNotFound, r.status)
+	again := b.do(t, http.MethodPost, "/admin/deliveries/999999/replay", "", key)
+	require.Equal(t, "true", again.header.Get("Idempotent-Replayed"))
+	require.Equal(t, r.body, again.body)
+
+	// Break the replay table so the operation fails on our side.
+	_, err := b.pool.Exec(context.Background(), "ALTER TABLE replay RENAME TO replay_broken")
+	require.NoError(t, err)
+	id := b.deliver(t, "github", "gh-idem-6", "push", `{}`)
+	path := fmt.Sprintf("/admin/deliveries/%d/replay", id)
+	key = map[string]string{"Idempotency-Key": "server-error"}
+	r = b.do(t, http.MethodPost, path, "", key)
+	require.Equal(t, http.StatusServiceUnavailable, r.status, "%s", r.body)
+	require.Zero(t, b.count(t, "SELECT count(*) FROM river_job WHERE kind = 'process_delivery' AND (args->>'inbox_id')::bigint = $1 AND id > (SELECT min(id) FROM river_job WHERE (args->>'inbox_id')::bigint = $1)", id),
+		"the failed operation enqueued nothing")
+	_, err = b.pool.Exec(context.Background(), "ALTER TABLE replay_broken RENAME TO replay")
+	require.NoError(t, err)
+	r = b.do(t, http.MethodPost, path, "", key)
+	require.Equal(t, http.StatusAccepted, r.status, "the key was released, so the retry ran")
+}

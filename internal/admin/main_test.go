@@ -1,0 +1,158 @@
+package admin_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+	"github.com/stretchr/testify/require"
+
+	"github.com/hookinbox/hookinbox/handlers"
+	"github.com/hookinbox/hookinbox/ingest"
+	"github.com/hookinbox/hookinbox/internal/admin"
+	"github.com/hookinbox/hookinbox/internal/testdb"
+	"github.com/hookinbox/hookinbox/internal/testlog"
+	"github.com/hookinbox/hookinbox/jobs"
+)
+
+func TestMain(m *testing.M) { testdb.Main(m) }
+
+const token = "test-admin-token"
+
+type testBundle struct {
+	pool    *pgxpool.Pool
+	river   *river.Client[pgx.Tx]
+	inbox   *ingest.Inbox
+	baseURL string
+	client  *http.Client
+}
+
+type setupOpts struct {
+	cfg      func(*admin.Config)
+	noWorker bool // jobs stay queued, for tests that inspect them
+}
+
+type fastRetry struct{}
+
+func (fastRetry) NextRetry(*rivertype.JobRow) time.Time { return time.Now().Add(10 * time.Millisecond) }
+
+func setup(t *testing.T) *testBundle { return setupWith(t, setupOpts{}) }
+
+func setupWith(t *testing.T, opts setupOpts) *testBundle {
+	t.Helper()
+	logger, _ := testlog.New(t)
+	pool := testdb.New(t)
+	var rc *river.Client[pgx.Tx]
+	if opts.noWorker {
+		var err error
+		rc, err = jobs.NewClient(pool, jobs.ClientConfig{InsertOnly: true, Logger: logger})
+		require.NoError(t, err)
+	} else {
+		rc = startWorker(t, pool)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	cfg := admin.Config{Token: token, Listen: ln.Addr().String(), Pool: pool, River: rc, Logger: logger,
+		Sources: []string{"github", "stripe", "billing"}}
+	if opts.cfg != nil {
+		opts.cfg(&cfg)
+	}
+	srv, err := admin.NewServer(cfg)
+	require.NoError(t, err)
+	go srv.Serve(ln) //nolint:errcheck // ends with Shutdown
+	t.Cleanup(func() {
+		shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(shutCtx)
+	})
+	return &testBundle{pool: pool, river: rc, inbox: ingest.NewInbox(pool, rc),
+		baseURL: "http://" + ln.Addr().String(), client: &http.Client{Timeout: 10 * time.Second}}
+}
+
+// startWorker runs a River client working every hookinbox job on pool
+// (with no handlers registered: deliveries end up skipped).
+func startWorker(t *testing.T, pool *pgxpool.Pool) *river.Client[pgx.Tx] {
+	t.Helper()
+	logger, _ := testlog.New(t)
+	rc, err := jobs.NewClient(pool, jobs.ClientConfig{Registry: handlers.NewRegistry(handlers.Config{Logger: logger}),
+		RetryPolicy: fastRetry{}, FetchPollInterval: 100 * time.Millisecond, Logger: logger})
+	require.NoError(t, err)
+	require.NoError(t, rc.Start(context.Background()))
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = rc.Stop(ctx)
+	})
+	return rc
+}
+
+// deliver stores a delivery as ingest does and returns its inbox id.
+func (b *testBundle) deliver(t *testing.T, source, deliveryID, eventType string, payload string) int64 {
+	t.Helper()
+	rec, err := b.inbox.Record(context.Background(), ingest.Delivery{
+		Source: source, DeliveryID: deliveryID, EventType: eventType,
+		Headers: http.Header{"Content-Type": {"application/json"}, "X-Github-Delivery": {deliveryID}}, Payload: []byte(payload),
+	})
+	require.NoError(t, err)
+	return rec.ID
+}
+
+type response struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+func (r response) json(t *testing.T, v any) {
+	t.Helper()
+	require.NoError(t, json.Unmarshal(r.body, v), "body: %s", r.body)
+}
+
+func (r response) errorCode(t *testing.T) string {
+	t.Helper()
+	var e struct {
+		Error struct{ Code string } `json:"error"`
+	}
+	r.json(t, &e)
+	return e.Error.Code
+}
+
+// do sends a request with the admin token unless header sets Authorization.
+func (b *testBundle) do(t *testing.T, method, path, body string, header map[string]string) response {
+	t.Helper()
+	req, err := http.NewRequest(method, b.baseURL+path, strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+token)
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for k, v := range header {
+		if v == "" {
+			req.Header.Del(k)
+		} else {
+			req.Header.Set(k, v)
+		}
+	}
+	resp, err := b.client.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return response{status: resp.StatusCode, header: resp.Header, body: raw}
+}
+
+func (b *testBundle) count(t *testing.T, sql string, args ...any) int {
+	t.Helper()
+	var n int
+	require.NoError(t, b.pool.QueryRow(context.Background(), sql, args...).Scan(&n))
+	return n
+}

@@ -1,0 +1,155 @@
+// Package admin serves the operators' API on its own listener: browse and
+// replay deliveries, recover what providers failed to deliver, the River UI
+// and Prometheus metrics. Every mutating route follows the Idempotency-Key
+// contract (idempotency.go).
+package admin
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/adaptor"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+)
+
+// Recovery recovers one source's missed deliveries since a time and
+// returns the JSON-able result.
+type Recovery func(ctx context.Context, since time.Time) (any, error)
+
+// Config configures the admin server.
+type Config struct {
+	// Token is required as a bearer token or Basic password. Empty means no
+	// authentication, which NewServer accepts only for a loopback Listen.
+	Token string
+
+	// Listen is the address the server will be bound to; used to refuse an
+	// unauthenticated non-loopback listener. Required.
+	Listen string
+
+	Pool  *pgxpool.Pool         // Required.
+	River *river.Client[pgx.Tx] // Required: replays are enqueued with it.
+
+	// IdempotencyTTL is how long an Idempotency-Key is remembered.
+	// Defaults to 24h.
+	IdempotencyTTL time.Duration
+
+	// IdempotencyLock is how long a request holds its key before another
+	// request with the key may take it over (the holder is presumed dead).
+	// Defaults to 2m.
+	IdempotencyLock time.Duration
+
+	// Metrics serves GET /metrics. Nil: not served.
+	Metrics http.Handler
+
+	// RiverUI serves the River UI under /riverui/. Nil: not served.
+	RiverUI http.Handler
+
+	// Redeliver and Reconcile hold, per source name, the GitHub redelivery
+	// and the Stripe reconciliation of sources configured for them.
+	Redeliver map[string]Recovery
+	Reconcile map[string]Recovery
+
+	// Sources lists every configured source name, to tell an unknown source
+	// (404) from one not configured for recovery (409).
+	Sources []string
+
+	// Logger defaults to a discard logger.
+	Logger *slog.Logger
+}
+
+func (c Config) WithDefaults() Config {
+	if c.IdempotencyTTL == 0 {
+		c.IdempotencyTTL = 24 * time.Hour
+	}
+	if c.IdempotencyLock == 0 {
+		c.IdempotencyLock = 2 * time.Minute
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return c
+}
+
+// ErrNoTokenOffLoopback refuses an admin API that anyone on the network
+// could use.
+var ErrNoTokenOffLoopback = errors.New("admin.token is empty: the admin listener may then only bind to loopback (e.g. 127.0.0.1:8081); set admin.token (HOOKINBOX_ADMIN_TOKEN) to listen elsewhere")
+
+func (c Config) validate() error {
+	if c.Pool == nil || c.River == nil {
+		return errors.New("admin: Pool and River are required")
+	}
+	if c.Token == "" && !isLoopback(c.Listen) {
+		return ErrNoTokenOffLoopback
+	}
+	return nil
+}
+
+func isLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// Server is the admin HTTP server.
+type Server struct {
+	cfg    Config
+	logger *slog.Logger
+	app    *fiber.App
+}
+
+func NewServer(cfg Config) (*Server, error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, logger: cfg.Logger}
+	s.app = fiber.New(fiber.Config{
+		AppName:               "hookinbox-admin",
+		DisableStartupMessage: true,
+		BodyLimit:             1 << 20,
+		ReadTimeout:           30 * time.Second,
+		IdleTimeout:           120 * time.Second,
+		ErrorHandler:          s.errorHandler,
+	})
+	s.app.Get("/healthz", func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "ok"}) })
+	s.app.Use(s.authenticate)
+
+	s.app.Get("/admin/deliveries", s.listDeliveries)
+	s.app.Get("/admin/deliveries/:id", s.getDelivery)
+	s.app.Post("/admin/deliveries/:id/replay", s.mutation("replay_delivery", s.replayDelivery))
+	s.app.Post("/admin/replays", s.mutation("bulk_replay", s.createBulkReplay))
+	s.app.Get("/admin/replays/:id", s.getBulkReplay)
+	s.app.Post("/admin/sources/:name/redeliver", s.mutation("github_redeliver", s.recover(cfg.Redeliver, "github")))
+	s.app.Post("/admin/sources/:name/reconcile", s.mutation("stripe_reconcile", s.recover(cfg.Reconcile, "stripe")))
+	if cfg.Metrics != nil {
+		s.app.Get("/metrics", adaptor.HTTPHandler(cfg.Metrics))
+	}
+	if cfg.RiverUI != nil {
+		ui := adaptor.HTTPHandler(cfg.RiverUI)
+		s.app.All("/riverui", ui)
+		s.app.All("/riverui/*", ui)
+	}
+	return s, nil
+}
+
+// Serve answers on ln until Shutdown.
+func (s *Server) Serve(ln net.Listener) error { return s.app.Listener(ln) }
+
+// Shutdown stops accepting and waits, bounded by ctx, for requests.
+func (s *Server) Shutdown(ctx context.Context) error { return s.app.ShutdownWithContext(ctx) }
+
+func bytesReader(b []byte) *bytes.Reader { return bytes.NewReader(b) }

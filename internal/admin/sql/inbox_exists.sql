@@ -1,0 +1,1 @@
+SELECT source, delivery_id FROM inbox WHERE id = @id

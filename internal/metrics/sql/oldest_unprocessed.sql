@@ -1,0 +1,3 @@
+SELECT coalesce(extract(epoch FROM now() - min(received_at)), 0)::float8
+FROM inbox
+WHERE status = 'received'
