@@ -22,6 +22,10 @@ commands:
   serve     migrate, then receive webhooks and process them
   migrate   apply database migrations and exit
   send      sign a sample (or your) payload as a provider would and POST it
+  deliveries [ID]
+            list stored deliveries (filters: --source, --status, ...), or show one
+  replay ID | replay --status failed [...]
+            replay one delivery, or start a bulk replay and follow it
   stub-downstream
             a stand-in for the APIs the shipped handlers call, for trying them out
 
@@ -54,6 +58,10 @@ func run(ctx context.Context, args []string, e env) int {
 		err = migrateCmd(ctx, args[1:], e)
 	case "send":
 		err = sendCmd(ctx, args[1:], e)
+	case "deliveries":
+		err = deliveriesCmd(ctx, args[1:], e)
+	case "replay":
+		err = replayCmd(ctx, args[1:], e)
 	case "stub-downstream":
 		err = stubDownstreamCmd(ctx, args[1:], e)
 	case "-h", "--help", "help":

@@ -23,9 +23,12 @@ import (
 
 func TestMain(m *testing.M) { testdb.Main(m) }
 
+const adminToken = "cmd-test-admin-token"
+
 type testBundle struct {
 	configPath string
 	listen     string
+	adminAddr  string
 	env        env
 	stderr     *testlog.Buffer
 }
@@ -52,7 +55,9 @@ func setupEnv(t *testing.T, databaseURL string, extra map[string]string) *testBu
 	path := filepath.Join(dir, "hookinbox.yaml")
 	require.NoError(t, os.WriteFile(path, []byte(cfg), 0o600))
 
-	vars := map[string]string{"HOOKINBOX_LISTEN": listen, "DATABASE_URL": databaseURL}
+	adminAddr := freeAddr(t)
+	vars := map[string]string{"HOOKINBOX_LISTEN": listen, "DATABASE_URL": databaseURL,
+		"HOOKINBOX_ADMIN_LISTEN": adminAddr, "HOOKINBOX_ADMIN_TOKEN": adminToken}
 	for k, v := range extra {
 		vars[k] = v
 	}
@@ -60,6 +65,7 @@ func setupEnv(t *testing.T, databaseURL string, extra map[string]string) *testBu
 	return &testBundle{
 		configPath: path,
 		listen:     listen,
+		adminAddr:  adminAddr,
 		stderr:     stderr,
 		env: env{stdout: &testlog.Buffer{}, stderr: stderr, lookup: func(k string) (string, bool) {
 			v, ok := vars[k]

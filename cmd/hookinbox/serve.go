@@ -13,7 +13,9 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/hookinbox/hookinbox/ingest"
+	"github.com/hookinbox/hookinbox/internal/admin"
 	"github.com/hookinbox/hookinbox/internal/config"
+	"github.com/hookinbox/hookinbox/internal/metrics"
 	"github.com/hookinbox/hookinbox/jobs"
 	"github.com/hookinbox/hookinbox/migrations"
 )
@@ -55,14 +57,25 @@ func serveCmd(ctx context.Context, args []string, e env) error {
 	if err != nil {
 		return err
 	}
-	riverClient, err := jobs.NewClient(db.pool, jobs.ClientConfig{Registry: registry, Logger: logger})
+	m := metrics.New(db.pool, logger)
+	periodic, addRecoveryWorker := recoveryJobs(cfg, db.pool, logger)
+	riverClient, err := jobs.NewClient(db.pool, jobs.ClientConfig{
+		Registry: registry, Logger: logger, ObserveDelivery: m.ObserveDelivery,
+		PeriodicJobs: periodic, AddWorkers: addRecoveryWorker,
+	})
+	if err != nil {
+		return err
+	}
+	inbox := ingest.NewInbox(db.pool, riverClient)
+	adminSrv, err := newAdmin(ctx, cfg, db.pool, riverClient, inbox, m, logger)
 	if err != nil {
 		return err
 	}
 	var ready atomic.Bool
 	srv, err := ingest.NewServer(ingest.Config{
 		Sources: sources,
-		Inbox:   ingest.NewInbox(db.pool, riverClient),
+		Inbox:   inbox,
+		Observe: m.ObserveIngest,
 		Ready: func(ctx context.Context) error {
 			if !ready.Load() {
 				return errors.New("starting: waiting for the database")
@@ -80,9 +93,17 @@ func serveCmd(ctx context.Context, args []string, e env) error {
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	serveErr := make(chan error, 1)
+	adminLn, err := net.Listen("tcp", cfg.Admin.Listen)
+	if err != nil {
+		ln.Close()
+		return fmt.Errorf("admin listen: %w", err)
+	}
+	serveErr := make(chan error, 2)
 	go func() { serveErr <- srv.Serve(ln) }()
+	go func() { serveErr <- adminSrv.Serve(adminLn) }()
 	logger.Info("hookinbox listening", "addr", ln.Addr().String(), "sources", names)
+	logger.Info("admin listening", "addr", adminLn.Addr().String(), "river_ui", "http://"+adminLn.Addr().String()+"/riverui/",
+		"authenticated", cfg.Admin.Token != "")
 
 	// The listener is up before the database: /healthz answers and /readyz
 	// says 503 while we wait, so an orchestrator can tell the two apart.
@@ -100,11 +121,11 @@ func serveCmd(ctx context.Context, args []string, e env) error {
 	case <-ctx.Done():
 		logger.Info("shutting down", "budget", cfg.ShutdownTimeout.Std().String())
 	case err := <-serveErr:
-		logger.Error("ingest listener failed", "error", err)
+		logger.Error("listener failed", "error", err)
 	}
 	cancelStart()
 	<-startDone
-	shutdown(srv, riverClient, ready.Load(), cfg.ShutdownTimeout.Std(), logger)
+	shutdown(srv, adminSrv, riverClient, ready.Load(), cfg.ShutdownTimeout.Std(), logger)
 	return nil
 }
 
@@ -150,11 +171,14 @@ func startWorkers(ctx context.Context, db *database, rc *river.Client[pgx.Tx], m
 // shutdown stops taking requests, lets in-flight ones and running jobs
 // finish within budget, then cancels what is left. A job cancelled here
 // rolls back and is retried by the next process: nothing is lost.
-func shutdown(srv *ingest.Server, rc *river.Client[pgx.Tx], riverStarted bool, budget time.Duration, logger *slog.Logger) {
+func shutdown(srv *ingest.Server, adminSrv *admin.Server, rc *river.Client[pgx.Tx], riverStarted bool, budget time.Duration, logger *slog.Logger) {
 	ctx, cancel := context.WithTimeout(context.Background(), budget)
 	defer cancel()
 	if err := srv.Shutdown(ctx); err != nil {
 		logger.Warn("ingest shutdown", "error", err)
+	}
+	if err := adminSrv.Shutdown(ctx); err != nil {
+		logger.Warn("admin shutdown", "error", err)
 	}
 	if !riverStarted {
 		return

@@ -14,6 +14,8 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/hookinbox/hookinbox/internal/reconcile"
+	"github.com/hookinbox/hookinbox/internal/redeliver"
 	"github.com/hookinbox/hookinbox/verify"
 )
 
@@ -27,6 +29,7 @@ const (
 	DefaultReadTimeout       = 10 * time.Second
 	DefaultShutdownTimeout   = 20 * time.Second
 	DefaultDownstreamTimeout = 10 * time.Second
+	DefaultAdminListen       = "127.0.0.1:8081"
 )
 
 // Config is the whole file. Keys are part of the public interface: other
@@ -60,6 +63,43 @@ type Config struct {
 
 	// Downstream configures the example handlers' outgoing calls.
 	Downstream Downstream `yaml:"downstream"`
+
+	// Admin configures the operators' listener.
+	Admin Admin `yaml:"admin"`
+}
+
+// Admin configures the admin API, the River UI and /metrics.
+type Admin struct {
+	// Listen is the admin listener's address, apart from ingest's. Env
+	// HOOKINBOX_ADMIN_LISTEN overrides. Defaults to "127.0.0.1:8081".
+	Listen string `yaml:"listen"`
+
+	// Token is required from callers (Bearer, or the Basic password). Env
+	// HOOKINBOX_ADMIN_TOKEN overrides. Empty is allowed only when Listen is
+	// a loopback address.
+	Token string `yaml:"token"`
+
+	// IdempotencyTTL is how long an admin Idempotency-Key is remembered.
+	// Defaults to 24h.
+	IdempotencyTTL Duration `yaml:"idempotency_ttl"`
+}
+
+// GitHubAPI lets hookinbox ask GitHub about a source's webhook, to recover
+// deliveries GitHub failed to make.
+type GitHubAPI struct {
+	APIURL string `yaml:"api_url"` // Defaults to https://api.github.com/
+	Token  string `yaml:"token"`
+	Repo   string `yaml:"repo"` // owner/name for a repository hook, or
+	Org    string `yaml:"org"`  // an organisation for an org hook
+	HookID int64  `yaml:"hook_id"`
+	// RedeliverEvery runs the recovery periodically. Zero: only on request.
+	RedeliverEvery Duration `yaml:"redeliver_every"`
+}
+
+// StripeAPI lets hookinbox list a source's undelivered Stripe events.
+type StripeAPI struct {
+	APIKey  string `yaml:"api_key"`
+	APIBase string `yaml:"api_base"` // Defaults to https://api.stripe.com
 }
 
 // Downstream holds the URLs the shipped handlers call. With either URL
@@ -102,6 +142,12 @@ type Source struct {
 	// ResourceField (standard sources) is the dotted JSON path of the id of
 	// the resource an event is about, for ordering. Defaults to "data.id".
 	ResourceField string `yaml:"resource_field"`
+
+	// GitHub (github sources) enables recovering failed deliveries.
+	GitHub *GitHubAPI `yaml:"github"`
+
+	// Stripe (stripe sources) enables reconciling undelivered events.
+	Stripe *StripeAPI `yaml:"stripe"`
 }
 
 var sourceName = regexp.MustCompile(`^[a-z0-9-]{1,64}$`)
@@ -157,6 +203,12 @@ func Parse(raw []byte, lookup func(string) (string, bool)) (Config, error) {
 	}
 	if v, ok := lookup("DATABASE_URL"); ok && v != "" {
 		cfg.DatabaseURL = v
+	}
+	if v, ok := lookup("HOOKINBOX_ADMIN_LISTEN"); ok && v != "" {
+		cfg.Admin.Listen = v
+	}
+	if v, ok := lookup("HOOKINBOX_ADMIN_TOKEN"); ok && v != "" {
+		cfg.Admin.Token = v
 	}
 	cfg = cfg.WithDefaults()
 	if err := cfg.validate(); err != nil {
@@ -237,6 +289,12 @@ func (c Config) WithDefaults() Config {
 	if c.ShutdownTimeout == 0 {
 		c.ShutdownTimeout = Duration(DefaultShutdownTimeout)
 	}
+	if c.Admin.Listen == "" {
+		c.Admin.Listen = DefaultAdminListen
+	}
+	if c.Admin.IdempotencyTTL == 0 {
+		c.Admin.IdempotencyTTL = Duration(24 * time.Hour)
+	}
 	if c.Downstream.Timeout == 0 {
 		c.Downstream.Timeout = Duration(DefaultDownstreamTimeout)
 	}
@@ -284,6 +342,22 @@ func (c Config) validate() error {
 				return fmt.Errorf("%s.resource_field: only standard sources take a resource field", key)
 			}
 		}
+		if s.GitHub != nil {
+			if s.Provider != verify.ProviderGitHub {
+				return fmt.Errorf("%s.github: only github sources take GitHub API settings", key)
+			}
+			if err := s.RedeliverConfig().Validate(); err != nil {
+				return fmt.Errorf("%s.%w", key, err)
+			}
+		}
+		if s.Stripe != nil {
+			if s.Provider != verify.ProviderStripe {
+				return fmt.Errorf("%s.stripe: only stripe sources take Stripe API settings", key)
+			}
+			if err := s.ReconcileConfig().Validate(); err != nil {
+				return fmt.Errorf("%s.%w", key, err)
+			}
+		}
 		if err := checkURL(s.ForwardURL); err != nil {
 			return fmt.Errorf("%s.forward_url: %w", key, err)
 		}
@@ -311,6 +385,23 @@ func checkURL(raw string) error {
 		return fmt.Errorf("%q is not an absolute http(s) URL", raw)
 	}
 	return nil
+}
+
+// RedeliverConfig is the source's GitHub recovery settings (zero if none).
+func (s Source) RedeliverConfig() redeliver.Config {
+	if s.GitHub == nil {
+		return redeliver.Config{}
+	}
+	return redeliver.Config{Source: s.Name, APIURL: s.GitHub.APIURL, Token: s.GitHub.Token,
+		Repo: s.GitHub.Repo, Org: s.GitHub.Org, HookID: s.GitHub.HookID}
+}
+
+// ReconcileConfig is the source's Stripe recovery settings (zero if none).
+func (s Source) ReconcileConfig() reconcile.Config {
+	if s.Stripe == nil {
+		return reconcile.Config{}
+	}
+	return reconcile.Config{Source: s.Name, APIKey: s.Stripe.APIKey, APIBase: s.Stripe.APIBase}
 }
 
 // Verifier builds the source's signature verifier.

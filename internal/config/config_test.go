@@ -36,6 +36,8 @@ sources:
 	require.Equal(t, 5*time.Minute, cfg.Sources[0].Tolerance.Std())
 	require.Equal(t, []string{`whsec_x"quoted: yes`}, cfg.Sources[1].Secrets)
 	require.Equal(t, 90*time.Second, cfg.Sources[1].Tolerance.Std())
+	require.Equal(t, DefaultAdminListen, cfg.Admin.Listen)
+	require.Equal(t, 24*time.Hour, cfg.Admin.IdempotencyTTL.Std())
 
 	cfg, err = Parse(raw, envOf(map[string]string{"GH_SECRET": "x", "DATABASE_URL": "postgres://db/x"}))
 	require.NoError(t, err)
@@ -57,6 +59,9 @@ func TestParseErrorsNameTheKey(t *testing.T) {
 		{"forward_url on github", "sources: [{name: a, provider: github, secrets: [x], forward_url: 'http://x'}]", `sources[0] (a).forward_url: only standard sources forward`},
 		{"relative forward_url", "sources: [{name: a, provider: standard, secrets: [eA==], forward_url: '/x'}]", `sources[0] (a).forward_url: "/x" is not an absolute http(s) URL`},
 		{"bad downstream url", "downstream: {fulfillment_url: 'ftp://x'}", `downstream.fulfillment_url: "ftp://x" is not`},
+		{"github block on stripe", "sources: [{name: a, provider: stripe, secrets: [x], github: {token: t, repo: o/r, hook_id: 1}}]", `sources[0] (a).github: only github sources`},
+		{"github block without token", "sources: [{name: a, provider: github, secrets: [x], github: {repo: o/r, hook_id: 1}}]", `sources[0] (a).github.token is required`},
+		{"stripe block without key", "sources: [{name: a, provider: stripe, secrets: [x], stripe: {}}]", `sources[0] (a).stripe.api_key is required`},
 		{"bad standard secret", "sources: [{name: a, provider: standard, secrets: [\"whsec_!!notbase64\"]}]", `sources[0] (a).secrets:`},
 	}
 	for _, tc := range cases {

@@ -1,0 +1,81 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"riverqueue.com/riverui"
+
+	"github.com/hookinbox/hookinbox/ingest"
+	"github.com/hookinbox/hookinbox/internal/admin"
+	"github.com/hookinbox/hookinbox/internal/config"
+	"github.com/hookinbox/hookinbox/internal/metrics"
+	"github.com/hookinbox/hookinbox/internal/reconcile"
+	"github.com/hookinbox/hookinbox/internal/redeliver"
+)
+
+// recoveryJobs returns the periodic GitHub redelivery jobs the config asks
+// for, and a function adding their worker.
+func recoveryJobs(cfg config.Config, pool *pgxpool.Pool, logger *slog.Logger) ([]*river.PeriodicJob, func(*river.Workers) error) {
+	configs := map[string]redeliver.Config{}
+	var periodic []*river.PeriodicJob
+	var window time.Duration
+	for _, s := range cfg.Sources {
+		if s.GitHub == nil {
+			continue
+		}
+		configs[s.Name] = s.RedeliverConfig()
+		if every := s.GitHub.RedeliverEvery.Std(); every > 0 {
+			periodic = append(periodic, redeliver.PeriodicJob(s.Name, every))
+			// Each pass looks back over two periods, so a delivery that
+			// failed just before a pass is seen by the next one too.
+			window = max(window, 2*every)
+			logger.Info("periodic GitHub redelivery enabled", "source", s.Name, "every", every.String())
+		}
+	}
+	return periodic, func(ws *river.Workers) error {
+		return river.AddWorkerSafely(ws, redeliver.NewWorker(pool, configs, window, logger))
+	}
+}
+
+// newAdmin builds the admin server with the River UI and metrics mounted.
+func newAdmin(ctx context.Context, cfg config.Config, pool *pgxpool.Pool, rc *river.Client[pgx.Tx],
+	inbox *ingest.Inbox, m *metrics.Metrics, logger *slog.Logger) (*admin.Server, error) {
+	ui, err := riverui.NewHandler(&riverui.HandlerOpts{
+		Endpoints: riverui.NewEndpoints(rc, nil),
+		Logger:    logger,
+		Prefix:    "/riverui",
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := ui.Start(ctx); err != nil {
+		return nil, err
+	}
+
+	ac := admin.Config{
+		Token: cfg.Admin.Token, Listen: cfg.Admin.Listen, Pool: pool, River: rc,
+		IdempotencyTTL: cfg.Admin.IdempotencyTTL.Std(), Metrics: m.Handler(), RiverUI: ui,
+		Redeliver: map[string]admin.Recovery{}, Reconcile: map[string]admin.Recovery{}, Logger: logger,
+	}
+	for _, s := range cfg.Sources {
+		ac.Sources = append(ac.Sources, s.Name)
+		if s.GitHub != nil {
+			rcfg := s.RedeliverConfig()
+			ac.Redeliver[s.Name] = func(ctx context.Context, since time.Time) (any, error) {
+				return redeliver.Redeliver(ctx, pool, rcfg, since)
+			}
+		}
+		if s.Stripe != nil {
+			scfg := s.ReconcileConfig()
+			ac.Reconcile[s.Name] = func(ctx context.Context, since time.Time) (any, error) {
+				return reconcile.Reconcile(ctx, inbox, scfg, since)
+			}
+		}
+	}
+	return admin.NewServer(ac)
+}

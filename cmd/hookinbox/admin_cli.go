@@ -1,0 +1,260 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/hookinbox/hookinbox/internal/config"
+)
+
+// adminClient calls the admin API of the configured (or --admin-url) server.
+type adminClient struct {
+	base  string
+	token string
+	http  *http.Client
+}
+
+// adminFlags registers the flags every admin command shares.
+func adminFlags(fs *flag.FlagSet, e env) (configPath, adminURL *string) {
+	return configFlag(fs, e), fs.String("admin-url", "", "admin API base URL (default: from admin.listen in the config)")
+}
+
+func newAdminClient(configPath, adminURL string, e env) (*adminClient, error) {
+	cfg, err := config.Load(configPath, e.lookup)
+	if err != nil {
+		return nil, err
+	}
+	base := adminURL
+	if base == "" {
+		base = listenURL(cfg.Admin.Listen)
+	}
+	return &adminClient{base: strings.TrimSuffix(base, "/"), token: cfg.Admin.Token, http: &http.Client{Timeout: 60 * time.Second}}, nil
+}
+
+// call sends one request. A POST carries an Idempotency-Key and is retried
+// with it on connection errors and 503s, so a retry never replays twice.
+func (a *adminClient) call(ctx context.Context, method, path string, body any, key string) (int, []byte, error) {
+	var payload []byte
+	if body != nil {
+		var err error
+		if payload, err = json.Marshal(body); err != nil {
+			return 0, nil, err
+		}
+	}
+	var lastErr error
+	for attempt := 0; attempt < 3; attempt++ {
+		if attempt > 0 {
+			time.Sleep(time.Duration(attempt) * time.Second)
+		}
+		req, err := http.NewRequestWithContext(ctx, method, a.base+path, bytes.NewReader(payload))
+		if err != nil {
+			return 0, nil, err
+		}
+		if a.token != "" {
+			req.Header.Set("Authorization", "Bearer "+a.token)
+		}
+		if body != nil {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		if key != "" {
+			req.Header.Set("Idempotency-Key", key)
+		}
+		resp, err := a.http.Do(req)
+		if err != nil {
+			lastErr = err
+			if method == http.MethodPost && key == "" {
+				break // not safe to repeat without a key
+			}
+			continue
+		}
+		raw, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			return 0, nil, err
+		}
+		if resp.StatusCode == http.StatusServiceUnavailable || resp.StatusCode == http.StatusConflict && key != "" {
+			lastErr = fmt.Errorf("%s %s: %s %s", method, path, resp.Status, bytes.TrimSpace(raw))
+			continue
+		}
+		if resp.StatusCode >= 300 {
+			return resp.StatusCode, raw, fmt.Errorf("%s %s: %s %s", method, path, resp.Status, bytes.TrimSpace(raw))
+		}
+		return resp.StatusCode, raw, nil
+	}
+	return 0, nil, lastErr
+}
+
+func newIdempotencyKey() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return "cli-" + hex.EncodeToString(b)
+}
+
+// deliveriesCmd lists deliveries, or shows one: `hookinbox deliveries [ID]`.
+func deliveriesCmd(ctx context.Context, args []string, e env) error {
+	fs := newFlagSet("deliveries", e)
+	configPath, adminURL := adminFlags(fs, e)
+	q := url.Values{}
+	filters := map[string]*string{}
+	for _, name := range []string{"source", "status", "event-type", "resource", "since", "until", "limit", "cursor"} {
+		filters[name] = fs.String(name, "", "filter: "+name)
+	}
+	asJSON := fs.Bool("json", false, "print the API's JSON")
+	id, rest := leadingID(args)
+	if err := parseFlags(fs, rest); err != nil {
+		return err
+	}
+	client, err := newAdminClient(*configPath, *adminURL, e)
+	if err != nil {
+		return err
+	}
+	if id != "" {
+		_, raw, err := client.call(ctx, http.MethodGet, "/admin/deliveries/"+id, nil, "")
+		if err != nil {
+			return err
+		}
+		return printJSON(e, raw)
+	}
+	for name, v := range filters {
+		if *v != "" {
+			q.Set(strings.ReplaceAll(name, "-", "_"), *v)
+		}
+	}
+	_, raw, err := client.call(ctx, http.MethodGet, "/admin/deliveries?"+q.Encode(), nil, "")
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return printJSON(e, raw)
+	}
+	var page struct {
+		Items []struct {
+			ID         int64     `json:"id"`
+			Source     string    `json:"source"`
+			DeliveryID string    `json:"delivery_id"`
+			EventType  string    `json:"event_type"`
+			Status     string    `json:"status"`
+			ReceivedAt time.Time `json:"received_at"`
+			LastError  *string   `json:"last_error"`
+		} `json:"items"`
+		NextCursor *string `json:"next_cursor"`
+	}
+	if err := json.Unmarshal(raw, &page); err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tRECEIVED\tSOURCE\tEVENT\tSTATUS\tDELIVERY ID\tLAST ERROR")
+	for _, d := range page.Items {
+		lastErr := ""
+		if d.LastError != nil {
+			lastErr, _, _ = strings.Cut(*d.LastError, "\n")
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", d.ID, d.ReceivedAt.Local().Format(time.DateTime),
+			d.Source, d.EventType, d.Status, d.DeliveryID, lastErr)
+	}
+	tw.Flush()
+	if page.NextCursor != nil {
+		fmt.Fprintf(e.stdout, "more: hookinbox deliveries --cursor %s\n", *page.NextCursor)
+	}
+	return nil
+}
+
+// replayCmd replays one delivery (`hookinbox replay ID`) or, given a
+// filter, starts a bulk replay and follows its progress.
+func replayCmd(ctx context.Context, args []string, e env) error {
+	fs := newFlagSet("replay", e)
+	configPath, adminURL := adminFlags(fs, e)
+	source := fs.String("source", "", "bulk: only this source")
+	status := fs.String("status", "", "bulk: only deliveries with this status (e.g. failed)")
+	eventType := fs.String("event-type", "", "bulk: only this event type")
+	since := fs.String("since", "", "bulk: received at or after (RFC 3339)")
+	until := fs.String("until", "", "bulk: received before (RFC 3339)")
+	limit := fs.Int("limit", 0, "bulk: at most this many (default 1000)")
+	key := fs.String("key", "", "Idempotency-Key (default: a fresh one; reuse one to make a repeated command a no-op)")
+	wait := fs.Bool("wait", true, "bulk: wait until every replay has run")
+	id, rest := leadingID(args)
+	if err := parseFlags(fs, rest); err != nil {
+		return err
+	}
+	client, err := newAdminClient(*configPath, *adminURL, e)
+	if err != nil {
+		return err
+	}
+	if *key == "" {
+		*key = newIdempotencyKey()
+	}
+	if id != "" {
+		_, raw, err := client.call(ctx, http.MethodPost, "/admin/deliveries/"+id+"/replay", nil, *key)
+		if err != nil {
+			return err
+		}
+		return printJSON(e, raw)
+	}
+	if *source == "" && *status == "" && *eventType == "" && *since == "" && *until == "" {
+		return errors.New("give a delivery id, or a filter (--status failed, --source, --event-type, --since, --until) for a bulk replay")
+	}
+	filter := map[string]any{"source": *source, "status": *status, "event_type": *eventType, "since": *since, "until": *until, "limit": *limit}
+	_, raw, err := client.call(ctx, http.MethodPost, "/admin/replays", filter, *key)
+	if err != nil {
+		return err
+	}
+	var progress struct {
+		ID       int64  `json:"id"`
+		State    string `json:"state"`
+		Matched  int    `json:"matched"`
+		Enqueued int    `json:"enqueued"`
+		Done     int    `json:"done"`
+	}
+	for {
+		if err := json.Unmarshal(raw, &progress); err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stdout, "bulk replay %d: %s, matched %d, enqueued %d, done %d\n",
+			progress.ID, progress.State, progress.Matched, progress.Enqueued, progress.Done)
+		if !*wait || progress.State == "finished" && progress.Done >= progress.Enqueued {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Second):
+		}
+		if _, raw, err = client.call(ctx, http.MethodGet, "/admin/replays/"+strconv.FormatInt(progress.ID, 10), nil, ""); err != nil {
+			return err
+		}
+	}
+}
+
+// leadingID splits a numeric first argument from the flags after it.
+func leadingID(args []string) (string, []string) {
+	if len(args) > 0 {
+		if _, err := strconv.ParseInt(args[0], 10, 64); err == nil {
+			return args[0], args[1:]
+		}
+	}
+	return "", args
+}
+
+func printJSON(e env, raw []byte) error {
+	var out bytes.Buffer
+	if err := json.Indent(&out, raw, "", "  "); err != nil {
+		_, err = e.stdout.Write(raw)
+		return err
+	}
+	out.WriteByte('\n')
+	_, err := out.WriteTo(e.stdout)
+	return err
+}

@@ -1,0 +1,114 @@
+package main
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/hookinbox/hookinbox/internal/testdb"
+	"github.com/hookinbox/hookinbox/internal/testlog"
+)
+
+// get fetches an admin URL, with the token unless auth is false.
+func (b *testBundle) adminGet(t *testing.T, path string, auth bool) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, "http://"+b.adminAddr+path, nil)
+	require.NoError(t, err)
+	if auth {
+		req.SetBasicAuth("ops", adminToken)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp.StatusCode, string(body)
+}
+
+func TestServeAdminMetricsAndRiverUI(t *testing.T) {
+	t.Parallel()
+	b := setup(t, testdb.URL(t))
+	b.serve(t)
+	code, out := b.send(t, "--source", "github", "--event", "issues")
+	require.Equal(t, 0, code, out)
+
+	status, body := b.adminGet(t, "/admin/deliveries", true)
+	require.Equal(t, http.StatusOK, status, body)
+	require.Contains(t, body, `"event_type":"issues"`)
+
+	require.Eventually(t, func() bool {
+		_, body = b.adminGet(t, "/metrics", true)
+		return strings.Contains(body, `hookinbox_handler_runs_total{event_type="issues",outcome="processed"} 1`)
+	}, 10*time.Second, 50*time.Millisecond, "metrics:\n%s", body)
+	for _, want := range []string{
+		`hookinbox_deliveries_total{outcome="accepted",source="github"} 1`,
+		`hookinbox_ingest_request_duration_seconds_count{outcome="accepted",source="github"} 1`,
+		`hookinbox_inbox_rows{status="processed"}`,
+		`hookinbox_oldest_unprocessed_delivery_age_seconds 0`,
+		`hookinbox_river_jobs{queue="deliveries",state="completed"} 1`,
+		`hookinbox_table_size_bytes{table="inbox"}`,
+		`hookinbox_table_oldest_row_age_seconds{table="api_idempotency"} 0`,
+		`hookinbox_db_scrape_error 0`,
+	} {
+		require.Contains(t, body, want)
+	}
+
+	// The River UI, behind the same auth.
+	status, body = b.adminGet(t, "/riverui/", true)
+	require.Equal(t, http.StatusOK, status)
+	require.Contains(t, body, "<html")
+	status, body = b.adminGet(t, "/riverui/api/queues", true)
+	require.Equal(t, http.StatusOK, status, body)
+	require.Contains(t, body, `"name":"deliveries"`)
+	for _, path := range []string{"/riverui/", "/riverui/api/queues", "/metrics", "/admin/deliveries"} {
+		status, _ = b.adminGet(t, path, false)
+		require.Equal(t, http.StatusUnauthorized, status, path)
+	}
+}
+
+// run executes a command with the bundle's config and returns its exit
+// code and output.
+func (b *testBundle) run(t *testing.T, args ...string) (int, string) {
+	t.Helper()
+	out := &testlog.Buffer{}
+	e := b.env
+	e.stdout, e.stderr = out, out
+	code := run(context.Background(), append(args, "--config", b.configPath), e)
+	return code, out.String()
+}
+
+func TestDeliveriesAndReplayCommands(t *testing.T) {
+	t.Parallel()
+	b := setup(t, testdb.URL(t))
+	b.serve(t)
+	code, out := b.send(t, "--source", "github", "--event", "issues")
+	require.Equal(t, 0, code, out)
+
+	code, out = b.run(t, "deliveries")
+	require.Equal(t, 0, code, out)
+	require.Regexp(t, `(?m)^ID\s+RECEIVED\s+SOURCE\s+EVENT\s+STATUS`, out)
+	require.Regexp(t, `(?m)^1\s+\S+ \S+\s+github\s+issues\s+`, out)
+
+	code, out = b.run(t, "deliveries", "1")
+	require.Equal(t, 0, code, out)
+	require.Contains(t, out, `"attempts": [`)
+
+	code, out = b.run(t, "replay", "1")
+	require.Equal(t, 0, code, out)
+	require.Contains(t, out, `"replay_id": 1`)
+
+	code, out = b.run(t, "replay", "--source", "github", "--event-type", "issues")
+	require.Equal(t, 0, code, out)
+	require.Regexp(t, `bulk replay 1: finished, matched 1, enqueued 1, done 1\n$`, out)
+
+	code, out = b.run(t, "deliveries", "--status", "exploded")
+	require.Equal(t, 0, code, out, "an unknown status filter simply matches nothing")
+	code, out = b.run(t, "deliveries", "--since", "yesterday")
+	require.Equal(t, 1, code)
+	require.Contains(t, out, "400 Bad Request")
+}
