@@ -45,6 +45,18 @@ type ClientConfig struct {
 	// how long it took.
 	ObserveDelivery func(eventType, outcome string, d time.Duration)
 
+	// Retention, when set, runs the retention pass every RetentionEvery
+	// (River's leader enqueues it: one runner cluster-wide).
+	Retention      *RetentionConfig
+	RetentionEvery time.Duration
+
+	// RiverCompletedRetention, RiverCancelledRetention and
+	// RiverDiscardedRetention are how long River keeps finished jobs.
+	// Defaults to River's (24h, 24h, 7d).
+	RiverCompletedRetention time.Duration
+	RiverCancelledRetention time.Duration
+	RiverDiscardedRetention time.Duration
+
 	// PeriodicJobs and AddWorkers bring jobs from outside the handlers, such
 	// as the periodic GitHub redelivery.
 	PeriodicJobs []*river.PeriodicJob
@@ -70,7 +82,10 @@ func (c ClientConfig) WithDefaults() ClientConfig {
 // NewClient builds the River client with every hookinbox worker registered.
 func NewClient(pool *pgxpool.Pool, cfg ClientConfig) (*river.Client[pgx.Tx], error) {
 	cfg = cfg.WithDefaults()
-	rc := &river.Config{Logger: cfg.Logger, MaxAttempts: cfg.MaxAttempts, RetryPolicy: cfg.RetryPolicy, FetchPollInterval: cfg.FetchPollInterval}
+	rc := &river.Config{Logger: cfg.Logger,
+		CompletedJobRetentionPeriod: cfg.RiverCompletedRetention,
+		CancelledJobRetentionPeriod: cfg.RiverCancelledRetention,
+		DiscardedJobRetentionPeriod: cfg.RiverDiscardedRetention, MaxAttempts: cfg.MaxAttempts, RetryPolicy: cfg.RetryPolicy, FetchPollInterval: cfg.FetchPollInterval}
 	if !cfg.InsertOnly {
 		if cfg.Registry == nil {
 			return nil, errors.New("jobs: ClientConfig.Registry is required to work jobs")
@@ -91,6 +106,12 @@ func NewClient(pool *pgxpool.Pool, cfg ClientConfig) (*river.Client[pgx.Tx], err
 			}
 		}
 		rc.PeriodicJobs = cfg.PeriodicJobs
+		if cfg.Retention != nil {
+			if err := river.AddWorkerSafely(workers, NewRetentionWorker(pool, *cfg.Retention, cfg.Logger)); err != nil {
+				return nil, err
+			}
+			rc.PeriodicJobs = append(rc.PeriodicJobs, RetentionPeriodicJob(cfg.RetentionEvery))
+		}
 		rc.Workers = workers
 		rc.Queues = map[string]river.QueueConfig{
 			QueueDeliveries:          {MaxWorkers: cfg.MaxWorkers},

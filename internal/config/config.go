@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/url"
 	"os"
 	"regexp"
@@ -66,6 +67,55 @@ type Config struct {
 
 	// Admin configures the operators' listener.
 	Admin Admin `yaml:"admin"`
+
+	// Retention says how long rows are kept.
+	Retention Retention `yaml:"retention"`
+
+	// Log configures logging.
+	Log Log `yaml:"log"`
+}
+
+// Log configures the process's logs.
+type Log struct {
+	// Format is "text" or "json". Defaults to "text".
+	Format string `yaml:"format"`
+	// Level is "debug", "info", "warn" or "error". Defaults to "info".
+	Level string `yaml:"level"`
+}
+
+// ReplayHorizon is the longest time after which we know a provider may
+// send a delivery again: GitHub keeps deliveries for manual redelivery for
+// 3 days, and Stripe retries for up to 3 days. An inbox row deleted sooner
+// turns such a late retry into a new delivery.
+const ReplayHorizon = 72 * time.Hour
+
+// Retention is a correctness setting before it is a disk setting: once an
+// inbox row is deleted, a retry of that delivery is processed as new.
+type Retention struct {
+	// Inbox is how long processed deliveries are kept; sources may
+	// override it. Must be at least ReplayHorizon unless a source sets
+	// allow_short_retention. Defaults to 30d.
+	Inbox Duration `yaml:"inbox"`
+
+	// IdempotencyKeys is how long admin Idempotency-Key rows are kept.
+	// Defaults to 7d.
+	IdempotencyKeys Duration `yaml:"idempotency_keys"`
+
+	// RiverCompleted, RiverCancelled and RiverDiscarded are how long River
+	// keeps finished jobs. Defaults: 24h, 7d, 7d.
+	RiverCompleted Duration `yaml:"river_completed"`
+	RiverCancelled Duration `yaml:"river_cancelled"`
+	RiverDiscarded Duration `yaml:"river_discarded"`
+
+	// Every is how often the retention job runs (leader only). Defaults to 1h.
+	Every Duration `yaml:"every"`
+
+	// BatchSize is how many rows one delete removes. Defaults to 5000.
+	BatchSize int `yaml:"batch_size"`
+
+	// Pause is the rest between batches, so deletion never starves ingest.
+	// Defaults to 100ms.
+	Pause Duration `yaml:"pause"`
 }
 
 // Admin configures the admin API, the River UI and /metrics.
@@ -148,6 +198,13 @@ type Source struct {
 
 	// Stripe (stripe sources) enables reconciling undelivered events.
 	Stripe *StripeAPI `yaml:"stripe"`
+
+	// Retention overrides retention.inbox for this source.
+	Retention Duration `yaml:"retention"`
+
+	// AllowShortRetention accepts a retention below ReplayHorizon, and with
+	// it that a late retry of a deleted delivery is processed as new.
+	AllowShortRetention bool `yaml:"allow_short_retention"`
 }
 
 var sourceName = regexp.MustCompile(`^[a-z0-9-]{1,64}$`)
@@ -295,6 +352,25 @@ func (c Config) WithDefaults() Config {
 	if c.Admin.IdempotencyTTL == 0 {
 		c.Admin.IdempotencyTTL = Duration(24 * time.Hour)
 	}
+	r := &c.Retention
+	for d, def := range map[*Duration]time.Duration{
+		&r.Inbox: 30 * 24 * time.Hour, &r.IdempotencyKeys: 7 * 24 * time.Hour,
+		&r.RiverCompleted: 24 * time.Hour, &r.RiverCancelled: 7 * 24 * time.Hour, &r.RiverDiscarded: 7 * 24 * time.Hour,
+		&r.Every: time.Hour, &r.Pause: 100 * time.Millisecond,
+	} {
+		if *d == 0 {
+			*d = Duration(def)
+		}
+	}
+	if r.BatchSize == 0 {
+		r.BatchSize = 5000
+	}
+	if c.Log.Format == "" {
+		c.Log.Format = "text"
+	}
+	if c.Log.Level == "" {
+		c.Log.Level = "info"
+	}
 	if c.Downstream.Timeout == 0 {
 		c.Downstream.Timeout = Duration(DefaultDownstreamTimeout)
 	}
@@ -317,6 +393,15 @@ func (c Config) WithDefaults() Config {
 func (c Config) validate() error {
 	if c.MaxBodyBytes < 0 {
 		return errors.New("max_body_bytes: must be positive")
+	}
+	if c.Log.Format != "text" && c.Log.Format != "json" {
+		return fmt.Errorf("log.format: %q (want text or json)", c.Log.Format)
+	}
+	if _, ok := LogLevels[c.Log.Level]; !ok {
+		return fmt.Errorf("log.level: %q (want debug, info, warn or error)", c.Log.Level)
+	}
+	if c.Retention.BatchSize < 1 {
+		return errors.New("retention.batch_size: must be positive")
 	}
 	for key, u := range map[string]string{"downstream.fulfillment_url": c.Downstream.FulfillmentURL, "downstream.payments_url": c.Downstream.PaymentsURL} {
 		if err := checkURL(u); err != nil {
@@ -341,6 +426,16 @@ func (c Config) validate() error {
 			if s.ResourceField != "" {
 				return fmt.Errorf("%s.resource_field: only standard sources take a resource field", key)
 			}
+		}
+		if keep := c.InboxRetention(s); keep < ReplayHorizon && !s.AllowShortRetention {
+			field := key + ".retention"
+			if s.Retention == 0 {
+				field = "retention.inbox"
+			}
+			return fmt.Errorf("%s: %s keeps %s's deliveries less than %s, the longest a provider may still resend one "+
+				"(GitHub allows manual redelivery for 3 days, Stripe retries for 3 days); a resend after its row is deleted "+
+				"is processed as a new delivery. Set allow_short_retention: true on the source to accept that",
+				field, keep, s.Name, ReplayHorizon)
 		}
 		if s.GitHub != nil {
 			if s.Provider != verify.ProviderGitHub {
@@ -386,6 +481,17 @@ func checkURL(raw string) error {
 	}
 	return nil
 }
+
+// InboxRetention is how long the source's processed deliveries are kept.
+func (c Config) InboxRetention(s Source) time.Duration {
+	if s.Retention != 0 {
+		return s.Retention.Std()
+	}
+	return c.Retention.Inbox.Std()
+}
+
+// LogLevels maps log.level values to slog levels.
+var LogLevels = map[string]slog.Level{"debug": slog.LevelDebug, "info": slog.LevelInfo, "warn": slog.LevelWarn, "error": slog.LevelError}
 
 // RedeliverConfig is the source's GitHub recovery settings (zero if none).
 func (s Source) RedeliverConfig() redeliver.Config {

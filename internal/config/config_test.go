@@ -62,6 +62,9 @@ func TestParseErrorsNameTheKey(t *testing.T) {
 		{"github block on stripe", "sources: [{name: a, provider: stripe, secrets: [x], github: {token: t, repo: o/r, hook_id: 1}}]", `sources[0] (a).github: only github sources`},
 		{"github block without token", "sources: [{name: a, provider: github, secrets: [x], github: {repo: o/r, hook_id: 1}}]", `sources[0] (a).github.token is required`},
 		{"stripe block without key", "sources: [{name: a, provider: stripe, secrets: [x], stripe: {}}]", `sources[0] (a).stripe.api_key is required`},
+		{"short global retention", "retention: {inbox: 48h}\nsources: [{name: a, provider: github, secrets: [x]}]", `retention.inbox: 48h0m0s keeps a's deliveries less than 72h0m0s`},
+		{"short source retention", "sources: [{name: a, provider: stripe, secrets: [x], retention: 2d}]", `sources[0] (a).retention: 48h0m0s keeps`},
+		{"bad log format", "log: {format: xml}", `log.format: "xml"`},
 		{"bad standard secret", "sources: [{name: a, provider: standard, secrets: [\"whsec_!!notbase64\"]}]", `sources[0] (a).secrets:`},
 	}
 	for _, tc := range cases {
@@ -69,6 +72,16 @@ func TestParseErrorsNameTheKey(t *testing.T) {
 		require.Error(t, err, tc.name)
 		require.Contains(t, err.Error(), tc.want, tc.name)
 	}
+}
+
+func TestShortRetentionNeedsConsent(t *testing.T) {
+	t.Parallel()
+	cfg, err := Parse([]byte("retention: {inbox: 10d}\nsources: [{name: a, provider: github, secrets: [x], retention: 1d, allow_short_retention: true}, {name: b, provider: stripe, secrets: [y]}]"), envOf(nil))
+	require.NoError(t, err)
+	require.Equal(t, 24*time.Hour, cfg.InboxRetention(cfg.Sources[0]))
+	require.Equal(t, 10*24*time.Hour, cfg.InboxRetention(cfg.Sources[1]))
+	require.Equal(t, 5000, cfg.Retention.BatchSize)
+	require.Equal(t, 24*time.Hour, cfg.Retention.RiverCompleted.Std())
 }
 
 func TestParseDuration(t *testing.T) {

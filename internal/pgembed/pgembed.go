@@ -56,8 +56,8 @@ type Config struct {
 	// Defaults to false.
 	Fsync bool
 
-	// Logger receives the data dir used, the URL (including the password)
-	// and any fallback decision. Defaults to discarding everything.
+	// Logger receives the data dir used, the URL (password masked) and any
+	// fallback decision. Defaults to discarding everything.
 	Logger *slog.Logger
 
 	// StartTimeout bounds waiting for the server to accept connections, and
@@ -143,7 +143,8 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 				"err", s.pm.exitErr, "data_dir", c.dir, "log", s.pm.logPath)
 		}
 	}()
-	cfg.Logger.Info("pgembed: PostgreSQL ready", "data_dir", c.dir, "url", s.url, "user", c.owner.name)
+	// The password stays out of logs: URL() hands it to code, not to people.
+	cfg.Logger.Info("pgembed: PostgreSQL ready", "data_dir", c.dir, "url", redacted(s.url), "user", c.owner.name)
 	return s, nil
 }
 
@@ -217,6 +218,15 @@ func serverURL(password string, port int, database string) string {
 		RawQuery: "sslmode=disable",
 	}
 	return u.String()
+}
+
+// redacted is raw with its password masked.
+func redacted(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparseable URL)"
+	}
+	return u.Redacted()
 }
 
 // URL returns the connection URL for Config.Database:

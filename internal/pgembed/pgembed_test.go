@@ -103,7 +103,9 @@ func TestStartPersistsAcrossRestarts(t *testing.T) {
 	require.Equal(t, "127.0.0.1", u.Hostname())
 	require.Equal(t, "/hookinbox", u.Path)
 	require.Equal(t, "sslmode=disable", u.RawQuery)
-	require.Contains(t, bundle.logs.String(), srv.URL())
+	password, _ := u.User.Password()
+	require.Contains(t, bundle.logs.String(), u.Redacted(), "the URL is logged…")
+	require.NotContains(t, bundle.logs.String(), password, "…without its password")
 
 	conn := connect(t, srv)
 	require.Equal(t, "on", queryString(t, conn, "SHOW fsync"))

@@ -1,0 +1,192 @@
+package jobs
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"log/slog"
+	"sort"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+)
+
+var (
+	//go:embed sql/retention_inbox.sql
+	retentionInboxSQL string
+	//go:embed sql/retention_inbox_held.sql
+	retentionInboxHeldSQL string
+	//go:embed sql/retention_related.sql
+	retentionRelatedSQL string
+	//go:embed sql/retention_idempotency.sql
+	retentionIdempotencySQL string
+	//go:embed sql/retention_bulk_replay.sql
+	retentionBulkReplaySQL string
+)
+
+// RetentionConfig says how long rows live.
+type RetentionConfig struct {
+	// Inbox is each configured source's inbox retention. Required.
+	Inbox map[string]time.Duration
+	// Default applies to deliveries of sources no longer configured.
+	// Defaults to the longest of Inbox.
+	Default time.Duration
+	// IdempotencyKeys is how long api_idempotency rows are kept (once
+	// expired). Required.
+	IdempotencyKeys time.Duration
+	// BatchSize is how many rows one statement deletes. Defaults to 5000.
+	BatchSize int
+	// Pause is the rest between batches. Defaults to 100ms.
+	Pause time.Duration
+}
+
+func (c RetentionConfig) WithDefaults() RetentionConfig {
+	for _, d := range c.Inbox {
+		c.Default = max(c.Default, d)
+	}
+	if c.BatchSize == 0 {
+		c.BatchSize = 5000
+	}
+	if c.Pause == 0 {
+		c.Pause = 100 * time.Millisecond
+	}
+	return c
+}
+
+// RetentionArgs runs one retention pass. River's leader enqueues it
+// periodically, so one process in the cluster deletes at a time.
+type RetentionArgs struct{}
+
+func (RetentionArgs) Kind() string { return "retention" }
+
+// RetentionPeriodicJob schedules the pass every period, and once at start.
+func RetentionPeriodicJob(every time.Duration) *river.PeriodicJob {
+	return river.NewPeriodicJob(river.PeriodicInterval(every), func() (river.JobArgs, *river.InsertOpts) {
+		// Unique per period: a slow pass and the next tick never overlap.
+		return RetentionArgs{}, &river.InsertOpts{UniqueOpts: river.UniqueOpts{ByPeriod: every}}
+	}, &river.PeriodicJobOpts{RunOnStart: true})
+}
+
+// RetentionResult is what one pass did.
+type RetentionResult struct {
+	InboxDeleted   int64 // processed/skipped deliveries past retention
+	InboxHeld      int64 // past retention but received/failed: kept
+	RelatedDeleted int64 // handler steps and resource versions
+	KeysDeleted    int64 // expired admin idempotency keys
+}
+
+// RetentionWorker deletes expired rows in batches, resting between batches
+// so that it never holds long locks or starves ingest.
+type RetentionWorker struct {
+	river.WorkerDefaults[RetentionArgs]
+	pool   *pgxpool.Pool
+	cfg    RetentionConfig
+	logger *slog.Logger
+}
+
+func NewRetentionWorker(pool *pgxpool.Pool, cfg RetentionConfig, logger *slog.Logger) *RetentionWorker {
+	return &RetentionWorker{pool: pool, cfg: cfg.WithDefaults(), logger: logger}
+}
+
+// Timeout lets a pass over a large backlog run past River's default.
+func (w *RetentionWorker) Timeout(*river.Job[RetentionArgs]) time.Duration { return 6 * time.Hour }
+
+func (w *RetentionWorker) Work(ctx context.Context, _ *river.Job[RetentionArgs]) error {
+	start := time.Now()
+	res, err := w.Run(ctx, start)
+	w.logger.Info("retention pass", "inbox_deleted", res.InboxDeleted, "inbox_held_unprocessed", res.InboxHeld,
+		"related_deleted", res.RelatedDeleted, "idempotency_keys_deleted", res.KeysDeleted,
+		"duration", time.Since(start).String(), "error", err)
+	return err
+}
+
+// group is a set of sources sharing a cutoff; include=false means "every
+// source not in the list".
+type group struct {
+	sources []string
+	include bool
+	cutoff  time.Time
+}
+
+func (w *RetentionWorker) groups(now time.Time) []group {
+	bySpan := map[time.Duration][]string{}
+	all := []string{} // not nil: ANY(NULL) would match nothing
+	for source, d := range w.cfg.Inbox {
+		bySpan[d] = append(bySpan[d], source)
+		all = append(all, source)
+	}
+	var gs []group
+	for d, sources := range bySpan {
+		sort.Strings(sources)
+		gs = append(gs, group{sources: sources, include: true, cutoff: now.Add(-d)})
+	}
+	sort.Slice(gs, func(i, j int) bool { return gs[i].cutoff.Before(gs[j].cutoff) })
+	sort.Strings(all)
+	return append(gs, group{sources: all, include: false, cutoff: now.Add(-w.cfg.Default)})
+}
+
+// Run makes one pass as of now.
+func (w *RetentionWorker) Run(ctx context.Context, now time.Time) (RetentionResult, error) {
+	var res RetentionResult
+	for _, g := range w.groups(now) {
+		args := pgx.NamedArgs{"cutoff": g.cutoff, "sources": g.sources, "include": g.include, "batch": w.cfg.BatchSize}
+		n, err := w.drain(ctx, retentionInboxSQL, args)
+		res.InboxDeleted += n
+		if err != nil {
+			return res, fmt.Errorf("retention: inbox: %w", err)
+		}
+		var held int64
+		if err := w.pool.QueryRow(ctx, retentionInboxHeldSQL, args).Scan(&held); err != nil {
+			return res, fmt.Errorf("retention: count held rows: %w", err)
+		}
+		res.InboxHeld += held
+		if n, err = w.drainCount(ctx, retentionRelatedSQL, args); err != nil {
+			return res, fmt.Errorf("retention: related rows: %w", err)
+		}
+		res.RelatedDeleted += n
+	}
+	n, err := w.drain(ctx, retentionIdempotencySQL, pgx.NamedArgs{"cutoff": now.Add(-w.cfg.IdempotencyKeys), "batch": w.cfg.BatchSize})
+	res.KeysDeleted = n
+	if err != nil {
+		return res, fmt.Errorf("retention: idempotency keys: %w", err)
+	}
+	if _, err := w.pool.Exec(ctx, retentionBulkReplaySQL, pgx.NamedArgs{"cutoff": now.Add(-w.cfg.Default)}); err != nil {
+		return res, fmt.Errorf("retention: bulk replays: %w", err)
+	}
+	return res, nil
+}
+
+// drain repeats a batched DELETE until a batch comes back short.
+func (w *RetentionWorker) drain(ctx context.Context, sql string, args pgx.NamedArgs) (int64, error) {
+	return w.loop(ctx, func() (int64, error) {
+		tag, err := w.pool.Exec(ctx, sql, args)
+		return tag.RowsAffected(), err
+	})
+}
+
+// drainCount is drain for a statement that SELECTs its count.
+func (w *RetentionWorker) drainCount(ctx context.Context, sql string, args pgx.NamedArgs) (int64, error) {
+	return w.loop(ctx, func() (int64, error) {
+		var n int64
+		err := w.pool.QueryRow(ctx, sql, args).Scan(&n)
+		return n, err
+	})
+}
+
+func (w *RetentionWorker) loop(ctx context.Context, batch func() (int64, error)) (int64, error) {
+	var total int64
+	for {
+		n, err := batch()
+		total += n
+		if err != nil || n < int64(w.cfg.BatchSize) {
+			return total, err
+		}
+		select {
+		case <-ctx.Done():
+			return total, ctx.Err()
+		case <-time.After(w.cfg.Pause):
+		}
+	}
+}

@@ -1,0 +1,5 @@
+SELECT count(*)
+FROM inbox
+WHERE received_at < @cutoff
+  AND (source = ANY(@sources)) = @include
+  AND status IN ('received', 'failed')
