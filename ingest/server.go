@@ -44,6 +44,10 @@ type Config struct {
 	// database yields a 503 before the provider gives up on us. Defaults to 5s.
 	StoreTimeout time.Duration
 
+	// HealthOnly serves /healthz and /readyz but no webhooks: the listener
+	// of a worker-only process, for its orchestrator's probes.
+	HealthOnly bool
+
 	// Observe, when set, is told about every webhook request: the source
 	// (metrics.UnknownSource-style "_unknown" for names not configured), the
 	// outcome ("accepted", "duplicate", or an error code such as
@@ -117,7 +121,9 @@ func NewServer(cfg Config) (*Server, error) {
 	})
 	s.app.Get("/healthz", s.healthz)
 	s.app.Get("/readyz", s.readyz)
-	s.app.Post("/webhooks/:source", s.observed)
+	if !cfg.HealthOnly {
+		s.app.Post("/webhooks/:source", s.observed)
+	}
 	return s, nil
 }
 

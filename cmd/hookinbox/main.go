@@ -117,6 +117,16 @@ func configFlag(fs *flag.FlagSet, e env) *string {
 	return fs.String("config", def, "config file (env HOOKINBOX_CONFIG)")
 }
 
+// newLogger is the logger of commands run before a config is read.
 func newLogger(w io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelInfo}))
+}
+
+// configLogger is the logger the config asks for (log.format, log.level).
+func configLogger(w io.Writer, c config.Log) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: config.LogLevels[c.Level]}
+	if c.Format == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
 }

@@ -279,12 +279,22 @@ func TestServeRunsTheSaga(t *testing.T) {
 		20*time.Second, 50*time.Millisecond, "log:\n%s", b.stderr)
 	log := b.stderr.String()
 	for _, want := range []string{
-		`msg="saga: payment credited, fulfillment enqueued" source=stripe delivery_id=` + evt,
-		`msg="saga: fulfillment refused; compensating with a refund" source=stripe delivery_id=` + evt,
+		`msg="saga: payment credited, fulfillment enqueued" role=all source=stripe delivery_id=` + evt,
+		`msg="saga: fulfillment refused; compensating with a refund" role=all source=stripe delivery_id=` + evt,
 		"step=fulfill idempotency_key=" + fulfillKey,
 		"step=refund idempotency_key=" + refundKey,
 	} {
 		require.Contains(t, log, want)
 	}
 	require.Len(t, stub.Effects("/v1/refunds"), 1)
+}
+
+func appendConfig(path, extra string) error {
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = f.WriteString(extra)
+	return err
 }

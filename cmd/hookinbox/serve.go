@@ -24,14 +24,18 @@ func serveCmd(ctx context.Context, args []string, e env) error {
 	fs := newFlagSet("serve", e)
 	configPath := configFlag(fs, e)
 	migrate := fs.Bool("migrate", true, "apply migrations before serving (false: wait until someone else has)")
+	role := fs.String("role", "all", "ingest (receive webhooks only), worker (process only) or all")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if *role != "all" && *role != "ingest" && *role != "worker" {
+		return fmt.Errorf("--role %q: want ingest, worker or all", *role)
 	}
 	cfg, err := config.Load(*configPath, e.lookup)
 	if err != nil {
 		return err
 	}
-	logger := newLogger(e.stderr)
+	logger := configLogger(e.stderr, cfg.Log).With("role", *role)
 
 	sources := make([]ingest.Source, 0, len(cfg.Sources))
 	names := make([]string, 0, len(cfg.Sources))
@@ -61,7 +65,12 @@ func serveCmd(ctx context.Context, args []string, e env) error {
 	periodic, addRecoveryWorker := recoveryJobs(cfg, db.pool, logger)
 	riverClient, err := jobs.NewClient(db.pool, jobs.ClientConfig{
 		Registry: registry, Logger: logger, ObserveDelivery: m.ObserveDelivery,
+		InsertOnly:   *role == "ingest", // enqueues; works nothing
 		PeriodicJobs: periodic, AddWorkers: addRecoveryWorker,
+		Retention: retentionConfig(cfg), RetentionEvery: cfg.Retention.Every.Std(),
+		RiverCompletedRetention: cfg.Retention.RiverCompleted.Std(),
+		RiverCancelledRetention: cfg.Retention.RiverCancelled.Std(),
+		RiverDiscardedRetention: cfg.Retention.RiverDiscarded.Std(),
 	})
 	if err != nil {
 		return err
@@ -84,6 +93,7 @@ func serveCmd(ctx context.Context, args []string, e env) error {
 		},
 		MaxBodyBytes: cfg.MaxBodyBytes,
 		ReadTimeout:  cfg.ReadTimeout.Std(),
+		HealthOnly:   *role == "worker",
 		Logger:       logger,
 	})
 	if err != nil {
@@ -111,7 +121,7 @@ func serveCmd(ctx context.Context, args []string, e env) error {
 	startDone := make(chan struct{})
 	go func() {
 		defer close(startDone)
-		if startWorkers(startCtx, db, riverClient, *migrate, logger) == nil {
+		if startWorkers(startCtx, db, riverClient, *migrate, *role != "ingest", logger) == nil {
 			ready.Store(true)
 			logger.Info("hookinbox ready")
 		}
@@ -125,14 +135,14 @@ func serveCmd(ctx context.Context, args []string, e env) error {
 	}
 	cancelStart()
 	<-startDone
-	shutdown(srv, adminSrv, riverClient, ready.Load(), cfg.ShutdownTimeout.Std(), logger)
+	shutdown(srv, adminSrv, riverClient, ready.Load() && *role != "ingest", cfg.ShutdownTimeout.Std(), logger)
 	return nil
 }
 
 // startWorkers waits for the database with backoff, migrates (or checks
-// that someone did), and starts River. It returns nil once River runs, or
+// that someone did), and starts River when this process works jobs. It returns nil once River runs, or
 // ctx's error if shutdown came first.
-func startWorkers(ctx context.Context, db *database, rc *river.Client[pgx.Tx], migrate bool, logger *slog.Logger) error {
+func startWorkers(ctx context.Context, db *database, rc *river.Client[pgx.Tx], migrate, work bool, logger *slog.Logger) error {
 	delay := 500 * time.Millisecond
 	for {
 		err := func() error {
@@ -147,6 +157,9 @@ func startWorkers(ctx context.Context, db *database, rc *river.Client[pgx.Tx], m
 				}
 			} else if err := migrations.Check(ctx, db.pool); err != nil {
 				return err
+			}
+			if !work {
+				return nil // an ingest-only process inserts jobs and never works them
 			}
 			// River's own context must outlive startup: shutdown goes through
 			// Stop, which lets running jobs finish.
@@ -191,4 +204,21 @@ func shutdown(srv *ingest.Server, adminSrv *admin.Server, rc *river.Client[pgx.T
 			logger.Error("river stop", "error", err)
 		}
 	}
+}
+
+// retentionConfig turns the config's retention settings into the
+// retention job's.
+func retentionConfig(cfg config.Config) *jobs.RetentionConfig {
+	rc := &jobs.RetentionConfig{
+		Inbox:           map[string]time.Duration{},
+		Default:         cfg.Retention.Inbox.Std(),
+		IdempotencyKeys: cfg.Retention.IdempotencyKeys.Std(),
+		BatchSize:       cfg.Retention.BatchSize,
+		Pause:           cfg.Retention.Pause.Std(),
+	}
+	for _, s := range cfg.Sources {
+		rc.Inbox[s.Name] = cfg.InboxRetention(s)
+		rc.Default = max(rc.Default, rc.Inbox[s.Name])
+	}
+	return rc
 }
