@@ -26,6 +26,8 @@ commands:
             list stored deliveries (filters: --source, --status, ...), or show one
   replay ID | replay --status failed [...]
             replay one delivery, or start a bulk replay and follow it
+  healthcheck [--ready]
+            probe a running serve (for container health checks)
   stub-downstream
             a stand-in for the APIs the shipped handlers call, for trying them out
 
@@ -62,6 +64,8 @@ func run(ctx context.Context, args []string, e env) int {
 		err = deliveriesCmd(ctx, args[1:], e)
 	case "replay":
 		err = replayCmd(ctx, args[1:], e)
+	case "healthcheck":
+		err = healthcheckCmd(ctx, args[1:], e)
 	case "stub-downstream":
 		err = stubDownstreamCmd(ctx, args[1:], e)
 	case "-h", "--help", "help":

@@ -35,6 +35,8 @@ func TestServeRolesSplitIngestAndWork(t *testing.T) {
 	}, 15*time.Second, 50*time.Millisecond, "the worker processed what ingest stored")
 
 	// The worker's listener answers probes, not webhooks.
+	code, out = worker.run(t, "healthcheck", "--ready")
+	require.Equal(t, 0, code, out)
 	resp, err := http.Get("http://" + worker.listen + "/readyz")
 	require.NoError(t, err)
 	resp.Body.Close()

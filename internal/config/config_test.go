@@ -1,12 +1,16 @@
 package config
 
 import (
+	"bytes"
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"gopkg.in/yaml.v3"
 )
 
 func envOf(m map[string]string) func(string) (string, bool) {
@@ -114,4 +118,45 @@ func TestLoadMissingFile(t *testing.T) {
 	t.Parallel()
 	_, err := Load(filepath.Join(t.TempDir(), "nope.yaml"), envOf(nil))
 	require.ErrorIs(t, err, os.ErrNotExist)
+}
+
+// The image's config has no default secrets: it loads with the variables
+// the deploy files set, and names the key when one is missing.
+func TestDeployConfig(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join("..", "..", "deploy", "hookinbox.yaml")
+	env := map[string]string{"DATABASE_URL": "postgres://db/x", "HOOKINBOX_ADMIN_TOKEN": "t",
+		"GITHUB_WEBHOOK_SECRET": "g", "STRIPE_WEBHOOK_SECRET": "whsec_s"}
+	cfg, err := Load(path, envOf(env))
+	require.NoError(t, err)
+	require.Equal(t, "json", cfg.Log.Format)
+	require.Equal(t, "0.0.0.0:8081", cfg.Admin.Listen)
+	require.Less(t, cfg.ShutdownTimeout.Std()+5*time.Second, 60*time.Second, "fits terminationGracePeriodSeconds")
+
+	delete(env, "STRIPE_WEBHOOK_SECRET")
+	_, err = Load(path, envOf(env))
+	require.ErrorContains(t, err, "sources[1] (stripe).secrets: no non-empty secret")
+}
+
+// Every deploy manifest is well-formed YAML (multi-document included).
+func TestDeployManifestsParse(t *testing.T) {
+	t.Parallel()
+	files, err := filepath.Glob(filepath.Join("..", "..", "deploy", "*", "*.yaml"))
+	require.NoError(t, err)
+	compose, _ := filepath.Glob(filepath.Join("..", "..", "deploy", "*.yml"))
+	files = append(files, compose...)
+	require.GreaterOrEqual(t, len(files), 5)
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		require.NoError(t, err)
+		dec := yaml.NewDecoder(bytes.NewReader(raw))
+		for {
+			var doc map[string]any
+			err := dec.Decode(&doc)
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			require.NoError(t, err, f)
+		}
+	}
 }
