@@ -1,0 +1,171 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/require"
+
+	"github.com/hookinbox/hookinbox/handlers"
+	"github.com/hookinbox/hookinbox/internal/downstreamstub"
+	"github.com/hookinbox/hookinbox/internal/testdb"
+	"github.com/hookinbox/hookinbox/internal/testlog"
+	"github.com/hookinbox/hookinbox/verify"
+)
+
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+)
+
+// hookinboxBinary builds the real binary once per test run.
+func hookinboxBinary(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "hookinbox-bin-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "hookinbox")
+		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	require.NoError(t, buildErr)
+	return binPath
+}
+
+// Three real processes on one database behave as one service: a delivery
+// sent to two of them at once is one row and one effect, jobs spread over
+// all three, and one retention pass runs, not three.
+func TestThreeReplicasBehaveAsOne(t *testing.T) {
+	t.Parallel()
+	bin := hookinboxBinary(t)
+	dbURL := testdb.URL(t)
+	stub := downstreamstub.New(t)
+	const stripeSecret = "whsec_replicas"
+
+	var replicas []*testBundle
+	for i := 0; i < 3; i++ {
+		b := setupEnv(t, dbURL, map[string]string{
+			"STRIPE_WEBHOOK_SECRET":     stripeSecret,
+			"HOOKINBOX_FULFILLMENT_URL": stub.URL + "/fulfill",
+			"HOOKINBOX_PAYMENTS_URL":    stub.URL,
+		})
+		cmd := exec.Command(bin, "serve", "--config", b.configPath)
+		cmd.Env = append(os.Environ(), "HOOKINBOX_LISTEN="+b.listen, "HOOKINBOX_ADMIN_LISTEN="+b.adminAddr,
+			"HOOKINBOX_ADMIN_TOKEN="+adminToken, "DATABASE_URL="+dbURL, "STRIPE_WEBHOOK_SECRET="+stripeSecret,
+			"HOOKINBOX_FULFILLMENT_URL="+stub.URL+"/fulfill", "HOOKINBOX_PAYMENTS_URL="+stub.URL)
+		logs := &testlog.Buffer{}
+		cmd.Stdout, cmd.Stderr = logs, logs
+		require.NoError(t, cmd.Start())
+		t.Cleanup(func() {
+			_ = cmd.Process.Signal(os.Interrupt)
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			select {
+			case err := <-done:
+				require.NoError(t, err, "replica exit; log:\n%s", logs)
+			case <-time.After(30 * time.Second):
+				_ = cmd.Process.Kill()
+				t.Errorf("replica did not stop; log:\n%s", logs)
+			}
+		})
+		b.stderr = logs
+		waitReady(t, b, cmd)
+		replicas = append(replicas, b)
+	}
+
+	signer, err := verify.NewSigner("stripe", stripeSecret)
+	require.NoError(t, err)
+	post := func(b *testBundle, body []byte) int {
+		h, err := signer.Sign(body, verify.Message{}, time.Now())
+		require.NoError(t, err)
+		req, _ := http.NewRequest(http.MethodPost, "http://"+b.listen+"/webhooks/stripe", bytes.NewReader(body))
+		req.Header = h
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+
+	const n = 30
+	for i := 0; i < n; i++ {
+		body := []byte(fmt.Sprintf(`{"id":"evt_rep_%d","type":"payment_intent.succeeded","created":%d,"data":{"object":{"id":"pi_rep_%d","amount":100,"currency":"eur"}}}`,
+			i, time.Now().Unix(), i))
+		// The same delivery hits two replicas at once.
+		a, b := replicas[i%3], replicas[(i+1)%3]
+		var wg sync.WaitGroup
+		statuses := make([]int, 2)
+		for j, r := range []*testBundle{a, b} {
+			wg.Add(1)
+			go func() { defer wg.Done(); statuses[j] = post(r, body) }()
+		}
+		wg.Wait()
+		require.ElementsMatch(t, []int{http.StatusAccepted, http.StatusOK}, statuses, "delivery %d", i)
+	}
+
+	pool, err := pgxpool.New(context.Background(), dbURL)
+	require.NoError(t, err)
+	defer pool.Close()
+	ctx := context.Background()
+	require.Eventually(t, func() bool {
+		var fulfilled int
+		require.NoError(t, pool.QueryRow(ctx, "SELECT count(*) FROM payment_saga WHERE state = 'fulfilled'").Scan(&fulfilled))
+		return fulfilled == n
+	}, 30*time.Second, 100*time.Millisecond)
+
+	var rows, credits, workers int
+	require.NoError(t, pool.QueryRow(ctx, "SELECT count(*) FROM inbox").Scan(&rows))
+	require.NoError(t, pool.QueryRow(ctx, "SELECT count(*) FROM ledger WHERE kind = 'credit'").Scan(&credits))
+	require.NoError(t, pool.QueryRow(ctx,
+		"SELECT count(DISTINCT attempted_by[array_upper(attempted_by, 1)]) FROM river_job WHERE kind IN ('process_delivery', 'stripe_fulfill')").Scan(&workers))
+	require.Equal(t, n, rows, "one row per delivery")
+	require.Equal(t, n, credits, "one credit per delivery")
+	require.Len(t, stub.Effects("/fulfill"), n, "one fulfillment effect per delivery")
+	for i := 0; i < n; i++ {
+		key := handlers.DeriveKey("stripe", fmt.Sprintf("evt_rep_%d", i), handlers.SagaHandlerName, "fulfill")
+		require.Equal(t, 1, stub.Effects("/fulfill")[key])
+	}
+	require.Greater(t, workers, 1, "jobs were worked by more than one replica")
+
+	// River elects a leader within seconds; only it enqueues periodic jobs.
+	var retention, completed int
+	require.Eventually(t, func() bool {
+		require.NoError(t, pool.QueryRow(ctx, "SELECT count(*), count(*) FILTER (WHERE state = 'completed') FROM river_job WHERE kind = 'retention'").
+			Scan(&retention, &completed))
+		return completed >= 1
+	}, 30*time.Second, 100*time.Millisecond, "a retention pass ran")
+	require.Equal(t, 1, retention, "one retention pass for the cluster, not one per replica")
+}
+
+func waitReady(t *testing.T, b *testBundle, cmd *exec.Cmd) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		resp, err := http.Get("http://" + b.listen + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		if cmd.ProcessState != nil {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("replica not ready; log:\n%s", b.stderr)
+}
