@@ -184,7 +184,7 @@ func run(ctx context.Context, opts options) error {
 	}
 
 	progress("reference: River no-op jobs, %s", opts.duration)
-	res.River, err = riverRaw(ctx, db, opts.duration)
+	res.River, err = riverRaw(ctx, svcURL, opts.duration)
 	if err != nil {
 		return err
 	}

@@ -28,8 +28,9 @@ type adminClient struct {
 }
 
 // adminFlags registers the flags every admin command shares.
-func adminFlags(fs *flag.FlagSet, e env) (configPath, adminURL *string) {
-	return configFlag(fs, e), fs.String("admin-url", "", "admin API base URL (default: from admin.listen in the config)")
+func adminFlags(fs *flag.FlagSet, e env) {
+	configFlag(fs, e)
+	fs.String("admin-url", "", "admin API base URL (default: from admin.listen in the config)")
 }
 
 func newAdminClient(configPath, adminURL string, e env) (*adminClient, error) {
@@ -106,18 +107,14 @@ func newIdempotencyKey() string {
 // deliveriesCmd lists deliveries, or shows one: `hookinbox deliveries [ID]`.
 func deliveriesCmd(ctx context.Context, args []string, e env) error {
 	fs := newFlagSet("deliveries", e)
-	configPath, adminURL := adminFlags(fs, e)
+	adminFlags(fs, e)
 	q := url.Values{}
 	filters := map[string]*string{}
 	for _, name := range []string{"source", "status", "event-type", "resource", "since", "until", "limit", "cursor"} {
 		filters[name] = fs.String(name, "", "filter: "+name)
 	}
 	asJSON := fs.Bool("json", false, "print the API's JSON")
-	id, rest := leadingID(args)
-	if err := parseFlags(fs, rest); err != nil {
-		return err
-	}
-	client, err := newAdminClient(*configPath, *adminURL, e)
+	id, client, err := parseAdminCommand(fs, args, e)
 	if err != nil {
 		return err
 	}
@@ -176,7 +173,7 @@ func deliveriesCmd(ctx context.Context, args []string, e env) error {
 // filter, starts a bulk replay and follows its progress.
 func replayCmd(ctx context.Context, args []string, e env) error {
 	fs := newFlagSet("replay", e)
-	configPath, adminURL := adminFlags(fs, e)
+	adminFlags(fs, e)
 	source := fs.String("source", "", "bulk: only this source")
 	status := fs.String("status", "", "bulk: only deliveries with this status (e.g. failed)")
 	eventType := fs.String("event-type", "", "bulk: only this event type")
@@ -185,11 +182,7 @@ func replayCmd(ctx context.Context, args []string, e env) error {
 	limit := fs.Int("limit", 0, "bulk: at most this many (default 1000)")
 	key := fs.String("key", "", "Idempotency-Key (default: a fresh one; reuse one to make a repeated command a no-op)")
 	wait := fs.Bool("wait", true, "bulk: wait until every replay has run")
-	id, rest := leadingID(args)
-	if err := parseFlags(fs, rest); err != nil {
-		return err
-	}
-	client, err := newAdminClient(*configPath, *adminURL, e)
+	id, client, err := parseAdminCommand(fs, args, e)
 	if err != nil {
 		return err
 	}
@@ -236,6 +229,17 @@ func replayCmd(ctx context.Context, args []string, e env) error {
 			return err
 		}
 	}
+}
+
+// parseAdminCommand parses an admin command's arguments, an optional
+// leading id then flags (adminFlags among them), and builds its client.
+func parseAdminCommand(fs *flag.FlagSet, args []string, e env) (string, *adminClient, error) {
+	id, rest := leadingID(args)
+	if err := parseFlags(fs, rest); err != nil {
+		return "", nil, err
+	}
+	client, err := newAdminClient(fs.Lookup("config").Value.String(), fs.Lookup("admin-url").Value.String(), e)
+	return id, client, err
 }
 
 // leadingID splits a numeric first argument from the flags after it.
