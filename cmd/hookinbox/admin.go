@@ -59,7 +59,7 @@ func newAdmin(ctx context.Context, cfg config.Config, pool *pgxpool.Pool, rc *ri
 
 	ac := admin.Config{
 		Token: cfg.Admin.Token, Listen: cfg.Admin.Listen, Pool: pool, River: rc,
-		IdempotencyTTL: cfg.Admin.IdempotencyTTL.Std(), Metrics: m.Handler(), RiverUI: ui,
+		IdempotencyTTL: cfg.Admin.IdempotencyTTL.Std(), Metrics: m.Handler(), RiverUI: ui, Pprof: cfg.Admin.Pprof,
 		Redeliver: map[string]admin.Recovery{}, Reconcile: map[string]admin.Recovery{}, Logger: logger,
 	}
 	for _, s := range cfg.Sources {

@@ -57,3 +57,15 @@ func TestNoTokenOnlyOnLoopback(t *testing.T) {
 	_, err = admin.NewServer(admin.Config{Listen: "[::1]:8081", Pool: b.pool, River: b.river})
 	require.NoError(t, err)
 }
+
+func TestPprofOnlyWhenEnabledAndAuthenticated(t *testing.T) {
+	t.Parallel()
+	off := setup(t)
+	require.Equal(t, http.StatusNotFound, off.do(t, http.MethodGet, "/debug/pprof/", "", nil).status)
+
+	on := setupWith(t, setupOpts{cfg: func(c *admin.Config) { c.Pprof = true }})
+	r := on.do(t, http.MethodGet, "/debug/pprof/goroutine?debug=1", "", nil)
+	require.Equal(t, http.StatusOK, r.status)
+	require.Contains(t, string(r.body), "goroutine profile")
+	require.Equal(t, http.StatusUnauthorized, on.do(t, http.MethodGet, "/debug/pprof/", "", map[string]string{"Authorization": ""}).status)
+}

@@ -11,6 +11,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
+	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -51,6 +53,10 @@ type Config struct {
 
 	// RiverUI serves the River UI under /riverui/. Nil: not served.
 	RiverUI http.Handler
+
+	// Pprof serves Go's profiler under /debug/pprof/ (behind the same
+	// auth). Defaults to false.
+	Pprof bool
 
 	// Redeliver and Reconcile hold, per source name, the GitHub redelivery
 	// and the Stripe reconciliation of sources configured for them.
@@ -137,6 +143,25 @@ func NewServer(cfg Config) (*Server, error) {
 	s.app.Post("/admin/sources/:name/reconcile", s.mutation("stripe_reconcile", s.recover(cfg.Reconcile, "stripe")))
 	if cfg.Metrics != nil {
 		s.app.Get("/metrics", adaptor.HTTPHandler(cfg.Metrics))
+	}
+	if cfg.Pprof {
+		// net/http/pprof's handlers, on the admin listener only.
+		s.app.Get("/debug/pprof/*", adaptor.HTTPHandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			switch name := strings.TrimPrefix(r.URL.Path, "/debug/pprof/"); name {
+			case "profile":
+				pprof.Profile(w, r)
+			case "trace":
+				pprof.Trace(w, r)
+			case "symbol":
+				pprof.Symbol(w, r)
+			case "cmdline":
+				pprof.Cmdline(w, r)
+			case "":
+				pprof.Index(w, r)
+			default:
+				pprof.Handler(name).ServeHTTP(w, r)
+			}
+		}))
 	}
 	if cfg.RiverUI != nil {
 		ui := adaptor.HTTPHandler(cfg.RiverUI)

@@ -132,6 +132,10 @@ type Admin struct {
 	// IdempotencyTTL is how long an admin Idempotency-Key is remembered.
 	// Defaults to 24h.
 	IdempotencyTTL Duration `yaml:"idempotency_ttl"`
+
+	// Pprof serves Go's profiler at /debug/pprof/ on the admin listener
+	// (behind the token). Defaults to false.
+	Pprof bool `yaml:"pprof"`
 }
 
 // GitHubAPI lets hookinbox ask GitHub about a source's webhook, to recover
