@@ -114,22 +114,29 @@ type BulkReplayWorker struct {
 	river.WorkerDefaults[BulkReplayArgs]
 	pool      *pgxpool.Pool
 	batchSize int
+	budget    time.Duration // work per run before snoozing to continue
 	logger    *slog.Logger
 }
 
 // DefaultBulkReplayBatch is how many replays one transaction enqueues.
 const DefaultBulkReplayBatch = 500
 
-func NewBulkReplayWorker(pool *pgxpool.Pool, logger *slog.Logger) *BulkReplayWorker {
-	return &BulkReplayWorker{pool: pool, batchSize: DefaultBulkReplayBatch, logger: logger}
+func NewBulkReplayWorker(pool *pgxpool.Pool, budget time.Duration, logger *slog.Logger) *BulkReplayWorker {
+	return &BulkReplayWorker{pool: pool, batchSize: DefaultBulkReplayBatch, budget: budget, logger: logger}
 }
 
 func (w *BulkReplayWorker) Work(ctx context.Context, job *river.Job[BulkReplayArgs]) error {
 	client := river.ClientFromContext[pgx.Tx](ctx)
+	start := time.Now()
 	for {
 		finished, err := w.batch(ctx, client, job)
 		if err != nil || finished {
 			return err
+		}
+		if time.Since(start) > w.budget {
+			// Each batch committed its position: continue in a new run,
+			// well inside River's job timeout and stuck-job rescue.
+			return river.JobSnooze(0)
 		}
 	}
 }

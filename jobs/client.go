@@ -62,9 +62,24 @@ type ClientConfig struct {
 	PeriodicJobs []*river.PeriodicJob
 	AddWorkers   func(*river.Workers) error
 
+	// JobTimeout bounds one run of a job (its context is cancelled after
+	// it). Long jobs (retention, bulk replay) work in slices of two thirds
+	// of it and snooze to continue. Defaults to 1m.
+	JobTimeout time.Duration
+
+	// RescueStuckJobsAfter is how long a job may stay running before River
+	// takes it for stuck (its process died) and runs it again; it must
+	// exceed JobTimeout. Defaults to DefaultRescueStuckJobsAfter.
+	RescueStuckJobsAfter time.Duration
+
 	// Logger defaults to a discard logger.
 	Logger *slog.Logger
 }
+
+// DefaultRescueStuckJobsAfter bounds how long a delivery whose process was
+// killed mid-job waits before another process picks it up. River's own
+// default is an hour.
+const DefaultRescueStuckJobsAfter = 2 * time.Minute
 
 func (c ClientConfig) WithDefaults() ClientConfig {
 	if c.MaxWorkers == 0 {
@@ -72,6 +87,12 @@ func (c ClientConfig) WithDefaults() ClientConfig {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.JobTimeout == 0 {
+		c.JobTimeout = time.Minute
+	}
+	if c.RescueStuckJobsAfter == 0 {
+		c.RescueStuckJobsAfter = DefaultRescueStuckJobsAfter
 	}
 	if c.ObserveDelivery == nil {
 		c.ObserveDelivery = func(string, string, time.Duration) {}
@@ -82,7 +103,7 @@ func (c ClientConfig) WithDefaults() ClientConfig {
 // NewClient builds the River client with every hookinbox worker registered.
 func NewClient(pool *pgxpool.Pool, cfg ClientConfig) (*river.Client[pgx.Tx], error) {
 	cfg = cfg.WithDefaults()
-	rc := &river.Config{Logger: cfg.Logger,
+	rc := &river.Config{Logger: cfg.Logger, JobTimeout: cfg.JobTimeout, RescueStuckJobsAfter: cfg.RescueStuckJobsAfter,
 		CompletedJobRetentionPeriod: cfg.RiverCompletedRetention,
 		CancelledJobRetentionPeriod: cfg.RiverCancelledRetention,
 		DiscardedJobRetentionPeriod: cfg.RiverDiscardedRetention, MaxAttempts: cfg.MaxAttempts, RetryPolicy: cfg.RetryPolicy, FetchPollInterval: cfg.FetchPollInterval}
@@ -94,7 +115,7 @@ func NewClient(pool *pgxpool.Pool, cfg ClientConfig) (*river.Client[pgx.Tx], err
 		if err := river.AddWorkerSafely(workers, NewProcessDeliveryWorker(pool, cfg.Registry, cfg.Logger, cfg.ObserveDelivery)); err != nil {
 			return nil, err
 		}
-		if err := river.AddWorkerSafely(workers, NewBulkReplayWorker(pool, cfg.Logger)); err != nil {
+		if err := river.AddWorkerSafely(workers, NewBulkReplayWorker(pool, cfg.JobTimeout*2/3, cfg.Logger)); err != nil {
 			return nil, err
 		}
 		if err := cfg.Registry.AddWorkersTo(workers); err != nil {
@@ -107,7 +128,7 @@ func NewClient(pool *pgxpool.Pool, cfg ClientConfig) (*river.Client[pgx.Tx], err
 		}
 		rc.PeriodicJobs = cfg.PeriodicJobs
 		if cfg.Retention != nil {
-			if err := river.AddWorkerSafely(workers, NewRetentionWorker(pool, *cfg.Retention, cfg.Logger)); err != nil {
+			if err := river.AddWorkerSafely(workers, NewRetentionWorker(pool, *cfg.Retention, cfg.JobTimeout*2/3, cfg.Logger)); err != nil {
 				return nil, err
 			}
 			rc.PeriodicJobs = append(rc.PeriodicJobs, RetentionPeriodicJob(cfg.RetentionEvery))

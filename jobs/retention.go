@@ -3,6 +3,7 @@ package jobs
 import (
 	"context"
 	_ "embed"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sort"
@@ -83,22 +84,32 @@ type RetentionWorker struct {
 	river.WorkerDefaults[RetentionArgs]
 	pool   *pgxpool.Pool
 	cfg    RetentionConfig
+	budget time.Duration // work per run before snoozing to continue
 	logger *slog.Logger
 }
 
-func NewRetentionWorker(pool *pgxpool.Pool, cfg RetentionConfig, logger *slog.Logger) *RetentionWorker {
-	return &RetentionWorker{pool: pool, cfg: cfg.WithDefaults(), logger: logger}
+func NewRetentionWorker(pool *pgxpool.Pool, cfg RetentionConfig, budget time.Duration, logger *slog.Logger) *RetentionWorker {
+	return &RetentionWorker{pool: pool, cfg: cfg.WithDefaults(), budget: budget, logger: logger}
 }
-
-// Timeout lets a pass over a large backlog run past River's default.
-func (w *RetentionWorker) Timeout(*river.Job[RetentionArgs]) time.Duration { return 6 * time.Hour }
 
 func (w *RetentionWorker) Work(ctx context.Context, _ *river.Job[RetentionArgs]) error {
 	start := time.Now()
-	res, err := w.Run(ctx, start)
+	// A large backlog is deleted in slices that each fit well inside
+	// River's job timeout (and so its stuck-job rescue): when the slice's
+	// budget runs out the job snoozes and carries on where it stopped.
+	sliceCtx, cancel := context.WithTimeout(ctx, w.budget)
+	defer cancel()
+	res, err := w.Run(sliceCtx, start)
+	more := errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil
+	if more {
+		err = nil
+	}
 	w.logger.Info("retention pass", "inbox_deleted", res.InboxDeleted, "inbox_held_unprocessed", res.InboxHeld,
 		"related_deleted", res.RelatedDeleted, "idempotency_keys_deleted", res.KeysDeleted,
-		"duration", time.Since(start).String(), "error", err)
+		"duration", time.Since(start).String(), "continues", more, "error", err)
+	if more {
+		return river.JobSnooze(w.cfg.Pause)
+	}
 	return err
 }
 

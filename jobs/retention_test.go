@@ -81,7 +81,7 @@ func TestRetentionDeletesOnlyExpiredHandledRows(t *testing.T) {
 		IdempotencyKeys: 7 * day,
 		BatchSize:       2, // several batches per group
 		Pause:           time.Millisecond,
-	}, logger)
+	}, time.Minute, logger)
 	res, err := w.Run(context.Background(), b.now)
 	require.NoError(t, err)
 	require.Equal(t, jobs.RetentionResult{InboxDeleted: 4, InboxHeld: 2, KeysDeleted: 1}, res)
@@ -103,7 +103,7 @@ func TestRetentionLateResendIsNew(t *testing.T) {
 	b := setupRetention(t)
 	first := b.row(t, "github", "gh-late", "processed", 31*day)
 	logger, _ := testlog.New(t)
-	w := jobs.NewRetentionWorker(b.pool, jobs.RetentionConfig{Inbox: map[string]time.Duration{"github": 30 * day}, IdempotencyKeys: day}, logger)
+	w := jobs.NewRetentionWorker(b.pool, jobs.RetentionConfig{Inbox: map[string]time.Duration{"github": 30 * day}, IdempotencyKeys: day}, time.Minute, logger)
 	_, err := w.Run(context.Background(), b.now)
 	require.NoError(t, err)
 

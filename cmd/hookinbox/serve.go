@@ -71,6 +71,9 @@ func serveCmd(ctx context.Context, args []string, e env) error {
 		RiverCompletedRetention: cfg.Retention.RiverCompleted.Std(),
 		RiverCancelledRetention: cfg.Retention.RiverCancelled.Std(),
 		RiverDiscardedRetention: cfg.Retention.RiverDiscarded.Std(),
+		MaxWorkers:              cfg.Jobs.MaxWorkers,
+		JobTimeout:              cfg.Jobs.Timeout.Std(),
+		RescueStuckJobsAfter:    cfg.Jobs.RescueStuckAfter.Std(),
 	})
 	if err != nil {
 		return err

@@ -73,6 +73,24 @@ type Config struct {
 
 	// Log configures logging.
 	Log Log `yaml:"log"`
+
+	// Jobs tunes the River workers.
+	Jobs Jobs `yaml:"jobs"`
+}
+
+// Jobs tunes how this process works jobs.
+type Jobs struct {
+	// MaxWorkers is how many jobs of each queue one process works at once.
+	// Defaults to 50.
+	MaxWorkers int `yaml:"max_workers"`
+
+	// Timeout bounds one run of a job. Defaults to 1m.
+	Timeout Duration `yaml:"timeout"`
+
+	// RescueStuckAfter is how long a job may stay running before it is
+	// taken for dead (its process was killed) and run again; it must exceed
+	// Timeout. Defaults to 2m.
+	RescueStuckAfter Duration `yaml:"rescue_stuck_after"`
 }
 
 // Log configures the process's logs.
@@ -369,6 +387,15 @@ func (c Config) WithDefaults() Config {
 	if r.BatchSize == 0 {
 		r.BatchSize = 5000
 	}
+	if c.Jobs.MaxWorkers == 0 {
+		c.Jobs.MaxWorkers = 50
+	}
+	if c.Jobs.Timeout == 0 {
+		c.Jobs.Timeout = Duration(time.Minute)
+	}
+	if c.Jobs.RescueStuckAfter == 0 {
+		c.Jobs.RescueStuckAfter = Duration(2 * time.Minute)
+	}
 	if c.Log.Format == "" {
 		c.Log.Format = "text"
 	}
@@ -403,6 +430,10 @@ func (c Config) validate() error {
 	}
 	if _, ok := LogLevels[c.Log.Level]; !ok {
 		return fmt.Errorf("log.level: %q (want debug, info, warn or error)", c.Log.Level)
+	}
+	if c.Jobs.RescueStuckAfter <= c.Jobs.Timeout {
+		return fmt.Errorf("jobs.rescue_stuck_after: %s must exceed jobs.timeout (%s), or running jobs would be run twice",
+			c.Jobs.RescueStuckAfter.Std(), c.Jobs.Timeout.Std())
 	}
 	if c.Retention.BatchSize < 1 {
 		return errors.New("retention.batch_size: must be positive")
