@@ -33,6 +33,7 @@ var ErrDeliveryConflict = errors.New("delivery id already recorded with a differ
 // *river.Client[pgx.Tx] satisfies it; an insert-only client is enough.
 type JobInserter interface {
 	InsertTx(ctx context.Context, tx pgx.Tx, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error)
+	InsertManyTx(ctx context.Context, tx pgx.Tx, params []river.InsertManyParams) ([]*rivertype.JobInsertResult, error)
 }
 
 // Delivery is a verified webhook ready to be recorded.

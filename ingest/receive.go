@@ -58,14 +58,20 @@ func (s *Server) receive(c *fiber.Ctx) (string, error) {
 
 	ctx, cancel := context.WithTimeout(c.UserContext(), s.cfg.StoreTimeout)
 	defer cancel()
-	rec, err := s.cfg.Inbox.Record(ctx, Delivery{
+	delivery := Delivery{
 		Source:     src.Name,
 		DeliveryID: d.ID,
 		EventType:  d.EventType,
 		OccurredAt: d.OccurredAt,
 		Headers:    header,
 		Payload:    body,
-	})
+	}
+	var rec Recorded
+	if s.batch != nil {
+		rec, err = s.batch.record(ctx, delivery)
+	} else {
+		rec, err = s.cfg.Inbox.Record(ctx, delivery)
+	}
 	if err != nil {
 		return "", err
 	}

@@ -44,6 +44,21 @@ type Config struct {
 	// database yields a 503 before the provider gives up on us. Defaults to 5s.
 	StoreTimeout time.Duration
 
+	// BatchWindow, when positive, groups concurrent deliveries into one
+	// transaction: the first to arrive opens a window of this length and
+	// the deliveries that arrive within it (up to BatchMax) commit
+	// together, each answered after that commit. Fewer commits under load
+	// for up to BatchWindow of added latency. Zero: one transaction per
+	// request. Defaults to 0.
+	BatchWindow time.Duration
+
+	// BatchMax bounds a batch. Defaults to 100.
+	BatchMax int
+
+	// BatchRunners is how many batch transactions may be in flight at
+	// once. Defaults to 4.
+	BatchRunners int
+
 	// HealthOnly serves /healthz and /readyz but no webhooks: the listener
 	// of a worker-only process, for its orchestrator's probes.
 	HealthOnly bool
@@ -70,6 +85,12 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.StoreTimeout == 0 {
 		c.StoreTimeout = 5 * time.Second
+	}
+	if c.BatchMax == 0 {
+		c.BatchMax = 100
+	}
+	if c.BatchRunners == 0 {
+		c.BatchRunners = 4
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
@@ -98,6 +119,7 @@ type Server struct {
 	sources map[string]Source
 	logger  *slog.Logger
 	app     *fiber.App
+	batch   *batcher // nil: one transaction per request
 }
 
 func NewServer(cfg Config) (*Server, error) {
@@ -123,6 +145,9 @@ func NewServer(cfg Config) (*Server, error) {
 	s.app.Get("/readyz", s.readyz)
 	if !cfg.HealthOnly {
 		s.app.Post("/webhooks/:source", s.observed)
+		if cfg.BatchWindow > 0 {
+			s.batch = newBatcher(cfg.Inbox, cfg.BatchWindow, cfg.BatchMax, cfg.BatchRunners, cfg.StoreTimeout)
+		}
 	}
 	return s, nil
 }
@@ -131,8 +156,14 @@ func NewServer(cfg Config) (*Server, error) {
 func (s *Server) Serve(ln net.Listener) error { return s.app.Listener(ln) }
 
 // Shutdown stops accepting connections and waits, bounded by ctx, for
-// in-flight requests to finish.
-func (s *Server) Shutdown(ctx context.Context) error { return s.app.ShutdownWithContext(ctx) }
+// in-flight requests to finish (their batches included).
+func (s *Server) Shutdown(ctx context.Context) error {
+	err := s.app.ShutdownWithContext(ctx)
+	if s.batch != nil {
+		s.batch.close()
+	}
+	return err
+}
 
 func (s *Server) healthz(c *fiber.Ctx) error {
 	return c.JSON(fiber.Map{"status": "ok"})

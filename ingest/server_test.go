@@ -39,6 +39,27 @@ type setupOpts struct {
 	pool        *pgxpool.Pool // defaults to a fresh test database
 	readTimeout time.Duration
 	observe     func(source, outcome string, d time.Duration)
+	batchWindow time.Duration
+}
+
+// modes are the two ways ingest commits: one transaction per request, and
+// batched. Every behaviour of the response table must hold in both.
+var modes = []struct {
+	name string
+	opts setupOpts
+}{
+	{"per_request", setupOpts{}},
+	{"batched", setupOpts{batchWindow: 2 * time.Millisecond}},
+}
+
+// forModes runs f once per commit mode, as parallel subtests.
+func forModes(t *testing.T, f func(t *testing.T, opts setupOpts)) {
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			t.Parallel()
+			f(t, m.opts)
+		})
+	}
 }
 
 func setup(t *testing.T) *testBundle { return setupWith(t, setupOpts{}) }
@@ -64,6 +85,7 @@ func setupWith(t *testing.T, opts setupOpts) *testBundle {
 		StoreTimeout: 3 * time.Second,
 		ReadTimeout:  opts.readTimeout,
 		Observe:      opts.observe,
+		BatchWindow:  opts.batchWindow,
 	})
 	require.NoError(t, err)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

@@ -97,6 +97,8 @@ func serveCmd(ctx context.Context, args []string, e env) error {
 		MaxBodyBytes: cfg.MaxBodyBytes,
 		ReadTimeout:  cfg.ReadTimeout.Std(),
 		HealthOnly:   *role == "worker",
+		BatchWindow:  cfg.Ingest.BatchWindow.Std(),
+		BatchMax:     cfg.Ingest.BatchMax,
 		Logger:       logger,
 	})
 	if err != nil {

@@ -76,6 +76,21 @@ type Config struct {
 
 	// Jobs tunes the River workers.
 	Jobs Jobs `yaml:"jobs"`
+
+	// Ingest tunes the receiving side.
+	Ingest Ingest `yaml:"ingest"`
+}
+
+// Ingest tunes how deliveries are committed.
+type Ingest struct {
+	// BatchWindow groups concurrent deliveries into one transaction: the
+	// first opens a window this long, and what arrives within it commits
+	// together (each request answered after that commit). 0 commits each
+	// request alone. Defaults to 0.
+	BatchWindow Duration `yaml:"batch_window"`
+
+	// BatchMax bounds one batch. Defaults to 100.
+	BatchMax int `yaml:"batch_max"`
 }
 
 // Jobs tunes how this process works jobs.

@@ -1,0 +1,119 @@
+package ingest_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/hookinbox/hookinbox/ingest"
+	"github.com/hookinbox/hookinbox/internal/testdb"
+	"github.com/hookinbox/hookinbox/jobs"
+)
+
+// Each delivery in a batch gets the outcome it would have had alone,
+// including repeats within the batch.
+func TestRecordManyTxOutcomes(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := testdb.New(t)
+	rc, err := jobs.NewClient(pool, jobs.ClientConfig{InsertOnly: true})
+	require.NoError(t, err)
+	inbox := ingest.NewInbox(pool, rc)
+	d := func(id, body string) ingest.Delivery {
+		return ingest.Delivery{Source: "github", DeliveryID: id, EventType: "push", Headers: http.Header{}, Payload: []byte(body)}
+	}
+	old, err := inbox.Record(ctx, d("stored", `{"v":1}`))
+	require.NoError(t, err)
+
+	var recs []ingest.Recorded
+	var errs []error
+	require.NoError(t, pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		recs, errs, err = inbox.RecordManyTx(ctx, tx, []ingest.Delivery{
+			d("new-a", `{"a":1}`),
+			d("stored", `{"v":1}`), // a retry of a stored delivery
+			d("new-a", `{"a":1}`),  // the same delivery twice in one batch
+			d("stored", `{"v":2}`), // same id, other body
+			d("new-b", `{"b":1}`),
+			d("new-b", `{"b":2}`), // conflicts with its twin earlier in the batch
+		})
+		return err
+	}))
+	outcomes := make([]string, len(recs))
+	for i := range recs {
+		outcomes[i] = string(recs[i].Outcome)
+		if errs[i] != nil {
+			outcomes[i] = errs[i].Error()
+		}
+	}
+	require.Equal(t, []string{"accepted", "duplicate", "duplicate", ingest.ErrDeliveryConflict.Error(), "accepted", ingest.ErrDeliveryConflict.Error()}, outcomes)
+	require.Equal(t, old.ID, recs[1].ID)
+	require.Equal(t, recs[0].ID, recs[2].ID)
+	require.NotZero(t, recs[0].JobID)
+	require.NotZero(t, recs[4].JobID)
+	var rows, jobCount int
+	require.NoError(t, pool.QueryRow(ctx, "SELECT (SELECT count(*) FROM inbox), (SELECT count(*) FROM river_job)").Scan(&rows, &jobCount))
+	require.Equal(t, 3, rows)
+	require.Equal(t, 3, jobCount)
+}
+
+// Under concurrency the batcher really shares transactions (rows inserted
+// together share xmin), and every 202 still has its row and job.
+func TestBatchingSharesTransactions(t *testing.T) {
+	t.Parallel()
+	b := setupWith(t, setupOpts{batchWindow: 20 * time.Millisecond})
+	const n = 40
+	var wg sync.WaitGroup
+	statuses := make([]int, n)
+	start := make(chan struct{})
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			body := githubBody(1000 + i)
+			statuses[i] = b.post(t, "/webhooks/github", body, githubHeaders(t, githubSecret, fmt.Sprintf("gh-batch-%d", i), body)).status
+		}()
+	}
+	close(start)
+	wg.Wait()
+	for _, s := range statuses {
+		require.Equal(t, http.StatusAccepted, s)
+	}
+	require.Equal(t, counts{n, n}, b.counts(t))
+	var txs int
+	require.NoError(t, b.pool.QueryRow(context.Background(), "SELECT count(DISTINCT xmin::text) FROM inbox").Scan(&txs))
+	require.Less(t, txs, n/2, "deliveries shared commits")
+}
+
+// A database failure mid-batch fails every delivery in it with 503 and
+// stores none of them.
+func TestBatchFailureStoresNothing(t *testing.T) {
+	t.Parallel()
+	b := setupWith(t, setupOpts{batchWindow: 20 * time.Millisecond})
+	_, err := b.pool.Exec(context.Background(), `CREATE FUNCTION refuse_job() RETURNS trigger LANGUAGE plpgsql AS
+		$$ BEGIN RAISE EXCEPTION 'queue refuses'; END $$;
+		CREATE TRIGGER refuse_job BEFORE INSERT ON river_job FOR EACH ROW EXECUTE FUNCTION refuse_job();`)
+	require.NoError(t, err)
+	const n = 10
+	var wg sync.WaitGroup
+	statuses := make([]int, n)
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			body := githubBody(2000 + i)
+			statuses[i] = b.post(t, "/webhooks/github", body, githubHeaders(t, githubSecret, fmt.Sprintf("gh-batchfail-%d", i), body)).status
+		}()
+	}
+	wg.Wait()
+	for _, s := range statuses {
+		require.Equal(t, http.StatusServiceUnavailable, s)
+	}
+	require.Equal(t, counts{0, 0}, b.counts(t))
+}

@@ -1,0 +1,129 @@
+package ingest
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// batcher groups concurrent deliveries into one transaction: the first
+// delivery to arrive opens a window; everything that arrives within it (up
+// to maxBatch) commits together. Each request is answered only after the
+// commit that holds its row, with the outcome it would have had alone; if
+// the transaction fails, every delivery in it gets the error (a 503) and
+// nothing of it is stored.
+type batcher struct {
+	inbox    *Inbox
+	window   time.Duration
+	maxBatch int
+	timeout  time.Duration
+
+	in      chan *pending
+	batches chan []*pending
+	done    sync.WaitGroup
+}
+
+type pending struct {
+	d      Delivery
+	result chan batchResult // buffered: the batch never waits on a request
+}
+
+type batchResult struct {
+	rec Recorded
+	err error
+}
+
+// newBatcher starts the collector and runners (one per transaction that
+// may be in flight at once).
+func newBatcher(inbox *Inbox, window time.Duration, maxBatch, runners int, timeout time.Duration) *batcher {
+	b := &batcher{
+		inbox: inbox, window: window, maxBatch: maxBatch, timeout: timeout,
+		in: make(chan *pending), batches: make(chan []*pending),
+	}
+	b.done.Add(1 + runners)
+	go b.collect()
+	for i := 0; i < runners; i++ {
+		go b.run()
+	}
+	return b
+}
+
+// record hands d to the next batch and waits for that batch's commit.
+func (b *batcher) record(ctx context.Context, d Delivery) (Recorded, error) {
+	p := &pending{d: d, result: make(chan batchResult, 1)}
+	select {
+	case b.in <- p:
+	case <-ctx.Done():
+		return Recorded{}, ctx.Err()
+	}
+	select {
+	case r := <-p.result:
+		return r.rec, r.err
+	case <-ctx.Done():
+		// The batch may still commit it: the provider's retry will then be
+		// a duplicate. Never a 2xx without the commit.
+		return Recorded{}, ctx.Err()
+	}
+}
+
+// collect forms batches: it waits for a first delivery, then gathers more
+// until the window closes or the batch is full. While every runner is busy
+// it keeps gathering, so batches grow with load.
+func (b *batcher) collect() {
+	defer b.done.Done()
+	defer close(b.batches)
+	for first := range b.in {
+		batch := []*pending{first}
+		timer := time.NewTimer(b.window)
+	gather:
+		for len(batch) < b.maxBatch {
+			select {
+			case p, ok := <-b.in:
+				if !ok {
+					break gather
+				}
+				batch = append(batch, p)
+			case <-timer.C:
+				break gather
+			}
+		}
+		timer.Stop()
+		b.batches <- batch
+	}
+}
+
+func (b *batcher) run() {
+	defer b.done.Done()
+	for batch := range b.batches {
+		ds := make([]Delivery, len(batch))
+		for i, p := range batch {
+			ds[i] = p.d
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), b.timeout)
+		var (
+			recs []Recorded
+			errs []error
+		)
+		err := pgx.BeginFunc(ctx, b.inbox.pool, func(tx pgx.Tx) error {
+			var err error
+			recs, errs, err = b.inbox.RecordManyTx(ctx, tx, ds)
+			return err
+		})
+		cancel()
+		for i, p := range batch {
+			if err != nil {
+				p.result <- batchResult{err: err}
+				continue
+			}
+			p.result <- batchResult{rec: recs[i], err: errs[i]}
+		}
+	}
+}
+
+// close stops taking deliveries and waits for the batches in flight.
+func (b *batcher) close() {
+	close(b.in)
+	b.done.Wait()
+}
