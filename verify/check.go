@@ -52,7 +52,10 @@ func checkID(field, v string) error {
 		return fmt.Errorf("%w: %s is empty", ErrInvalidPayload, field)
 	case len(v) > MaxIDLength:
 		return fmt.Errorf("%w: %s is %d bytes long (max %d)", ErrInvalidPayload, field, len(v), MaxIDLength)
-	case !utf8.ValidString(v):
+	case !utf8.ValidString(v) || strings.ContainsRune(v, utf8.RuneError):
+		// encoding/json turns invalid UTF-8 (and lone surrogate escapes)
+		// inside a JSON string into U+FFFD: an id holding it is not the id
+		// the sender wrote, so it must not become a dedup key.
 		return fmt.Errorf("%w: %s is not valid UTF-8", ErrInvalidPayload, field)
 	case strings.IndexFunc(v, unicode.IsControl) >= 0:
 		return fmt.Errorf("%w: %s contains a control character", ErrInvalidPayload, field)

@@ -223,3 +223,25 @@ func TestParseStripeSignature(t *testing.T) {
 		})
 	}
 }
+
+// Invalid UTF-8 inside the body's id would reach us as U+FFFD after JSON
+// decoding: an id the provider never sent. It is refused (found by the
+// hostile-input drill).
+func TestStripeRejectsInvalidUTF8InBodyID(t *testing.T) {
+	t.Parallel()
+	now := time.Now()
+	v, err := New(Config{Provider: ProviderStripe, Secrets: []string{"whsec_x"}, Now: func() time.Time { return now }})
+	require.NoError(t, err)
+	s, err := NewSigner(ProviderStripe, "whsec_x")
+	require.NoError(t, err)
+	for _, body := range [][]byte{
+		[]byte("{\"id\":\"evt_\xff\",\"type\":\"x\"}"),
+		[]byte(`{"id":"evt_\ud800","type":"x"}`),
+		[]byte("{\"id\":\"evt_1\",\"type\":\"x\xfe\"}"),
+	} {
+		h, err := s.Sign(body, Message{}, now)
+		require.NoError(t, err)
+		_, err = v.Verify(body, h)
+		require.ErrorIs(t, err, ErrInvalidPayload, "%q", body)
+	}
+}
