@@ -1,0 +1,99 @@
+package drills
+
+import (
+	"encoding/base64"
+	"net"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Secrets and token of the drill's hookinbox. The generator signs with the
+// same ones.
+var (
+	githubSecret  = "drill-github-secret"
+	stripeSecret  = "whsec_drill_stripe_secret"
+	billingSecret = "whsec_" + base64.StdEncoding.EncodeToString([]byte("drill-billing-secret-32-bytes!!!"))
+	adminToken    = "drill-admin-token"
+)
+
+// serveConfig is what a drill may vary in hookinbox.yaml.
+type serveConfig struct {
+	DatabaseURL       string
+	DownstreamURL     string        // the stub's base URL
+	ReadTimeout       time.Duration // default 10s
+	MaxBodyBytes      int           // default 1 MiB
+	DownstreamTimeout time.Duration // default 5s
+	JobTimeout        time.Duration // jobs.timeout; unset: hookinbox's default
+	RescueStuckAfter  time.Duration // jobs.rescue_stuck_after; unset: hookinbox's default
+}
+
+// writeConfig writes a hookinbox.yaml listening on the given loopback
+// addresses and returns its path. It is marshalled, not templated, so no
+// value (a password in the URL) can change the file's structure.
+func writeConfig(t testing.TB, dir string, c serveConfig, listen, adminListen string) string {
+	t.Helper()
+	if c.ReadTimeout == 0 {
+		c.ReadTimeout = 10 * time.Second
+	}
+	if c.MaxBodyBytes == 0 {
+		c.MaxBodyBytes = 1 << 20
+	}
+	if c.DownstreamTimeout == 0 {
+		c.DownstreamTimeout = 5 * time.Second
+	}
+	type source struct {
+		Name       string   `yaml:"name"`
+		Provider   string   `yaml:"provider"`
+		Secrets    []string `yaml:"secrets"`
+		Tolerance  string   `yaml:"tolerance,omitempty"`
+		ForwardURL string   `yaml:"forward_url,omitempty"`
+	}
+	doc := map[string]any{
+		"listen":           listen,
+		"database_url":     c.DatabaseURL,
+		"max_body_bytes":   c.MaxBodyBytes,
+		"read_timeout":     c.ReadTimeout.String(),
+		"shutdown_timeout": "5s",
+		"sources": []source{
+			{Name: "github", Provider: "github", Secrets: []string{githubSecret}},
+			{Name: "stripe", Provider: "stripe", Secrets: []string{stripeSecret}, Tolerance: "5m"},
+			{Name: "billing", Provider: "standard", Secrets: []string{billingSecret}, Tolerance: "5m",
+				ForwardURL: c.DownstreamURL + "/forward"},
+		},
+		"downstream": map[string]string{
+			"fulfillment_url": c.DownstreamURL + "/fulfill",
+			"payments_url":    c.DownstreamURL,
+			"timeout":         c.DownstreamTimeout.String(),
+		},
+		"admin": map[string]string{"listen": adminListen, "token": adminToken},
+	}
+	if c.JobTimeout > 0 {
+		doc["jobs"] = map[string]string{"timeout": c.JobTimeout.String(), "rescue_stuck_after": c.RescueStuckAfter.String()}
+	}
+	raw, err := yaml.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "hookinbox.yaml")
+	if err := os.WriteFile(path, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// freeAddr returns a loopback address with a port that was free a moment
+// ago. Another process may take it before hookinbox binds it; startProc
+// then tries new ports.
+func freeAddr(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
