@@ -118,7 +118,6 @@ func (r *Registry) Process(ctx context.Context, tx pgx.Tx, jobs JobInserter, d D
 	if d.Provider == "" {
 		d.Provider = r.Provider(d.Source)
 	}
-	res := resourceOf(d, r.sources[d.Source].ResourceField)
 	var matched []Registration
 	for _, reg := range r.regs {
 		if reg.matches(d.Source, d.Provider, d.EventType) {
@@ -126,9 +125,12 @@ func (r *Registry) Process(ctx context.Context, tx pgx.Tx, jobs JobInserter, d D
 		}
 	}
 	if len(matched) == 0 {
-		return Result{Outcome: OutcomeSkipped, Resource: res}, nil
+		// Nothing to order: skip parsing the payload (3% of CPU for
+		// skipped events in the benchmark).
+		return Result{Outcome: OutcomeSkipped}, nil
 	}
 	d.parseGitHub()
+	res := resourceOf(d, r.sources[d.Source].ResourceField)
 
 	if err := lockResource(ctx, tx, d, res); err != nil {
 		return Result{}, err

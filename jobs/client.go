@@ -24,8 +24,14 @@ type ClientConfig struct {
 	InsertOnly bool
 
 	// MaxWorkers is how many jobs of each queue one process works at once.
-	// Defaults to 50.
+	// Defaults to 100.
 	MaxWorkers int
+
+	// FetchCooldown is the least time between two fetches of a queue. River
+	// fetches up to MaxWorkers jobs at a time, so MaxWorkers/FetchCooldown
+	// caps one process's rate per queue: River's 100ms default with 50
+	// workers held processing at 500/s in the benchmark. Defaults to 10ms.
+	FetchCooldown time.Duration
 
 	// MaxAttempts is how many times a job runs before River gives up (and a
 	// delivery is marked failed). Defaults to River's (25).
@@ -83,7 +89,10 @@ const DefaultRescueStuckJobsAfter = 2 * time.Minute
 
 func (c ClientConfig) WithDefaults() ClientConfig {
 	if c.MaxWorkers == 0 {
-		c.MaxWorkers = 50
+		c.MaxWorkers = 100
+	}
+	if c.FetchCooldown == 0 {
+		c.FetchCooldown = 10 * time.Millisecond
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
@@ -106,7 +115,7 @@ func NewClient(pool *pgxpool.Pool, cfg ClientConfig) (*river.Client[pgx.Tx], err
 	rc := &river.Config{Logger: cfg.Logger, JobTimeout: cfg.JobTimeout, RescueStuckJobsAfter: cfg.RescueStuckJobsAfter,
 		CompletedJobRetentionPeriod: cfg.RiverCompletedRetention,
 		CancelledJobRetentionPeriod: cfg.RiverCancelledRetention,
-		DiscardedJobRetentionPeriod: cfg.RiverDiscardedRetention, MaxAttempts: cfg.MaxAttempts, RetryPolicy: cfg.RetryPolicy, FetchPollInterval: cfg.FetchPollInterval}
+		DiscardedJobRetentionPeriod: cfg.RiverDiscardedRetention, MaxAttempts: cfg.MaxAttempts, RetryPolicy: cfg.RetryPolicy, FetchPollInterval: cfg.FetchPollInterval, FetchCooldown: cfg.FetchCooldown}
 	if !cfg.InsertOnly {
 		if cfg.Registry == nil {
 			return nil, errors.New("jobs: ClientConfig.Registry is required to work jobs")

@@ -96,7 +96,7 @@ type Ingest struct {
 // Jobs tunes how this process works jobs.
 type Jobs struct {
 	// MaxWorkers is how many jobs of each queue one process works at once.
-	// Defaults to 50.
+	// Defaults to 100.
 	MaxWorkers int `yaml:"max_workers"`
 
 	// Timeout bounds one run of a job. Defaults to 1m.
@@ -403,7 +403,7 @@ func (c Config) WithDefaults() Config {
 		r.BatchSize = 5000
 	}
 	if c.Jobs.MaxWorkers == 0 {
-		c.Jobs.MaxWorkers = 50
+		c.Jobs.MaxWorkers = 100
 	}
 	if c.Jobs.Timeout == 0 {
 		c.Jobs.Timeout = Duration(time.Minute)
