@@ -1,0 +1,334 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"slices"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// generator sends signed GitHub push deliveries to one hookinbox. A share
+// of its requests resend a delivery that was already accepted, byte for
+// byte, as GitHub does when it retries.
+type generator struct {
+	url      string
+	payloads []payload
+	dupShare float64
+	client   *http.Client
+	conns    int
+
+	mu       sync.Mutex
+	accepted []acceptedDelivery // every 202, for duplicates and the audit
+}
+
+// acceptedDelivery is a 202 and what it promised.
+type acceptedDelivery struct {
+	ID      string
+	InboxID int64 // from the 202's body
+	payload int
+}
+
+func newGenerator(url string, payloads []payload, conns int, dupShare float64) *generator {
+	// One keep-alive connection per worker and no more: the run measures
+	// the service at exactly conns concurrent connections.
+	tr := &http.Transport{
+		Proxy:               nil,
+		DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConns:        conns,
+		MaxIdleConnsPerHost: conns,
+		MaxConnsPerHost:     conns,
+		IdleConnTimeout:     90 * time.Second,
+		DisableCompression:  true,
+	}
+	return &generator{
+		url: url, payloads: payloads, dupShare: dupShare, conns: conns,
+		client: &http.Client{Transport: tr, Timeout: 30 * time.Second},
+	}
+}
+
+// loadResult is one phase's responses.
+type loadResult struct {
+	Mode             string         `json:"mode"` // closed or open loop
+	Connections      int            `json:"connections"`
+	TargetRate       float64        `json:"target_rate_per_sec,omitempty"`
+	Seconds          float64        `json:"seconds"`
+	Requests         int64          `json:"requests"`
+	Accepted         int64          `json:"accepted"`
+	Duplicates       int64          `json:"duplicates"`
+	Errors           int64          `json:"errors"`
+	ErrorKinds       map[string]int `json:"error_kinds,omitempty"`
+	AcceptedPerSec   float64        `json:"accepted_per_sec"`
+	DuplicatesPerSec float64        `json:"duplicates_per_sec"`
+	RequestsPerSec   float64        `json:"requests_per_sec"`
+	Latency          latencies      `json:"latency"`
+	LastAck          time.Time      `json:"last_ack"`
+	MeanPayloadBytes int            `json:"mean_payload_bytes"`
+	ClientLagMax     duration       `json:"client_lag_max,omitempty"` // open loop: how late the dispatcher fell behind its schedule
+}
+
+type latencies struct {
+	P50 duration `json:"p50"`
+	P90 duration `json:"p90"`
+	P99 duration `json:"p99"`
+	Max duration `json:"max"`
+}
+
+// tally is one worker's share of a phase, merged at the end so workers
+// never contend on a lock to record a response.
+type tally struct {
+	requests, accepted, duplicates, errors int64
+	errorKinds                             map[string]int
+	lat                                    []time.Duration
+	lastAck                                time.Time
+	payloadBytes                           int64
+}
+
+// closedLoop runs conns workers that each send the next request as soon as
+// the previous one is answered, for d. Requests in flight at the end are
+// waited for, so every request sent is counted.
+func (g *generator) closedLoop(ctx context.Context, d time.Duration) loadResult {
+	start := time.Now()
+	end := start.Add(d)
+	tallies := make([]*tally, g.conns)
+	var wg sync.WaitGroup
+	for w := range g.conns {
+		t := &tally{errorKinds: map[string]int{}}
+		tallies[w] = t
+		rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(w)))
+		wg.Go(func() {
+			for ctx.Err() == nil && time.Now().Before(end) {
+				sent := time.Now()
+				if g.send(ctx, rng, t) {
+					t.lat = append(t.lat, time.Since(sent))
+				}
+			}
+		})
+	}
+	wg.Wait()
+	res := merge(tallies, time.Since(start))
+	res.Mode, res.Connections = "closed", g.conns
+	return res
+}
+
+// openLoop sends at rate per second for d whatever the answers, from conns
+// workers. Latency counts from when a request was due, not when a worker
+// got to it, so a service that falls behind shows it in the tail instead of
+// slowing the generator down (coordinated omission).
+func (g *generator) openLoop(ctx context.Context, rate float64, d time.Duration) loadResult {
+	n := int(rate * d.Seconds())
+	due := make(chan time.Time, n)
+	start := time.Now()
+	var lag time.Duration
+	go func() {
+		defer close(due)
+		for i := range n {
+			at := start.Add(time.Duration(float64(i) / rate * float64(time.Second)))
+			if wait := time.Until(at); wait > 0 {
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(wait):
+				}
+			} else {
+				lag = max(lag, -wait)
+			}
+			due <- at
+		}
+	}()
+	tallies := make([]*tally, g.conns)
+	var wg sync.WaitGroup
+	for w := range g.conns {
+		t := &tally{errorKinds: map[string]int{}}
+		tallies[w] = t
+		rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(w)+1<<32))
+		wg.Go(func() {
+			for at := range due {
+				if g.send(ctx, rng, t) {
+					t.lat = append(t.lat, time.Since(at))
+				}
+			}
+		})
+	}
+	wg.Wait()
+	res := merge(tallies, time.Since(start))
+	res.Mode, res.Connections, res.TargetRate, res.ClientLagMax = "open", g.conns, rate, duration(lag)
+	return res
+}
+
+// send makes one request, new or a retry of an accepted delivery, and
+// records its outcome in t. It reports false when ctx (the whole run)
+// ended the request, which then counts for nothing.
+func (g *generator) send(ctx context.Context, rng *rand.Rand, t *tally) bool {
+	var (
+		id   string
+		idx  int
+		dup  bool
+		orig int64 // a duplicate's inbox id, from its 202
+	)
+	if rng.Float64() < g.dupShare {
+		g.mu.Lock()
+		if n := len(g.accepted); n > 0 {
+			a := g.accepted[rng.IntN(n)]
+			id, idx, dup, orig = a.ID, a.payload, true, a.InboxID
+		}
+		g.mu.Unlock()
+	}
+	if !dup {
+		id, idx = newGUID(rng), rng.IntN(len(g.payloads))
+	}
+	p := g.payloads[idx]
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, g.url, bytes.NewReader(p.body))
+	if err != nil {
+		panic(err) // the URL is ours
+	}
+	req.Header = http.Header{
+		"X-Github-Delivery":   {id},
+		"X-Github-Event":      {"push"},
+		"X-Hub-Signature-256": {p.signature},
+		"Content-Type":        {"application/json"},
+		"User-Agent":          {"GitHub-Hookshot/hookinbox-bench"},
+	}
+	resp, err := g.client.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return false
+		}
+		t.count(p)
+		t.fail("transport: " + err.Error())
+		return true
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		if ctx.Err() != nil {
+			return false
+		}
+		t.count(p)
+		t.fail("read body: " + err.Error())
+		return true
+	}
+	t.count(p)
+	var r struct {
+		ID     int64  `json:"id"`
+		Status string `json:"status"`
+	}
+	switch {
+	case resp.StatusCode == http.StatusAccepted && !dup:
+		if err := json.Unmarshal(body, &r); err != nil || r.Status != "accepted" || r.ID == 0 {
+			t.fail("202 with an unexpected body")
+			return true
+		}
+		t.accepted++
+		t.lastAck = time.Now()
+		g.mu.Lock()
+		g.accepted = append(g.accepted, acceptedDelivery{ID: id, InboxID: r.ID, payload: idx})
+		g.mu.Unlock()
+	case resp.StatusCode == http.StatusOK && dup:
+		// A retry must name the row its first delivery created.
+		if err := json.Unmarshal(body, &r); err != nil || r.Status != "duplicate" || r.ID != orig {
+			t.fail("200 without the original's id and status duplicate")
+			return true
+		}
+		t.duplicates++
+	case resp.StatusCode == http.StatusAccepted:
+		t.fail("202 for a retried delivery (duplicate not recognised)")
+	case resp.StatusCode == http.StatusOK:
+		t.fail("200 duplicate for a new delivery id")
+	default:
+		t.fail("HTTP " + strconv.Itoa(resp.StatusCode) + " " + string(bytes.TrimSpace(body[:min(len(body), 120)])))
+	}
+	return true
+}
+
+func (t *tally) count(p payload) {
+	t.requests++
+	t.payloadBytes += int64(len(p.body))
+}
+
+func (t *tally) fail(kind string) {
+	t.errors++
+	t.errorKinds[kind]++
+}
+
+func merge(tallies []*tally, elapsed time.Duration) loadResult {
+	res := loadResult{Seconds: elapsed.Seconds(), ErrorKinds: map[string]int{}}
+	var (
+		lat          []time.Duration
+		payloadBytes int64
+	)
+	for _, t := range tallies {
+		res.Requests += t.requests
+		res.Accepted += t.accepted
+		res.Duplicates += t.duplicates
+		res.Errors += t.errors
+		for k, v := range t.errorKinds {
+			res.ErrorKinds[k] += v
+		}
+		lat = append(lat, t.lat...)
+		if t.lastAck.After(res.LastAck) {
+			res.LastAck = t.lastAck
+		}
+		payloadBytes += t.payloadBytes
+	}
+	if len(res.ErrorKinds) == 0 {
+		res.ErrorKinds = nil
+	}
+	s := elapsed.Seconds()
+	res.AcceptedPerSec = float64(res.Accepted) / s
+	res.DuplicatesPerSec = float64(res.Duplicates) / s
+	res.RequestsPerSec = float64(res.Requests) / s
+	if res.Requests > 0 {
+		res.MeanPayloadBytes = int(payloadBytes / res.Requests)
+	}
+	res.Latency = percentiles(lat)
+	return res
+}
+
+func percentiles(lat []time.Duration) latencies {
+	if len(lat) == 0 {
+		return latencies{}
+	}
+	slices.Sort(lat)
+	// Nearest rank: the smallest latency at or above which a share q of
+	// the requests fall.
+	at := func(q float64) duration {
+		i := int(math.Ceil(q*float64(len(lat)))) - 1
+		return duration(lat[min(max(i, 0), len(lat)-1)])
+	}
+	return latencies{P50: at(0.50), P90: at(0.90), P99: at(0.99), Max: duration(lat[len(lat)-1])}
+}
+
+// acks returns every delivery accepted so far.
+func (g *generator) acks() []acceptedDelivery {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return slices.Clone(g.accepted)
+}
+
+// errorSummary lists error kinds, most frequent first.
+func errorSummary(kinds map[string]int) []string {
+	type kv struct {
+		k string
+		v int
+	}
+	var all []kv
+	for k, v := range kinds {
+		all = append(all, kv{k, v})
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].v > all[j].v })
+	var out []string
+	for _, e := range all {
+		out = append(out, fmt.Sprintf("%d× %s", e.v, e.k))
+	}
+	return out
+}

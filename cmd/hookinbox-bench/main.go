@@ -1,0 +1,252 @@
+// Command hookinbox-bench measures hookinbox against the limit of the same
+// work on the same machine, in one run: pgbench doing one delivery's
+// transaction, then `hookinbox serve` under signed GitHub deliveries, then
+// River working no-op jobs. Absolute numbers on a shared machine are noise;
+// the ratios between phases of one run are what it reports. See
+// bench/README.md.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// options are the command's flags.
+type options struct {
+	duration    time.Duration
+	concurrency int
+	dupShare    float64
+	payloadMin  int
+	payloadMax  int
+	batchWindow time.Duration
+	profile     bool
+	out         string
+}
+
+func parseOptions(args []string) (options, error) {
+	var o options
+	fs := flag.NewFlagSet("hookinbox-bench", flag.ContinueOnError)
+	fs.DurationVar(&o.duration, "duration", 30*time.Second, "length of the pgbench, ingest and River phases (the half-load run takes half)")
+	fs.IntVar(&o.concurrency, "concurrency", 32, "pgbench clients and concurrent HTTP connections")
+	fs.Float64Var(&o.dupShare, "dup-share", 0.10, "share of requests that resend an accepted delivery (a provider's retry)")
+	fs.IntVar(&o.payloadMin, "payload-min", 2048, "smallest push payload, bytes")
+	fs.IntVar(&o.payloadMax, "payload-max", 8192, "largest push payload, bytes")
+	fs.DurationVar(&o.batchWindow, "batch-window", 0, "the service's ingest.batch_window (0: each request commits alone)")
+	fs.BoolVar(&o.profile, "pprof", true, "take a CPU profile of the service during the closed-loop ingest, next to the results")
+	fs.StringVar(&o.out, "out", "", "results file (default bench/results/<UTC time>.json in the module)")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	switch {
+	case fs.NArg() > 0:
+		return o, fmt.Errorf("unexpected arguments: %v", fs.Args())
+	case o.duration < 3*time.Second:
+		return o, errors.New("-duration must be at least 3s")
+	case o.concurrency < 1:
+		return o, errors.New("-concurrency must be at least 1")
+	case o.dupShare < 0 || o.dupShare >= 1:
+		return o, errors.New("-dup-share must be in [0, 1)")
+	case o.batchWindow < 0:
+		return o, errors.New("-batch-window must not be negative")
+	case o.payloadMin < minPayload || o.payloadMax < o.payloadMin:
+		return o, fmt.Errorf("-payload-min must be at least %d and at most -payload-max", minPayload)
+	}
+	return o, nil
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	opts, err := parseOptions(os.Args[1:])
+	if errors.Is(err, flag.ErrHelp) {
+		return
+	}
+	if err == nil {
+		err = run(ctx, opts)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "hookinbox-bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, opts options) error {
+	start := time.Now()
+	progress := func(format string, args ...any) {
+		fmt.Fprintf(os.Stderr, "[%5.1fs] %s\n", time.Since(start).Seconds(), fmt.Sprintf(format, args...))
+	}
+	root, err := moduleRoot(ctx)
+	if err != nil {
+		return err
+	}
+	if opts.out == "" {
+		opts.out = filepath.Join(root, "bench", "results", start.UTC().Format("2006-01-02T15-04-05Z")+".json")
+	}
+	if err := os.MkdirAll(filepath.Dir(opts.out), 0o755); err != nil {
+		return err
+	}
+	res := results{Started: start.UTC(), Options: opts.export(), Machine: describeMachine(ctx, root)}
+	if res.Machine.LoadAvg1 > 0.5*float64(res.Machine.CPUs) {
+		progress("warning: load average %.2f on %d CPUs; another process is competing and the numbers will show it",
+			res.Machine.LoadAvg1, res.Machine.CPUs)
+	}
+
+	// The postgres user must reach this directory when we run as root.
+	work, err := os.MkdirTemp("", "hookinbox-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(work)
+	if err := os.Chmod(work, 0o755); err != nil {
+		return err
+	}
+
+	progress("starting PostgreSQL")
+	pg, err := startPostgres(ctx, work)
+	if err != nil {
+		return err
+	}
+	defer pg.close(context.WithoutCancel(ctx), progress)
+	res.Database = pg.describe()
+	svcURL, err := pg.createDatabase(ctx, "svc", false)
+	if err != nil {
+		return err
+	}
+	// pgbench writes to a database of its own, migrated the same way, so
+	// that the service's inbox holds exactly the deliveries of this run.
+	baselineURL, err := pg.createDatabase(ctx, "pgbench", true)
+	if err != nil {
+		return err
+	}
+
+	progress("building hookinbox")
+	bin, err := buildHookinbox(ctx, root, work)
+	if err != nil {
+		return err
+	}
+	payloads, err := newPayloads(opts.payloadMin, opts.payloadMax, benchSecret)
+	if err != nil {
+		return err
+	}
+
+	meter := cpuMeter{postmasterPID: pg.postmasterPID()}
+	res.CPU = map[string]cpuUse{}
+	phase := func(name string) func() {
+		before, t0 := meter.sample(), time.Now()
+		return func() { res.CPU[name] = before.to(meter.sample(), time.Since(t0).Seconds()) }
+	}
+
+	progress("baseline: pgbench, %d clients, %s", opts.concurrency, opts.duration)
+	done := phase("pgbench")
+	res.Pgbench, err = runPgbench(ctx, pgbenchConfig{
+		BinDir: pg.binDir, URL: baselineURL, Work: work, Clients: opts.concurrency,
+		Duration: opts.duration, Payloads: payloads,
+	})
+	if err != nil {
+		return err
+	}
+	done()
+	progress("pgbench: %.0f tps", res.Pgbench.TPS)
+
+	progress("starting hookinbox serve")
+	svc, err := startService(ctx, bin, work, svcURL, serviceOptions{BatchWindow: opts.batchWindow})
+	if err != nil {
+		return err
+	}
+	defer svc.stop()
+	db, err := openPool(ctx, svcURL)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+
+	gen := newGenerator(svc.webhookURL, payloads, opts.concurrency, opts.dupShare)
+	progress("ingest: closed loop, %d connections, %s", opts.concurrency, opts.duration)
+	meter.servicePID = svc.cmd.Process.Pid
+	svc.rss.reset()
+	profiled := make(chan error, 1)
+	if opts.profile {
+		// The profile spans the phase but its first and last second, when
+		// connections open and close.
+		res.Profile = strings.TrimSuffix(opts.out, ".json") + ".ingest.pprof"
+		go func() {
+			time.Sleep(time.Second)
+			profiled <- svc.cpuProfile(ctx, opts.duration-2*time.Second, res.Profile)
+		}()
+	} else {
+		profiled <- nil
+	}
+	done = phase("ingest")
+	res.Ingest = gen.closedLoop(ctx, opts.duration)
+	done()
+	if err := <-profiled; err != nil {
+		progress("warning: %v", err)
+		res.Profile = ""
+	}
+	progress("ingest: %.0f accepted/s, p99 %s, %d errors", res.Ingest.AcceptedPerSec, res.Ingest.Latency.P99, res.Ingest.Errors)
+
+	progress("processing: waiting for the backlog to drain")
+	done = phase("drain")
+	drained, err := waitDrained(ctx, db, drainLimit(opts.duration))
+	if err != nil {
+		return err
+	}
+	waited := time.Now()
+	done()
+	res.Processing, err = drainStats(ctx, db, res.Ingest.LastAck, waited, drained, gen.acks())
+	if err != nil {
+		return err
+	}
+	res.RSS.PeakUnderLoadMB = svc.rss.peakMB()
+	progress("processing: %d received at the last 202, %d left after %s", res.Processing.BacklogAtLastAck,
+		res.Processing.Remaining, res.Processing.DrainTime)
+
+	rate := res.Pgbench.TPS / 2
+	progress("ingest: open loop at %.0f/s (half the pgbench rate), %s", rate, opts.duration/2)
+	done = phase("half_load")
+	half := gen.openLoop(ctx, rate, opts.duration/2)
+	done()
+	res.HalfLoad = &half
+	progress("half load: p99 %s, %d errors", half.Latency.P99, half.Errors)
+	res.Audit, err = audit(ctx, db, gen.acks())
+	if err != nil {
+		return err
+	}
+	res.RSS.HighWaterMB = svc.rss.highWaterMB()
+	progress("audit: %d accepted, %d lost", res.Audit.Accepted, res.Audit.Lost())
+	if err := svc.stop(); err != nil {
+		progress("warning: %v", err)
+	}
+
+	progress("reference: River no-op jobs, %s", opts.duration)
+	meter.servicePID = 0
+	done = phase("river")
+	res.River, err = riverRaw(ctx, svcURL, opts.duration)
+	if err != nil {
+		return err
+	}
+	done()
+	progress("river: %.0f jobs/s", res.River.JobsPerSec)
+
+	res.Finished = time.Now().UTC()
+	res.Machine.LoadAvgAfter = loadAverage()
+	res.evaluate()
+	printReport(os.Stdout, res)
+	if err := res.write(opts.out); err != nil {
+		return err
+	}
+	progress("wrote %s", opts.out)
+	return nil
+}
+
+// drainLimit bounds the wait for processing to catch up, long enough to
+// time the drain and short enough to keep a default run under 3 minutes.
+func drainLimit(d time.Duration) time.Duration { return max(min(d, 20*time.Second), 5*time.Second) }

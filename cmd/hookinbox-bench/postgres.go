@@ -1,0 +1,180 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/hookinbox/hookinbox/internal/pgembed"
+	"github.com/hookinbox/hookinbox/migrations"
+)
+
+// postgres is the server the run uses: a private one started with pgembed,
+// or the one DATABASE_URL names. Either way the run works in databases it
+// creates and drops, never in the one the URL names.
+type postgres struct {
+	adminURL string          // may create databases
+	server   *pgembed.Server // nil with DATABASE_URL
+	binDir   string          // pgbench lives here
+	created  []string
+}
+
+func startPostgres(ctx context.Context, work string) (*postgres, error) {
+	pg := &postgres{}
+	if u := os.Getenv("DATABASE_URL"); u != "" {
+		if _, err := withDatabase(u, "postgres"); err != nil {
+			return nil, fmt.Errorf("DATABASE_URL must be a postgres:// URL: %w", err)
+		}
+		pg.adminURL = u
+	} else {
+		// Fsync on, as `serve` runs it: the commit's flush is part of what
+		// an acknowledged delivery costs.
+		srv, err := pgembed.Start(ctx, pgembed.Config{DataDir: filepath.Join(work, "pg"), Database: "postgres", Fsync: true})
+		if err != nil {
+			return nil, fmt.Errorf("start PostgreSQL: %w", err)
+		}
+		pg.server, pg.adminURL = srv, srv.URL()
+	}
+	dir, err := pgbenchDir()
+	if err != nil {
+		pg.close(ctx, func(string, ...any) {})
+		return nil, err
+	}
+	pg.binDir = dir
+	return pg, nil
+}
+
+// pgbenchDir finds pgbench next to the server binaries, else on PATH.
+func pgbenchDir() (string, error) {
+	if dir, err := pgembed.FindBinDir(); err == nil {
+		if _, err := os.Stat(filepath.Join(dir, "pgbench")); err == nil {
+			return dir, nil
+		}
+	}
+	p, err := exec.LookPath("pgbench")
+	if err != nil {
+		return "", fmt.Errorf("pgbench not found next to the PostgreSQL binaries or on PATH (apt-get install postgresql-contrib or postgresql)")
+	}
+	return filepath.Dir(p), nil
+}
+
+// createDatabase creates a fresh database for one role of the run, applies
+// hookinbox's migrations to it when migrate is set (the service applies
+// its own through serve), and returns its URL.
+func (pg *postgres) createDatabase(ctx context.Context, role string, migrate bool) (string, error) {
+	name := fmt.Sprintf("hookinbox_bench_%s_%d", role, os.Getpid())
+	conn, err := pgx.Connect(ctx, pg.adminURL)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
+		return "", fmt.Errorf("create database %s: %w", name, err)
+	}
+	pg.created = append(pg.created, name)
+	u, err := withDatabase(pg.adminURL, name)
+	if err != nil {
+		return "", err
+	}
+	if migrate {
+		pool, err := openPool(ctx, u)
+		if err != nil {
+			return "", err
+		}
+		defer pool.Close()
+		if _, err := migrations.Up(ctx, pool, nil); err != nil {
+			return "", fmt.Errorf("migrate %s: %w", name, err)
+		}
+	}
+	return u, nil
+}
+
+// close drops what the run created, or the whole private server.
+func (pg *postgres) close(ctx context.Context, progress func(string, ...any)) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if pg.server != nil {
+		if err := pg.server.Destroy(ctx); err != nil {
+			progress("warning: removing the private PostgreSQL: %v", err)
+		}
+		return
+	}
+	conn, err := pgx.Connect(ctx, pg.adminURL)
+	if err != nil {
+		progress("warning: could not drop %v: %v", pg.created, err)
+		return
+	}
+	defer conn.Close(ctx)
+	for _, name := range pg.created {
+		if _, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)"); err != nil {
+			progress("warning: drop database %s: %v", name, err)
+		}
+	}
+}
+
+// postmasterPID is 0 when the server is not ours.
+func (pg *postgres) postmasterPID() int {
+	if pg.server == nil {
+		return 0
+	}
+	return postmasterPID(pg.server.DataDir())
+}
+
+func (pg *postgres) describe() databaseInfo {
+	info := databaseInfo{Embedded: pg.server != nil}
+	if conn, err := pgx.Connect(context.Background(), pg.adminURL); err == nil {
+		defer conn.Close(context.Background())
+		_ = conn.QueryRow(context.Background(), "SHOW server_version").Scan(&info.Version)
+		_ = conn.QueryRow(context.Background(), "SHOW fsync").Scan(&info.Fsync)
+		_ = conn.QueryRow(context.Background(), "SHOW synchronous_commit").Scan(&info.SynchronousCommit)
+		_ = conn.QueryRow(context.Background(), "SHOW shared_buffers").Scan(&info.SharedBuffers)
+	}
+	return info
+}
+
+// withDatabase returns raw with its database replaced by name.
+func withDatabase(raw, name string) (string, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", err
+	}
+	if u.Scheme != "postgres" && u.Scheme != "postgresql" {
+		return "", fmt.Errorf("scheme %q", u.Scheme)
+	}
+	u.Path = "/" + name
+	return u.String(), nil
+}
+
+func openPool(ctx context.Context, u string) (*pgxpool.Pool, error) {
+	pool, err := pgxpool.New(ctx, u)
+	if err != nil {
+		return nil, err
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return pool, nil
+}
+
+// moduleRoot is the directory of hookinbox's go.mod, where `go build
+// ./cmd/hookinbox` runs and results are written.
+func moduleRoot(ctx context.Context) (string, error) {
+	out, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
+	if err != nil {
+		return "", fmt.Errorf("go env GOMOD: %w", err)
+	}
+	gomod := strings.TrimSpace(string(out))
+	if gomod == "" || gomod == os.DevNull {
+		return "", fmt.Errorf("run from inside the hookinbox module (go run ./cmd/hookinbox-bench)")
+	}
+	return filepath.Dir(gomod), nil
+}

@@ -1,0 +1,164 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// processingResult is how the River workers of `hookinbox serve` kept up
+// with a load phase.
+type processingResult struct {
+	Deliveries       int64          `json:"deliveries"`          // accepted in the phase
+	BacklogAtLastAck int64          `json:"backlog_at_last_ack"` // still `received` when the last 202 came
+	DrainTime        duration       `json:"drain_time"`          // last 202 until none is `received`, or until the wait ended
+	Drained          bool           `json:"drained"`
+	Remaining        int64          `json:"remaining"` // still `received` when the wait ended
+	Statuses         map[string]int `json:"statuses"`
+	// SustainedPerSec is the phase's processed deliveries over first
+	// receipt to last processing: processing's rate while it shared the
+	// CPUs with ingest.
+	SustainedPerSec float64 `json:"sustained_per_sec"`
+	// DrainPerSec is what left `received` over the drain time:
+	// processing's rate alone, as River's reference runs alone. Zero when
+	// there was no backlog worth timing.
+	DrainPerSec float64 `json:"drain_per_sec"`
+}
+
+// ProcessedPerSec is the rate compared with River's: the drain rate when
+// there was a backlog to time, else the sustained rate, a lower bound set
+// by ingest.
+func (p processingResult) ProcessedPerSec() (rate float64, boundedByIngest bool) {
+	if p.DrainPerSec > 0 {
+		return p.DrainPerSec, false
+	}
+	return p.SustainedPerSec, true
+}
+
+// minTimedBacklog is the smallest backlog whose drain is timed: below it,
+// the 100ms polling would dominate the measurement.
+const minTimedBacklog = 500
+
+// waitDrained waits, at most limit, until no delivery is `received`, and
+// reports whether that happened. A backlog left at the limit is reported,
+// not waited for: the rate is known by then and the run has a time budget.
+//
+// Polling must not become the load it measures: counting `received` rows
+// scans the table, so the wait only asks whether one is left, which the
+// partial index on (status, id) answers at once; drainStats counts after.
+func waitDrained(ctx context.Context, db *pgxpool.Pool, limit time.Duration) (bool, error) {
+	deadline := time.Now().Add(limit)
+	for {
+		err := db.QueryRow(ctx, "SELECT id FROM inbox WHERE status = 'received' ORDER BY id LIMIT 1").Scan(new(int64))
+		if errors.Is(err, pgx.ErrNoRows) {
+			return true, nil
+		}
+		if err != nil {
+			return false, fmt.Errorf("look for received deliveries: %w", err)
+		}
+		if time.Now().After(deadline) {
+			return false, nil
+		}
+		select {
+		case <-ctx.Done():
+			return false, ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// drainStats reads back how the phase that ended at lastAck was processed,
+// for a wait that ended at waited.
+func drainStats(ctx context.Context, db *pgxpool.Pool, lastAck, waited time.Time, drained bool, accepted []acceptedDelivery) (processingResult, error) {
+	res := processingResult{Deliveries: int64(len(accepted)), Drained: drained}
+	res.DrainTime = duration(max(waited.Sub(lastAck), 0))
+	// processed_at is PostgreSQL's now() and lastAck this process's clock:
+	// the same machine's.
+	if err := db.QueryRow(ctx, `SELECT count(*) FILTER (WHERE status = 'received' OR processed_at > $1),
+			count(*) FILTER (WHERE status = 'received') FROM inbox`, lastAck).
+		Scan(&res.BacklogAtLastAck, &res.Remaining); err != nil {
+		return res, fmt.Errorf("count the backlog: %w", err)
+	}
+
+	ids := make([]string, len(accepted))
+	for i, a := range accepted {
+		ids[i] = a.ID
+	}
+	rows, err := db.Query(ctx, `SELECT status, count(*) FROM inbox WHERE source = 'github' AND delivery_id = ANY($1) GROUP BY status`, ids)
+	if err != nil {
+		return res, err
+	}
+	res.Statuses = map[string]int{}
+	var status string
+	var n int
+	if _, err := pgx.ForEachRow(rows, []any{&status, &n}, func() error { res.Statuses[status] = n; return nil }); err != nil {
+		return res, err
+	}
+
+	var first, last *time.Time
+	if err := db.QueryRow(ctx, `SELECT min(received_at), max(processed_at) FROM inbox WHERE source = 'github' AND delivery_id = ANY($1)`, ids).
+		Scan(&first, &last); err != nil {
+		return res, err
+	}
+	processed := len(accepted) - res.Statuses["received"]
+	if first != nil && last != nil && last.After(*first) {
+		res.SustainedPerSec = float64(processed) / last.Sub(*first).Seconds()
+	}
+	if res.BacklogAtLastAck >= minTimedBacklog && res.DrainTime > 0 {
+		res.DrainPerSec = float64(res.BacklogAtLastAck-res.Remaining) / time.Duration(res.DrainTime).Seconds()
+	}
+	return res, nil
+}
+
+// auditResult checks the promise behind every 202: the delivery's row and
+// its processing job were committed before the answer.
+type auditResult struct {
+	Accepted       int64 `json:"accepted"`        // 202s received
+	Rows           int64 `json:"rows"`            // of those, inbox rows found
+	IDMismatch     int64 `json:"id_mismatch"`     // rows whose id is not the one the 202 named
+	WithoutJob     int64 `json:"without_job"`     // rows with no process_delivery job
+	ExtraJobs      int64 `json:"extra_jobs"`      // rows with more than one job (a duplicate that enqueued)
+	InboxRows      int64 `json:"inbox_rows"`      // all rows: more than Accepted means commits nobody was told about
+	NotProcessed   int64 `json:"not_processed"`   // accepted rows still `received` or `failed`
+	JobsIncomplete int64 `json:"jobs_incomplete"` // their jobs not `completed`
+}
+
+// Lost is every acknowledged delivery without its row or its job.
+func (a auditResult) Lost() int64 { return a.Accepted - a.Rows + a.WithoutJob }
+
+func audit(ctx context.Context, db *pgxpool.Pool, accepted []acceptedDelivery) (auditResult, error) {
+	res := auditResult{Accepted: int64(len(accepted))}
+	ids := make([]string, len(accepted))
+	inboxIDs := make([]int64, len(accepted))
+	for i, a := range accepted {
+		ids[i], inboxIDs[i] = a.ID, a.InboxID
+	}
+	err := db.QueryRow(ctx, `
+		WITH acked AS (
+			SELECT i.id, i.status, a.inbox_id
+			FROM unnest($1::text[], $2::bigint[]) AS a(delivery_id, inbox_id)
+			JOIN inbox i ON i.source = 'github' AND i.delivery_id = a.delivery_id
+		), jobs AS (
+			SELECT acked.id, count(j.id) AS n, count(j.id) FILTER (WHERE j.state <> 'completed') AS incomplete
+			FROM acked
+			LEFT JOIN river_job j ON j.kind = 'process_delivery' AND (j.args->>'inbox_id')::bigint = acked.id
+			GROUP BY acked.id
+		)
+		SELECT
+			(SELECT count(*) FROM acked),
+			(SELECT count(*) FROM acked WHERE id <> inbox_id),
+			(SELECT count(*) FROM jobs WHERE n = 0),
+			(SELECT count(*) FROM jobs WHERE n > 1),
+			(SELECT count(*) FROM inbox),
+			(SELECT count(*) FROM acked WHERE status NOT IN ('processed', 'skipped')),
+			(SELECT coalesce(sum(incomplete), 0) FROM jobs)`,
+		ids, inboxIDs).Scan(&res.Rows, &res.IDMismatch, &res.WithoutJob, &res.ExtraJobs, &res.InboxRows, &res.NotProcessed, &res.JobsIncomplete)
+	if err != nil {
+		return res, fmt.Errorf("audit: %w", err)
+	}
+	return res, nil
+}

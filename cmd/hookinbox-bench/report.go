@@ -1,0 +1,318 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// results is everything one run measured; it is written as JSON as is.
+type results struct {
+	Started    time.Time        `json:"started"`
+	Finished   time.Time        `json:"finished"`
+	Options    map[string]any   `json:"options"`
+	Machine    machineInfo      `json:"machine"`
+	Database   databaseInfo     `json:"database"`
+	Pgbench    pgbenchResult    `json:"pgbench"`
+	Ingest     loadResult       `json:"ingest"`
+	Processing processingResult `json:"processing"`
+	HalfLoad   *loadResult      `json:"half_load"`
+	RSS        rssResult        `json:"rss"`
+	Audit      auditResult      `json:"audit"`
+	River      riverResult      `json:"river"`
+	// Profile is the service's CPU profile of the closed-loop ingest.
+	Profile string `json:"profile,omitempty"`
+	// CPU is who used the CPUs during each phase.
+	CPU     map[string]cpuUse `json:"cpu"`
+	Ratios  ratios            `json:"ratios"`
+	Targets []target          `json:"targets"`
+}
+
+type rssResult struct {
+	PeakUnderLoadMB float64 `json:"peak_under_load_mb"` // highest VmRSS sampled during the closed loop and its drain
+	HighWaterMB     float64 `json:"high_water_mb"`      // VmHWM at the end: the process's whole life
+}
+
+type ratios struct {
+	IngestToPgbench  float64 `json:"ingest_accepted_per_sec_to_pgbench_tps"`
+	ProcessedToRiver float64 `json:"processed_per_sec_to_river_jobs_per_sec"`
+	// ProcessedBoundedByIngest: there was no backlog to time, so processing
+	// kept pace with ingest and the ratio is a lower bound.
+	ProcessedBoundedByIngest bool `json:"processed_bounded_by_ingest"`
+}
+
+// target is one of issue 6's goals and how the run did.
+type target struct {
+	Name     string `json:"name"`
+	Measured string `json:"measured"`
+	Goal     string `json:"goal"`
+	Met      bool   `json:"met"`
+	Note     string `json:"note,omitempty"`
+}
+
+type machineInfo struct {
+	CPUs         int     `json:"cpus"`
+	CPUModel     string  `json:"cpu_model"`
+	MemTotal     string  `json:"mem_total"`
+	Kernel       string  `json:"kernel"`
+	GoVersion    string  `json:"go_version"`
+	Commit       string  `json:"commit"`
+	LoadAvg1     float64 `json:"load_avg_1m_before"`
+	LoadAvgAfter float64 `json:"load_avg_1m_after"`
+}
+
+type databaseInfo struct {
+	Embedded          bool   `json:"embedded"`
+	Version           string `json:"version"`
+	Fsync             string `json:"fsync"`
+	SynchronousCommit string `json:"synchronous_commit"`
+	SharedBuffers     string `json:"shared_buffers"`
+}
+
+// duration is a time.Duration written as "12.3ms" in the JSON.
+type duration time.Duration
+
+func (d duration) MarshalJSON() ([]byte, error) { return json.Marshal(d.String()) }
+
+func (d duration) String() string {
+	t := time.Duration(d)
+	switch {
+	case t >= time.Second:
+		return t.Round(time.Millisecond).String()
+	case t >= time.Millisecond:
+		return t.Round(10 * time.Microsecond).String()
+	}
+	return t.Round(time.Microsecond).String()
+}
+
+func (o options) export() map[string]any {
+	return map[string]any{
+		"duration": o.duration.String(), "concurrency": o.concurrency, "dup_share": o.dupShare,
+		"payload_min": o.payloadMin, "payload_max": o.payloadMax, "batch_window": o.batchWindow.String(),
+	}
+}
+
+// evaluate computes the ratios and checks the issue's targets.
+func (r *results) evaluate() {
+	if r.Pgbench.TPS > 0 {
+		r.Ratios.IngestToPgbench = r.Ingest.AcceptedPerSec / r.Pgbench.TPS
+	}
+	processed, bounded := r.Processing.ProcessedPerSec()
+	if r.River.JobsPerSec > 0 {
+		r.Ratios.ProcessedToRiver = processed / r.River.JobsPerSec
+	}
+	r.Ratios.ProcessedBoundedByIngest = bounded
+
+	errs := r.Ingest.Errors
+	var halfP99 duration
+	if r.HalfLoad != nil {
+		errs += r.HalfLoad.Errors
+		halfP99 = r.HalfLoad.Latency.P99
+	}
+	halfNote := ""
+	if r.HalfLoad != nil && r.HalfLoad.TargetRate > r.Ingest.RequestsPerSec {
+		halfNote = fmt.Sprintf("%.0f requests/s is more than the %.0f/s the closed loop got through, so the queue grew for the whole phase",
+			r.HalfLoad.TargetRate, r.Ingest.RequestsPerSec)
+	}
+	batchNote := fmt.Sprintf("measured with ingest.batch_window %s", r.Options["batch_window"])
+	if r.Options["batch_window"] == "0s" {
+		batchNote = "batching was off (ingest.batch_window 0s): run with -batch-window to measure it"
+	}
+	processedNote := "drain rate after the last 202"
+	if bounded {
+		processedNote = "no backlog: processing kept pace with ingest, so this is a lower bound"
+	}
+	r.Targets = []target{
+		{Name: fmt.Sprintf("ingest accepted/s ÷ pgbench tps, %d connections", r.Ingest.Connections),
+			Measured: fmt.Sprintf("%.2f (%.0f / %.0f)", r.Ratios.IngestToPgbench, r.Ingest.AcceptedPerSec, r.Pgbench.TPS),
+			Goal:     "≥ 0.80", Met: r.Ratios.IngestToPgbench >= 0.8},
+		{Name: "p99 ack latency at half the pgbench rate",
+			Measured: halfP99.String(), Goal: "≤ 25ms", Met: r.HalfLoad != nil && time.Duration(halfP99) <= 25*time.Millisecond,
+			Note: halfNote},
+		{Name: "errors (both load phases)", Measured: strconv.FormatInt(errs, 10), Goal: "0", Met: errs == 0},
+		{Name: "lost: 202 without its row or job", Measured: strconv.FormatInt(r.Audit.Lost(), 10), Goal: "0",
+			Met: r.Audit.Lost() == 0 && r.Audit.IDMismatch == 0 && r.Audit.ExtraJobs == 0},
+		{Name: "processed/s ÷ River no-op jobs/s",
+			Measured: fmt.Sprintf("%.2f (%.0f / %.0f)", r.Ratios.ProcessedToRiver, processed, r.River.JobsPerSec),
+			Goal:     "≥ 0.50", Met: r.Ratios.ProcessedToRiver >= 0.5, Note: processedNote},
+		{Name: "RSS under the closed-loop load", Measured: fmt.Sprintf("%.0f MB", r.RSS.PeakUnderLoadMB),
+			Goal: "≤ 150 MB", Met: r.RSS.PeakUnderLoadMB > 0 && r.RSS.PeakUnderLoadMB <= 150},
+		{Name: "with batching: ingest accepted/s ÷ pgbench tps", Measured: fmt.Sprintf("%.2f", r.Ratios.IngestToPgbench),
+			Goal: "≥ 1.50", Met: r.Ratios.IngestToPgbench >= 1.5, Note: batchNote},
+	}
+}
+
+func printReport(w io.Writer, r results) {
+	fmt.Fprintf(w, "\nhookinbox bench  %s  (%s)\n", r.Started.Format(time.RFC3339), r.Machine.Commit)
+	fmt.Fprintf(w, "options   %s phases, %d connections, %.0f%% duplicates, payloads %d–%d B, ingest.batch_window %s\n",
+		r.Options["duration"], r.Options["concurrency"], 100*r.Options["dup_share"].(float64), r.Options["payload_min"],
+		r.Options["payload_max"], r.Options["batch_window"])
+	fmt.Fprintf(w, "machine   %d × %s, %s RAM, load %.2f before / %.2f after\n",
+		r.Machine.CPUs, r.Machine.CPUModel, r.Machine.MemTotal, r.Machine.LoadAvg1, r.Machine.LoadAvgAfter)
+	fmt.Fprintf(w, "postgres  %s, fsync %s, synchronous_commit %s, shared_buffers %s\n\n",
+		r.Database.Version, r.Database.Fsync, r.Database.SynchronousCommit, r.Database.SharedBuffers)
+
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "phase\tresult\n")
+	fmt.Fprintf(tw, "pgbench, one delivery's transaction\t%.0f tps (%d clients, avg %.1f ms, %d failed, mean payload %d B, client CPU %.1fs)\n",
+		r.Pgbench.TPS, r.Pgbench.Clients, r.Pgbench.LatencyAvgMillis, r.Pgbench.Failed, r.Pgbench.MeanPayloadBytes, r.Pgbench.ClientCPUSeconds)
+	printLoad(tw, "ingest, closed loop", r.Ingest)
+	if r.HalfLoad != nil {
+		printLoad(tw, fmt.Sprintf("ingest, open loop at %.0f/s", r.HalfLoad.TargetRate), *r.HalfLoad)
+	}
+	p := r.Processing
+	drained := fmt.Sprintf("drained in %s", p.DrainTime)
+	if !p.Drained {
+		drained = fmt.Sprintf("%d still received %s after it (wait limit)", p.Remaining, p.DrainTime)
+	}
+	fmt.Fprintf(tw, "processing (no handler: skipped)\t%d still received at the last 202, %s\n", p.BacklogAtLastAck, drained)
+	fmt.Fprintf(tw, "\t%d processed during the closed loop; drain %.0f/s, sustained %.0f/s (first receipt to last processed)\n",
+		p.Deliveries-p.BacklogAtLastAck, p.DrainPerSec, p.SustainedPerSec)
+	fmt.Fprintf(tw, "River no-op jobs (river bench)\t%.0f jobs/s (%d in %s, %d workers)\n",
+		r.River.JobsPerSec, r.River.JobsWorked, r.River.Elapsed, r.River.MaxWorkers)
+	fmt.Fprintf(tw, "hookinbox RSS\t%.0f MB peak under load, %.0f MB VmHWM\n", r.RSS.PeakUnderLoadMB, r.RSS.HighWaterMB)
+	a := r.Audit
+	fmt.Fprintf(tw, "audit\t%d accepted: %d rows, %d without job, %d id mismatches, %d extra jobs → %d lost\n",
+		a.Accepted, a.Rows, a.WithoutJob, a.IDMismatch, a.ExtraJobs, a.Lost())
+	fmt.Fprintf(tw, "\t%d inbox rows in all; not yet processed when audited: %d rows, %d jobs\n", a.InboxRows, a.NotProcessed, a.JobsIncomplete)
+	tw.Flush()
+
+	printCPU(w, r)
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "target\tmeasured\tgoal\t\n")
+	for _, t := range r.Targets {
+		verdict := "met"
+		if !t.Met {
+			verdict = "MISSED"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.Name, t.Measured, t.Goal, verdict)
+	}
+	tw.Flush()
+	for _, t := range r.Targets {
+		if t.Note != "" {
+			fmt.Fprintf(w, "  %s: %s\n", t.Name, t.Note)
+		}
+	}
+	if r.Profile != "" {
+		fmt.Fprintf(w, "\nCPU profile of the closed-loop ingest: go tool pprof -top %s\n", r.Profile)
+	}
+	fmt.Fprintf(w, "\ntook %s\n", r.Finished.Sub(r.Started).Round(time.Second))
+}
+
+// printCPU shows who used the CPUs in each phase, and CPU milliseconds per
+// unit of work. The ingest phase's units are requests, but its PostgreSQL
+// and hookinbox time also pay for the processing that ran alongside.
+func printCPU(w io.Writer, r results) {
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "CPU seconds\twall\tbusy\tbench\thookinbox\tpostgres\tirq\tsteal\tother\tunits\tpostgres ms/unit\tapp ms/unit\t\n")
+	for _, name := range []string{"pgbench", "ingest", "drain", "half_load", "river"} {
+		u, ok := r.CPU[name]
+		if !ok {
+			continue
+		}
+		var units, app float64
+		var unit string
+		switch name {
+		case "pgbench":
+			units, unit, app = float64(r.Pgbench.Transactions), "tx", r.Pgbench.ClientCPUSeconds
+		case "ingest":
+			units, unit, app = float64(r.Ingest.Requests), "requests", u.Service
+		case "drain":
+			units, unit, app = float64(r.Processing.BacklogAtLastAck-r.Processing.Remaining), "processed", u.Service
+		case "half_load":
+			units, unit, app = float64(r.HalfLoad.Requests), "requests", u.Service
+		case "river":
+			units, unit, app = float64(r.River.JobsWorked), "jobs", u.Bench
+		}
+		perPG, perApp := "", ""
+		if units > 0 {
+			perPG, perApp = fmt.Sprintf("%.3f", 1000*u.Postgres/units), fmt.Sprintf("%.3f", 1000*app/units)
+		}
+		fmt.Fprintf(tw, "%s\t%.1fs\t%.0f%%\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.0f %s\t%s\t%s\t\n",
+			name, u.Seconds, 100*u.MachineBusy, u.Bench, u.Service, u.Postgres, u.IRQ, u.Steal, u.Other, units, unit, perPG, perApp)
+	}
+	tw.Flush()
+	fmt.Fprintln(w, "  app: pgbench's client, hookinbox, or the bench process running River; irq: mostly loopback TCP;")
+	fmt.Fprintln(w, "  other: pgbench's client in its phase, otherwise whatever else ran on the machine")
+}
+
+func printLoad(tw io.Writer, name string, l loadResult) {
+	fmt.Fprintf(tw, "%s\t%.0f accepted/s, %.0f duplicates/s, %d errors (%d requests in %.1fs, %d connections)\n",
+		name, l.AcceptedPerSec, l.DuplicatesPerSec, l.Errors, l.Requests, l.Seconds, l.Connections)
+	fmt.Fprintf(tw, "\tack p50 %s, p90 %s, p99 %s, max %s\n", l.Latency.P50, l.Latency.P90, l.Latency.P99, l.Latency.Max)
+	for _, e := range errorSummary(l.ErrorKinds) {
+		fmt.Fprintf(tw, "\t  %s\n", e)
+	}
+}
+
+func (r results) write(path string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+func describeMachine(ctx context.Context, root string) machineInfo {
+	m := machineInfo{CPUs: runtime.NumCPU(), GoVersion: runtime.Version(), LoadAvg1: loadAverage()}
+	m.CPUModel = procField("/proc/cpuinfo", "model name")
+	if kb, err := strconv.ParseFloat(strings.Fields(procField("/proc/meminfo", "MemTotal") + " 0")[0], 64); err == nil {
+		m.MemTotal = fmt.Sprintf("%.1f GiB", kb/(1<<20))
+	}
+	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		m.Kernel = strings.TrimSpace(string(b))
+	}
+	git := func(args ...string) string {
+		cmd := exec.CommandContext(ctx, "git", args...)
+		cmd.Dir = root
+		out, _ := cmd.Output()
+		return strings.TrimSpace(string(out))
+	}
+	m.Commit = git("rev-parse", "--short", "HEAD")
+	// Untracked files do not count: this harness is one while under review.
+	if git("status", "--porcelain", "--untracked-files=no") != "" {
+		m.Commit += " + uncommitted changes"
+	}
+	return m
+}
+
+// procField is the value of the first "name: value" line of a /proc file.
+func procField(path, name string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), ":")
+		if ok && strings.TrimSpace(k) == name {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
+
+func loadAverage() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0
+	}
+	f, _ := strconv.ParseFloat(strings.Fields(string(b))[0], 64)
+	return f
+}

@@ -1,0 +1,304 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// buildHookinbox builds the binary under test from the working tree, so the
+// service runs as it ships rather than inside `go run`.
+func buildHookinbox(ctx context.Context, root, work string) (string, error) {
+	bin := filepath.Join(work, "hookinbox")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/hookinbox")
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build ./cmd/hookinbox: %w\n%s", err, out)
+	}
+	return bin, nil
+}
+
+// serviceConfig has one GitHub source and no downstream, so the only
+// registered handlers (issue mirror, Stripe ledger) do not match a push:
+// each delivery is processed with no handler and recorded `skipped`, the
+// no-op handler case. The admin listener is loopback without a token, and
+// serves pprof for the profile of the ingest phase.
+const serviceConfig = `listen: "127.0.0.1:%d"
+database_url: "${DATABASE_URL}"
+data_dir: %q
+sources:
+  - name: github
+    provider: github
+    secrets: [%q]
+admin:
+  listen: "127.0.0.1:%d"
+  pprof: true
+ingest:
+  batch_window: %s
+`
+
+// serviceOptions are the settings a run may vary.
+type serviceOptions struct {
+	BatchWindow time.Duration // ingest.batch_window; 0 commits each request alone
+}
+
+// service is a running `hookinbox serve`.
+type service struct {
+	cmd        *exec.Cmd
+	webhookURL string
+	adminURL   string
+	logPath    string
+	rss        *rssSampler
+	done       chan struct{}
+	waitErr    error
+	stopOnce   sync.Once
+	stopErr    error
+}
+
+func startService(ctx context.Context, bin, work, dbURL string, opts serviceOptions) (*service, error) {
+	ports, err := freePorts(2)
+	if err != nil {
+		return nil, err
+	}
+	cfgPath := filepath.Join(work, "hookinbox.yaml")
+	cfg := fmt.Sprintf(serviceConfig, ports[0], filepath.Join(work, "data"), benchSecret, ports[1], opts.BatchWindow)
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
+		return nil, err
+	}
+	// Its log goes to a file, as a deployed service's would go somewhere:
+	// writing a line per delivery is part of its cost.
+	logPath := filepath.Join(work, "hookinbox.log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	defer logFile.Close()
+
+	cmd := exec.Command(bin, "serve", "--config", cfgPath)
+	cmd.Env = append(serviceEnv(), "DATABASE_URL="+dbURL)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	s := &service{
+		cmd: cmd, webhookURL: fmt.Sprintf("http://127.0.0.1:%d/webhooks/github", ports[0]),
+		adminURL: fmt.Sprintf("http://127.0.0.1:%d", ports[1]),
+		logPath:  logPath, rss: newRSSSampler(cmd.Process.Pid), done: make(chan struct{}),
+	}
+	go func() {
+		s.waitErr = cmd.Wait()
+		s.rss.stop()
+		close(s.done)
+	}()
+	if err := s.waitReady(ctx, fmt.Sprintf("http://127.0.0.1:%d/readyz", ports[0])); err != nil {
+		_ = s.stop()
+		return nil, err
+	}
+	return s, nil
+}
+
+// serviceEnv is ours minus what would override the generated config.
+func serviceEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(name, "HOOKINBOX_") || name == "DATABASE_URL" || strings.HasSuffix(name, "_WEBHOOK_SECRET") {
+			continue
+		}
+		env = append(env, kv)
+	}
+	return env
+}
+
+// waitReady polls /readyz: 200 once migrations ran and River's workers
+// started.
+func (s *service) waitReady(ctx context.Context, url string) error {
+	deadline := time.Now().Add(60 * time.Second)
+	client := &http.Client{Timeout: 2 * time.Second}
+	for {
+		resp, err := client.Get(url)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		select {
+		case <-s.done:
+			return fmt.Errorf("hookinbox serve exited before it was ready (%v):\n%s", s.waitErr, tail(s.logPath, 20))
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("hookinbox serve not ready after 60s:\n%s", tail(s.logPath, 20))
+		}
+	}
+}
+
+// stop sends SIGTERM, as an orchestrator would, and waits for the exit.
+func (s *service) stop() error {
+	s.stopOnce.Do(func() {
+		_ = s.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-s.done:
+			if s.waitErr != nil {
+				s.stopErr = fmt.Errorf("hookinbox serve exited with %v (log: %s)", s.waitErr, s.logPath)
+			}
+		case <-time.After(30 * time.Second):
+			_ = s.cmd.Process.Kill()
+			<-s.done
+			s.stopErr = errors.New("hookinbox serve did not stop within 30s of SIGTERM; killed")
+		}
+	})
+	return s.stopErr
+}
+
+// cpuProfile takes a CPU profile of the service over d and writes it to
+// path; `go tool pprof -top path` reads it without the binary.
+func (s *service) cpuProfile(ctx context.Context, d time.Duration, path string) error {
+	secs := max(int(d.Seconds()), 1)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", s.adminURL, secs), nil)
+	if err != nil {
+		return err
+	}
+	resp, err := (&http.Client{Timeout: time.Duration(secs+30) * time.Second}).Do(req)
+	if err != nil {
+		return fmt.Errorf("cpu profile: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("cpu profile: %s from %s (is admin.pprof supported?)", resp.Status, req.URL)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return fmt.Errorf("cpu profile: %w", err)
+	}
+	return f.Close()
+}
+
+func freePorts(n int) ([]int, error) {
+	var ports []int
+	for range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		defer ln.Close()
+		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+
+func tail(path string, n int) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	return lastLines(string(b), n)
+}
+
+// rssSampler follows a process's resident set: VmRSS sampled every 100ms
+// for the peak of a phase (reset starts a phase), VmHWM for the peak of its
+// life.
+type rssSampler struct {
+	path string
+	mu   sync.Mutex
+	peak int64 // kB since reset
+	hwm  int64 // kB, last VmHWM read
+	quit chan struct{}
+	once sync.Once
+}
+
+func newRSSSampler(pid int) *rssSampler {
+	r := &rssSampler{path: "/proc/" + strconv.Itoa(pid) + "/status", quit: make(chan struct{})}
+	go func() {
+		t := time.NewTicker(100 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-r.quit:
+				return
+			case <-t.C:
+				r.sample()
+			}
+		}
+	}()
+	return r
+}
+
+func (r *rssSampler) sample() {
+	rss, hwm, ok := readStatus(r.path)
+	if !ok {
+		return
+	}
+	r.mu.Lock()
+	r.peak, r.hwm = max(r.peak, rss), max(r.hwm, hwm)
+	r.mu.Unlock()
+}
+
+func (r *rssSampler) reset() {
+	r.mu.Lock()
+	r.peak = 0
+	r.mu.Unlock()
+}
+
+func (r *rssSampler) peakMB() float64 {
+	r.sample()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return float64(r.peak) / 1024
+}
+
+func (r *rssSampler) highWaterMB() float64 {
+	r.sample()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return float64(r.hwm) / 1024
+}
+
+func (r *rssSampler) stop() { r.once.Do(func() { close(r.quit) }) }
+
+// readStatus returns VmRSS and VmHWM in kB.
+func readStatus(path string) (rss, hwm int64, ok bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, 0, false
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		name, value, found := strings.Cut(sc.Text(), ":")
+		if !found {
+			continue
+		}
+		fields := strings.Fields(value)
+		if len(fields) == 0 {
+			continue
+		}
+		n, _ := strconv.ParseInt(fields[0], 10, 64)
+		switch name {
+		case "VmRSS":
+			rss = n
+		case "VmHWM":
+			hwm = n
+		}
+	}
+	return rss, hwm, rss > 0
+}
