@@ -1,7 +1,6 @@
 package drills
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -9,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -214,30 +212,6 @@ func (p *proc) logTail(n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
-}
-
-// memory reads the process's resident set size now and its peak, in KiB.
-func memory(pid int) (rssKB, peakKB int, err error) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, 0, err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		k, v, ok := strings.Cut(sc.Text(), ":")
-		if !ok {
-			continue
-		}
-		n, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
-		switch k {
-		case "VmRSS":
-			rssKB = n
-		case "VmHWM":
-			peakKB = n
-		}
-	}
-	return rssKB, peakKB, sc.Err()
 }
 
 // waitFor polls cond every interval until it is true or timeout passes,

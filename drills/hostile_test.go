@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"github.com/hookinbox/hookinbox/internal/procmem"
 	"net/http"
 	"regexp"
 	"sync"
@@ -49,7 +50,7 @@ func TestHostileInput(t *testing.T) {
 		t.Errorf("slow-drip body: got %d %q after %s (%v), want 408 request_timeout within read_timeout (%s)",
 			a.Status, a.Code, a.Took, a.Err, readTimeout)
 	}
-	_, startPeak, err := memory(p.PID())
+	_, startPeak, err := procmem.Read(p.PID())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,8 +105,8 @@ func TestHostileInput(t *testing.T) {
 	}
 	wg.Go(func() {
 		for hctx.Err() == nil {
-			if rss, _, err := memory(p.PID()); err == nil && int64(rss) > peakRSS.Load() {
-				peakRSS.Store(int64(rss))
+			if rss, _, err := procmem.Read(p.PID()); err == nil && rss > peakRSS.Load() {
+				peakRSS.Store(rss)
 			}
 			time.Sleep(100 * time.Millisecond)
 		}
@@ -114,7 +115,7 @@ func TestHostileInput(t *testing.T) {
 	t2 := time.Now()
 	stop()
 	wg.Wait()
-	_, endPeak, err := memory(p.PID())
+	_, endPeak, err := procmem.Read(p.PID())
 	if err != nil {
 		t.Fatal(err)
 	}

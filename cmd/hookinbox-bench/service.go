@@ -1,17 +1,16 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
+	"github.com/hookinbox/hookinbox/internal/procmem"
 	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -218,7 +217,7 @@ func tail(path string, n int) string {
 // for the peak of a phase (reset starts a phase), VmHWM for the peak of its
 // life.
 type rssSampler struct {
-	path string
+	pid  int
 	mu   sync.Mutex
 	peak int64 // kB since reset
 	hwm  int64 // kB, last VmHWM read
@@ -227,7 +226,7 @@ type rssSampler struct {
 }
 
 func newRSSSampler(pid int) *rssSampler {
-	r := &rssSampler{path: "/proc/" + strconv.Itoa(pid) + "/status", quit: make(chan struct{})}
+	r := &rssSampler{pid: pid, quit: make(chan struct{})}
 	go func() {
 		t := time.NewTicker(100 * time.Millisecond)
 		defer t.Stop()
@@ -244,8 +243,8 @@ func newRSSSampler(pid int) *rssSampler {
 }
 
 func (r *rssSampler) sample() {
-	rss, hwm, ok := readStatus(r.path)
-	if !ok {
+	rss, hwm, err := procmem.Read(r.pid)
+	if err != nil || rss == 0 {
 		return
 	}
 	r.mu.Lock()
@@ -274,31 +273,3 @@ func (r *rssSampler) highWaterMB() float64 {
 }
 
 func (r *rssSampler) stop() { r.once.Do(func() { close(r.quit) }) }
-
-// readStatus returns VmRSS and VmHWM in kB.
-func readStatus(path string) (rss, hwm int64, ok bool) {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0, 0, false
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		name, value, found := strings.Cut(sc.Text(), ":")
-		if !found {
-			continue
-		}
-		fields := strings.Fields(value)
-		if len(fields) == 0 {
-			continue
-		}
-		n, _ := strconv.ParseInt(fields[0], 10, 64)
-		switch name {
-		case "VmRSS":
-			rss = n
-		case "VmHWM":
-			hwm = n
-		}
-	}
-	return rss, hwm, rss > 0
-}
