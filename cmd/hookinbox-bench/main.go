@@ -29,6 +29,10 @@ type options struct {
 	batchWindow time.Duration
 	profile     bool
 	out         string
+
+	scenario      string
+	retentionRows int
+	retentionRate float64
 }
 
 func parseOptions(args []string) (options, error) {
@@ -42,6 +46,9 @@ func parseOptions(args []string) (options, error) {
 	fs.DurationVar(&o.batchWindow, "batch-window", 0, "the service's ingest.batch_window (0: each request commits alone)")
 	fs.BoolVar(&o.profile, "pprof", true, "take a CPU profile of the service during the closed-loop ingest, next to the results")
 	fs.StringVar(&o.out, "out", "", "results file (default bench/results/<UTC time>.json in the module)")
+	fs.StringVar(&o.scenario, "scenario", "throughput", "throughput (the default run), or retention: delete -retention-rows expired rows while ingest runs at -retention-rate")
+	fs.IntVar(&o.retentionRows, "retention-rows", 1_000_000, "retention scenario: expired rows to delete")
+	fs.Float64Var(&o.retentionRate, "retention-rate", 200, "retention scenario: steady ingest rate, deliveries/s")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -54,6 +61,8 @@ func parseOptions(args []string) (options, error) {
 		return o, errors.New("-concurrency must be at least 1")
 	case o.dupShare < 0 || o.dupShare >= 1:
 		return o, errors.New("-dup-share must be in [0, 1)")
+	case o.scenario != "throughput" && o.scenario != "retention":
+		return o, fmt.Errorf("-scenario %q: want throughput or retention", o.scenario)
 	case o.batchWindow < 0:
 		return o, errors.New("-batch-window must not be negative")
 	case o.payloadMin < minPayload || o.payloadMax < o.payloadMin:
@@ -86,6 +95,9 @@ func run(ctx context.Context, opts options) error {
 	root, err := moduleRoot(ctx)
 	if err != nil {
 		return err
+	}
+	if opts.scenario == "retention" {
+		return runRetention(ctx, opts, root, progress)
 	}
 	if opts.out == "" {
 		opts.out = filepath.Join(root, "bench", "results", start.UTC().Format("2006-01-02T15-04-05Z")+".json")
