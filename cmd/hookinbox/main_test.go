@@ -21,7 +21,13 @@ import (
 	"github.com/hookinbox/hookinbox/internal/testlog"
 )
 
-func TestMain(m *testing.M) { testdb.Main(m) }
+func TestMain(m *testing.M) {
+	code := testdb.Run(m)
+	if binPath != "" {
+		os.RemoveAll(filepath.Dir(binPath)) // built by hookinboxBinary
+	}
+	os.Exit(code)
+}
 
 const adminToken = "cmd-test-admin-token"
 

@@ -34,8 +34,11 @@ var (
 // Main runs m with a PostgreSQL server for the whole test binary. Call it
 // from TestMain: func TestMain(m *testing.M) { testdb.Main(m) }.
 func Main(m *testing.M) {
-	os.Exit(run(m))
+	os.Exit(Run(m))
 }
+
+// Run is Main without the exit, for a TestMain with cleanup of its own.
+func Run(m *testing.M) int { return run(m) }
 
 func run(m *testing.M) int {
 	ctx := context.Background()
