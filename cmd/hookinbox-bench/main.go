@@ -111,40 +111,16 @@ func run(ctx context.Context, opts options) error {
 			res.Machine.LoadAvg1, res.Machine.CPUs)
 	}
 
-	// The postgres user must reach this directory when we run as root.
-	work, err := os.MkdirTemp("", "hookinbox-bench-")
+	r, err := setupRig(ctx, opts, root, progress)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(work)
-	if err := os.Chmod(work, 0o755); err != nil {
-		return err
-	}
-
-	progress("starting PostgreSQL")
-	pg, err := startPostgres(ctx, work)
-	if err != nil {
-		return err
-	}
-	defer pg.close(context.WithoutCancel(ctx), progress)
+	defer r.close()
+	pg, work, svcURL, bin, payloads := r.pg, r.work, r.svcURL, r.bin, r.payloads
 	res.Database = pg.describe()
-	svcURL, err := pg.createDatabase(ctx, "svc", false)
-	if err != nil {
-		return err
-	}
 	// pgbench writes to a database of its own, migrated the same way, so
 	// that the service's inbox holds exactly the deliveries of this run.
 	baselineURL, err := pg.createDatabase(ctx, "pgbench", true)
-	if err != nil {
-		return err
-	}
-
-	progress("building hookinbox")
-	bin, err := buildHookinbox(ctx, root, work)
-	if err != nil {
-		return err
-	}
-	payloads, err := newPayloads(opts.payloadMin, opts.payloadMax, benchSecret)
 	if err != nil {
 		return err
 	}

@@ -37,33 +37,12 @@ type retentionResult struct {
 func runRetention(ctx context.Context, opts options, root string, progress func(string, ...any)) error {
 	res := retentionResult{Started: time.Now().UTC(), Machine: describeMachine(ctx, root),
 		Rows: opts.retentionRows, PayloadBytes: 512, Rate: opts.retentionRate}
-	work, err := os.MkdirTemp("", "hookinbox-bench-")
+	r, err := setupRig(ctx, opts, root, progress)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(work)
-	if err := os.Chmod(work, 0o755); err != nil {
-		return err
-	}
-	progress("starting PostgreSQL")
-	pg, err := startPostgres(ctx, work)
-	if err != nil {
-		return err
-	}
-	defer pg.close(context.WithoutCancel(ctx), progress)
-	svcURL, err := pg.createDatabase(ctx, "svc", false)
-	if err != nil {
-		return err
-	}
-	progress("building hookinbox")
-	bin, err := buildHookinbox(ctx, root, work)
-	if err != nil {
-		return err
-	}
-	payloads, err := newPayloads(opts.payloadMin, opts.payloadMax, benchSecret)
-	if err != nil {
-		return err
-	}
+	defer r.close()
+	work, svcURL, bin, payloads := r.work, r.svcURL, r.bin, r.payloads
 	progress("starting hookinbox serve")
 	svc, err := startService(ctx, bin, work, svcURL, serviceOptions{BatchWindow: opts.batchWindow})
 	if err != nil {
