@@ -21,6 +21,7 @@ func RegisterReleaseNotifier(r *Registry, chatURL string) error {
 		Provider: "github",
 		Events:   []string{"release"},
 		Ordering: EveryEvent,
+		Batch:    true,
 		Handler:  HandlerFunc(notifyRelease),
 	})
 }

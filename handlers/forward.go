@@ -51,6 +51,7 @@ func RegisterForwarder(r *Registry, cfg ForwardConfig) error {
 		Name:     name,
 		Source:   cfg.Source,
 		Events:   []string{AnyEvent},
+		Batch:    true,       // database work only: the call out runs in a follow-up job
 		Ordering: EveryEvent, // the receiver decides what an old event means
 		Handler: HandlerFunc(func(ctx context.Context, e *Event) error {
 			_, err := e.EnqueueOnce(ctx, "forward", ForwardArgs{

@@ -20,6 +20,7 @@ func RegisterGitHubIssueMirror(r *Registry) error {
 		Name:     "github.issue_mirror",
 		Provider: "github",
 		Events:   []string{"issues", "pull_request"},
+		Batch:    true, // database work only
 		Ordering: LatestState,
 		Handler:  HandlerFunc(mirrorIssue),
 	})

@@ -67,6 +67,16 @@ type Registration struct {
 	// Ordering defaults to LatestState.
 	Ordering Ordering
 
+	// Batch lets the handler's deliveries share a processing transaction
+	// with other deliveries (jobs.ClientConfig.ProcessBatchSize), which
+	// makes processing several times cheaper. A batch runs its deliveries
+	// one after another, so set it only for handlers that work in the
+	// database and return quickly: one that calls out or waits would hold
+	// up every delivery batched with it. Each delivery still keeps its own
+	// outcome: a handler error rolls back only that delivery's effects.
+	// Defaults to false: the delivery gets a transaction of its own.
+	Batch bool
+
 	Handler Handler
 }
 

@@ -37,6 +37,7 @@ type testBundle struct {
 type setupOpts struct {
 	register    func(r *handlers.Registry) // extra handlers
 	maxAttempts int
+	batchSize   int // jobs.ClientConfig.ProcessBatchSize; 0 for its default
 }
 
 // fastRetry retries at once: River then makes the job available directly.
@@ -74,7 +75,7 @@ func setupWith(t *testing.T, opts setupOpts) *testBundle {
 	}
 
 	client, err := jobs.NewClient(b.pool, jobs.ClientConfig{
-		Registry: reg, MaxWorkers: 10, MaxAttempts: opts.maxAttempts,
+		Registry: reg, MaxWorkers: 10, MaxAttempts: opts.maxAttempts, ProcessBatchSize: opts.batchSize,
 		RetryPolicy: fastRetry{}, FetchPollInterval: 100 * time.Millisecond, Logger: logger,
 	})
 	require.NoError(t, err)

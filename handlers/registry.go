@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"runtime/debug"
@@ -110,11 +111,26 @@ func (r *Registry) Names() []string {
 // Provider returns the provider of a configured source.
 func (r *Registry) Provider(source string) string { return r.sources[source].Provider }
 
-// Process runs the matching handlers for d inside tx: it locks d's
-// resource, decides staleness, calls each handler (LatestState ones only
-// for fresh events), and records the resource's new version. The caller
-// commits tx together with the inbox status and the job's completion.
-func (r *Registry) Process(ctx context.Context, tx pgx.Tx, jobs JobInserter, d Delivery) (Result, error) {
+// ErrResourceBusy is ProcessNoWait's answer when another transaction holds
+// the delivery's resource.
+var ErrResourceBusy = errors.New("handlers: the delivery's resource is locked by another transaction")
+
+// Matches reports whether any handler is registered for d: when none is,
+// Process records it skipped without touching the database.
+func (r *Registry) Matches(d Delivery) bool { return len(r.matching(d)) > 0 }
+
+// Batchable reports whether d may share a processing transaction with
+// other deliveries: every handler it matches allows it (Registration.Batch).
+func (r *Registry) Batchable(d Delivery) bool {
+	for _, reg := range r.matching(d) {
+		if !reg.Batch {
+			return false
+		}
+	}
+	return true
+}
+
+func (r *Registry) matching(d Delivery) []Registration {
 	if d.Provider == "" {
 		d.Provider = r.Provider(d.Source)
 	}
@@ -124,6 +140,30 @@ func (r *Registry) Process(ctx context.Context, tx pgx.Tx, jobs JobInserter, d D
 			matched = append(matched, reg)
 		}
 	}
+	return matched
+}
+
+// Process runs the matching handlers for d inside tx: it locks d's
+// resource, decides staleness, calls each handler (LatestState ones only
+// for fresh events), and records the resource's new version. The caller
+// commits tx together with the inbox status and the job's completion.
+func (r *Registry) Process(ctx context.Context, tx pgx.Tx, jobs JobInserter, d Delivery) (Result, error) {
+	return r.process(ctx, tx, jobs, d, true)
+}
+
+// ProcessNoWait is Process for a transaction that already holds other
+// deliveries' resources (a processing batch): rather than wait for d's
+// resource, which could deadlock against another such transaction, it
+// returns ErrResourceBusy, having done nothing.
+func (r *Registry) ProcessNoWait(ctx context.Context, tx pgx.Tx, jobs JobInserter, d Delivery) (Result, error) {
+	return r.process(ctx, tx, jobs, d, false)
+}
+
+func (r *Registry) process(ctx context.Context, tx pgx.Tx, jobs JobInserter, d Delivery, wait bool) (Result, error) {
+	if d.Provider == "" {
+		d.Provider = r.Provider(d.Source)
+	}
+	matched := r.matching(d)
 	if len(matched) == 0 {
 		// Nothing to order: skip parsing the payload (3% of CPU for
 		// skipped events in the benchmark).
@@ -132,7 +172,7 @@ func (r *Registry) Process(ctx context.Context, tx pgx.Tx, jobs JobInserter, d D
 	d.parseGitHub()
 	res := resourceOf(d, r.sources[d.Source].ResourceField)
 
-	if err := lockResource(ctx, tx, d, res); err != nil {
+	if err := lockResource(ctx, tx, d, res, wait); err != nil {
 		return Result{}, err
 	}
 	stale, err := isStale(ctx, tx, d.Source, res)

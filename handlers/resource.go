@@ -16,6 +16,8 @@ import (
 var (
 	//go:embed sql/resource_lock.sql
 	resourceLockSQL string
+	//go:embed sql/resource_try_lock.sql
+	resourceTryLockSQL string
 	//go:embed sql/resource_version_get.sql
 	resourceVersionGetSQL string
 	//go:embed sql/resource_version_upsert.sql
@@ -121,15 +123,26 @@ func jsonString(payload []byte, path string) string {
 
 // lockResource serialises deliveries for r, or for the delivery itself when
 // it names no resource (so two jobs for one delivery, say a replay racing
-// the original, still never run at once).
-func lockResource(ctx context.Context, tx pgx.Tx, d Delivery, r Resource) error {
+// the original, still never run at once). Without wait it takes the lock
+// only if it is free, else returns ErrResourceBusy.
+func lockResource(ctx context.Context, tx pgx.Tx, d Delivery, r Resource, wait bool) error {
 	// Length-prefixed so no source/key pair can spell another's lock key.
 	key := fmt.Sprintf("d:%d:%s:%s", len(d.Source), d.Source, d.DeliveryID)
 	if r.Key != "" {
 		key = fmt.Sprintf("r:%d:%s:%s", len(d.Source), d.Source, r.Key)
 	}
-	if _, err := tx.Exec(ctx, resourceLockSQL, pgx.NamedArgs{"lock_key": key}); err != nil {
+	if wait {
+		if _, err := tx.Exec(ctx, resourceLockSQL, pgx.NamedArgs{"lock_key": key}); err != nil {
+			return fmt.Errorf("lock resource %q: %w", r.Key, err)
+		}
+		return nil
+	}
+	var locked bool
+	if err := tx.QueryRow(ctx, resourceTryLockSQL, pgx.NamedArgs{"lock_key": key}).Scan(&locked); err != nil {
 		return fmt.Errorf("lock resource %q: %w", r.Key, err)
+	}
+	if !locked {
+		return ErrResourceBusy
 	}
 	return nil
 }

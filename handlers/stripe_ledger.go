@@ -22,6 +22,7 @@ func RegisterStripeLedger(r *Registry) error {
 		Events:   []string{"charge.refunded"},
 		// The event carries the charge's cumulative amount_refunded: the
 		// newest event says everything an older one would.
+		Batch:    true, // database work only
 		Ordering: LatestState,
 		Handler:  HandlerFunc(chargeRefunded),
 	}); err != nil {
@@ -31,6 +32,7 @@ func RegisterStripeLedger(r *Registry) error {
 		Name:     "stripe.ledger.payment_failed",
 		Provider: "stripe",
 		Events:   []string{"payment_intent.payment_failed"},
+		Batch:    true,       // database work only
 		Ordering: EveryEvent, // each failed attempt is its own fact
 		Handler:  HandlerFunc(paymentFailed),
 	})

@@ -78,6 +78,7 @@ func RegisterStripeSaga(r *Registry, cfg SagaConfig) error {
 		Name:     SagaHandlerName,
 		Provider: "stripe",
 		Events:   []string{"payment_intent.succeeded"},
+		Batch:    true,       // database work only: the call out runs in a follow-up job
 		Ordering: EveryEvent, // every success is money received, whatever its order
 		Handler:  HandlerFunc(s.handle),
 	})

@@ -33,6 +33,16 @@ type ClientConfig struct {
 	// workers held processing at 500/s in the benchmark. Defaults to 10ms.
 	FetchCooldown time.Duration
 
+	// ProcessBatchSize is the most deliveries one processing transaction
+	// holds (see processBatcher); 1 gives each delivery a transaction of
+	// its own. Defaults to 100.
+	ProcessBatchSize int
+
+	// ProcessBatchWindow is how long the first delivery of a batch waits
+	// for others to join it. River starts the jobs of one fetch together,
+	// so a short window catches them. Defaults to 1ms.
+	ProcessBatchWindow time.Duration
+
 	// MaxAttempts is how many times a job runs before River gives up (and a
 	// delivery is marked failed). Defaults to River's (25).
 	MaxAttempts int
@@ -94,6 +104,12 @@ func (c ClientConfig) WithDefaults() ClientConfig {
 	if c.FetchCooldown == 0 {
 		c.FetchCooldown = 10 * time.Millisecond
 	}
+	if c.ProcessBatchSize == 0 {
+		c.ProcessBatchSize = 100
+	}
+	if c.ProcessBatchWindow == 0 {
+		c.ProcessBatchWindow = time.Millisecond
+	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -121,7 +137,7 @@ func NewClient(pool *pgxpool.Pool, cfg ClientConfig) (*river.Client[pgx.Tx], err
 			return nil, errors.New("jobs: ClientConfig.Registry is required to work jobs")
 		}
 		workers := river.NewWorkers()
-		if err := river.AddWorkerSafely(workers, NewProcessDeliveryWorker(pool, cfg.Registry, cfg.Logger, cfg.ObserveDelivery)); err != nil {
+		if err := river.AddWorkerSafely(workers, newProcessDeliveryWorker(pool, cfg)); err != nil {
 			return nil, err
 		}
 		if err := river.AddWorkerSafely(workers, NewBulkReplayWorker(pool, cfg.JobTimeout*2/3, cfg.Logger)); err != nil {

@@ -52,18 +52,39 @@ type ProcessDeliveryWorker struct {
 	registry *handlers.Registry
 	logger   *slog.Logger
 	observe  func(eventType, outcome string, d time.Duration)
+	batcher  *processBatcher // nil: each delivery in a transaction of its own
 }
 
-func NewProcessDeliveryWorker(pool *pgxpool.Pool, registry *handlers.Registry, logger *slog.Logger,
-	observe func(eventType, outcome string, d time.Duration)) *ProcessDeliveryWorker {
-	return &ProcessDeliveryWorker{pool: pool, registry: registry, logger: logger, observe: observe}
+func newProcessDeliveryWorker(pool *pgxpool.Pool, cfg ClientConfig) *ProcessDeliveryWorker {
+	w := &ProcessDeliveryWorker{pool: pool, registry: cfg.Registry, logger: cfg.Logger, observe: cfg.ObserveDelivery}
+	if cfg.ProcessBatchSize > 1 {
+		w.batcher = newProcessBatcher(w, cfg.ProcessBatchSize, cfg.ProcessBatchWindow, cfg.JobTimeout, processBatchSlots)
+	}
+	return w
 }
+
+// processBatchSlots is how many processing batches may be in their
+// transaction at once per process: enough to keep both the database and
+// the handlers busy while a batch commits, few enough that the pool keeps
+// connections for everything else.
+const processBatchSlots = 4
 
 var errInboxRowGone = errors.New("inbox row not found (deleted by retention?)")
 
 func (w *ProcessDeliveryWorker) Work(ctx context.Context, job *river.Job[ProcessDeliveryArgs]) error {
 	start := time.Now()
-	d, outcome, err := w.process(ctx, job)
+	var (
+		d       handlers.Delivery
+		outcome handlers.Outcome
+		alone   = true
+		err     error
+	)
+	if w.batcher != nil {
+		d, outcome, alone, err = w.batcher.process(ctx, job)
+	}
+	if alone {
+		d, outcome, err = w.process(ctx, job)
+	}
 	log := w.logger.With("inbox_id", job.Args.InboxID, "source", d.Source, "delivery_id", d.DeliveryID,
 		"event_type", d.EventType, "job_id", job.ID, "attempt", job.Attempt)
 	if err == nil {
@@ -97,28 +118,21 @@ func (w *ProcessDeliveryWorker) Work(ctx context.Context, job *river.Job[Process
 	return err
 }
 
+// process runs one delivery in a transaction of its own.
 func (w *ProcessDeliveryWorker) process(ctx context.Context, job *river.Job[ProcessDeliveryArgs]) (handlers.Delivery, handlers.Outcome, error) {
 	var (
 		d       handlers.Delivery
 		outcome handlers.Outcome
 	)
 	err := pgx.BeginFunc(ctx, w.pool, func(tx pgx.Tx) error {
-		var (
-			occurredAt *time.Time
-			headers    http.Header
-		)
-		err := tx.QueryRow(ctx, inboxLoadSQL, pgx.NamedArgs{"id": job.Args.InboxID}).Scan(
-			&d.InboxID, &d.Source, &d.DeliveryID, &d.EventType, &occurredAt, &d.ReceivedAt, &headers, &d.Payload)
+		var err error
+		d, err = scanDelivery(tx.QueryRow(ctx, inboxLoadSQL, pgx.NamedArgs{"id": job.Args.InboxID}))
 		if errors.Is(err, pgx.ErrNoRows) {
 			return errInboxRowGone
 		}
 		if err != nil {
 			return fmt.Errorf("load inbox row: %w", err)
 		}
-		if occurredAt != nil {
-			d.OccurredAt = *occurredAt
-		}
-		d.Headers = headers
 		d.Provider = w.registry.Provider(d.Source)
 
 		res, err := w.registry.Process(ctx, tx, river.ClientFromContext[pgx.Tx](ctx), d)
@@ -139,4 +153,21 @@ func (w *ProcessDeliveryWorker) process(ctx context.Context, job *river.Job[Proc
 		return err
 	})
 	return d, outcome, err
+}
+
+// scanDelivery reads a row of inbox_load.sql or inbox_load_many.sql.
+func scanDelivery(row pgx.Row) (handlers.Delivery, error) {
+	var (
+		d          handlers.Delivery
+		occurredAt *time.Time
+		headers    http.Header
+	)
+	if err := row.Scan(&d.InboxID, &d.Source, &d.DeliveryID, &d.EventType, &occurredAt, &d.ReceivedAt, &headers, &d.Payload); err != nil {
+		return d, err
+	}
+	if occurredAt != nil {
+		d.OccurredAt = *occurredAt
+	}
+	d.Headers = headers
+	return d, nil
 }

@@ -72,6 +72,8 @@ func serveCmd(ctx context.Context, args []string, e env) error {
 		RiverCancelledRetention: cfg.Retention.RiverCancelled.Std(),
 		RiverDiscardedRetention: cfg.Retention.RiverDiscarded.Std(),
 		MaxWorkers:              cfg.Jobs.MaxWorkers,
+		ProcessBatchSize:        cfg.Jobs.BatchSize,
+		ProcessBatchWindow:      cfg.Jobs.BatchWindow.Std(),
 		JobTimeout:              cfg.Jobs.Timeout.Std(),
 		RescueStuckJobsAfter:    cfg.Jobs.RescueStuckAfter.Std(),
 	})

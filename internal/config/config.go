@@ -102,6 +102,16 @@ type Jobs struct {
 	// Timeout bounds one run of a job. Defaults to 1m.
 	Timeout Duration `yaml:"timeout"`
 
+	// BatchSize is the most deliveries one processing transaction holds,
+	// for handlers that allow it (handlers.Registration.Batch) and events
+	// no handler matches; 1 gives every delivery a transaction of its own.
+	// Defaults to 100.
+	BatchSize int `yaml:"batch_size"`
+
+	// BatchWindow is how long a processing batch waits for more
+	// deliveries to join it. Defaults to 1ms.
+	BatchWindow Duration `yaml:"batch_window"`
+
 	// RescueStuckAfter is how long a job may stay running before it is
 	// taken for dead (its process was killed) and run again; it must exceed
 	// Timeout. Defaults to 2m.
@@ -405,6 +415,12 @@ func (c Config) WithDefaults() Config {
 	if c.Jobs.MaxWorkers == 0 {
 		c.Jobs.MaxWorkers = 100
 	}
+	if c.Jobs.BatchSize == 0 {
+		c.Jobs.BatchSize = 100
+	}
+	if c.Jobs.BatchWindow == 0 {
+		c.Jobs.BatchWindow = Duration(time.Millisecond)
+	}
 	if c.Jobs.Timeout == 0 {
 		c.Jobs.Timeout = Duration(time.Minute)
 	}
@@ -449,6 +465,12 @@ func (c Config) validate() error {
 	if c.Jobs.RescueStuckAfter <= c.Jobs.Timeout {
 		return fmt.Errorf("jobs.rescue_stuck_after: %s must exceed jobs.timeout (%s), or running jobs would be run twice",
 			c.Jobs.RescueStuckAfter.Std(), c.Jobs.Timeout.Std())
+	}
+	if c.Jobs.BatchSize < 1 || c.Jobs.BatchSize > 10000 {
+		return errors.New("jobs.batch_size: must be between 1 (no batching) and 10000")
+	}
+	if c.Jobs.BatchWindow < 0 || c.Jobs.BatchWindow.Std() > time.Second {
+		return errors.New("jobs.batch_window: must be between 0 and 1s")
 	}
 	if c.Retention.BatchSize < 1 {
 		return errors.New("retention.batch_size: must be positive")

@@ -1,0 +1,186 @@
+package handlers_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/hookinbox/hookinbox/handlers"
+	"github.com/hookinbox/hookinbox/ingest"
+)
+
+// registerBatchProbe adds a batchable handler for billing's "ok" and "fail"
+// events: both write an effect, "fail" then returns an error.
+func registerBatchProbe(t *testing.T) func(r *handlers.Registry) {
+	return func(r *handlers.Registry) {
+		require.NoError(t, r.Register(handlers.Registration{
+			Name: "test.batch_probe", Source: "billing", Events: []string{"ok", "fail"}, Ordering: handlers.EveryEvent, Batch: true,
+			Handler: handlers.HandlerFunc(func(ctx context.Context, e *handlers.Event) error {
+				if _, err := e.Tx.Exec(ctx, "INSERT INTO batch_effect VALUES ($1)", e.Delivery.DeliveryID); err != nil {
+					return err
+				}
+				if e.Delivery.EventType == "fail" {
+					return errors.New("broken on purpose")
+				}
+				return nil
+			}),
+		}))
+	}
+}
+
+type probeDelivery struct {
+	source, id, eventType string
+	payload               []byte
+}
+
+// deliverTogether records deliveries in one transaction, so River fetches
+// their jobs together and they can share a processing batch.
+func (b *testBundle) deliverTogether(t *testing.T, ps []probeDelivery) map[string]int64 {
+	t.Helper()
+	ds := make([]ingest.Delivery, len(ps))
+	for i, p := range ps {
+		ds[i] = ingest.Delivery{Source: p.source, DeliveryID: p.id, EventType: p.eventType,
+			Headers: http.Header{"Content-Type": {"application/json"}}, Payload: p.payload}
+	}
+	ids := map[string]int64{}
+	require.NoError(t, pgx.BeginFunc(context.Background(), b.pool, func(tx pgx.Tx) error {
+		recs, errs, err := b.inbox.RecordManyTx(context.Background(), tx, ds)
+		if err != nil {
+			return err
+		}
+		for i, rec := range recs {
+			require.NoError(t, errs[i])
+			ids[ps[i].id] = rec.ID
+		}
+		return nil
+	}))
+	return ids
+}
+
+// Batched or alone, every delivery ends as it would alone: a failing
+// delivery's effects (its own and its other handlers') roll back, its
+// neighbours' commit once.
+func TestBatchedProcessingKeepsEachDeliverysOutcome(t *testing.T) {
+	t.Parallel()
+	for name, batchSize := range map[string]int{"batched": 0, "alone": 1} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			b := setupWith(t, setupOpts{register: registerBatchProbe(t), maxAttempts: 1, batchSize: batchSize})
+			_, err := b.pool.Exec(context.Background(), "CREATE TABLE batch_effect (delivery_id text PRIMARY KEY)")
+			require.NoError(t, err)
+			at := time.Now()
+			var ps []probeDelivery
+			for i, ev := range []string{"ok", "fail", "ok", "ok", "fail", "ok"} {
+				ps = append(ps, probeDelivery{"billing", newID(ev), ev, standardPayload(ev, "r"+string(rune('a'+i)), at)})
+			}
+			ps = append(ps,
+				probeDelivery{"github", newID("star"), "star", []byte(`{"action":"created","repository":{"full_name":"acme/app"}}`)},
+				probeDelivery{"github", newID("issue"), "issues", issuePayload("acme/app", 3, "batched", at)})
+			ids := b.deliverTogether(t, ps)
+
+			want := map[string]string{"ok": "processed", "fail": "failed", "star": "skipped", "issues": "processed"}
+			for _, p := range ps {
+				b.waitStatus(t, ids[p.id], want[p.eventType])
+			}
+			for _, p := range ps {
+				effects := b.count(t, "SELECT count(*) FROM batch_effect WHERE delivery_id = $1", p.id)
+				steps := b.count(t, "SELECT count(*) FROM handler_step WHERE delivery_id = $1", p.id)
+				switch p.eventType {
+				case "ok":
+					require.Equal(t, 1, effects, "%s: its effect, once", p.id)
+					require.Equal(t, 1, steps, "%s: its forward step, once", p.id)
+				case "fail":
+					require.Zero(t, effects, "%s: a failed delivery's effects roll back", p.id)
+					require.Zero(t, steps, "%s: including its other handlers'", p.id)
+					_, lastErr := b.status(t, ids[p.id])
+					require.NotNil(t, lastErr)
+					require.Contains(t, *lastErr, "broken on purpose")
+				}
+			}
+			require.Equal(t, 1, b.count(t, "SELECT count(*) FROM github_issue_mirror WHERE repo = 'acme/app' AND number = 3"))
+
+			// Rows recorded in one transaction share its xmin.
+			done := b.count(t, "SELECT count(*) FROM inbox WHERE status IN ('processed', 'skipped')")
+			txs := b.count(t, "SELECT count(DISTINCT xmin::text) FROM inbox WHERE status IN ('processed', 'skipped')")
+			require.Equal(t, 6, done)
+			if batchSize == 1 {
+				require.Equal(t, done, txs, "one transaction per delivery")
+			} else {
+				require.Less(t, txs, done, "deliveries shared processing transactions")
+			}
+		})
+	}
+}
+
+// When a batch fails as a whole, its deliveries are processed one by one:
+// one poisoned row fails alone and its neighbours' effects commit once.
+func TestProcessingBatchFailureFallsBackToOneByOne(t *testing.T) {
+	t.Parallel()
+	b := setupWith(t, setupOpts{register: registerBatchProbe(t), maxAttempts: 1})
+	ctx := context.Background()
+	poison := newID("poison")
+	_, err := b.pool.Exec(ctx, `
+		CREATE TABLE batch_effect (delivery_id text PRIMARY KEY);
+		CREATE FUNCTION refuse_poison() RETURNS trigger LANGUAGE plpgsql AS $$
+		BEGIN RAISE EXCEPTION 'poisoned row'; END $$;
+		CREATE TRIGGER refuse_poison BEFORE UPDATE ON inbox FOR EACH ROW
+		WHEN (NEW.delivery_id = '`+poison+`' AND NEW.status IN ('processed', 'skipped'))
+		EXECUTE FUNCTION refuse_poison();`)
+	require.NoError(t, err)
+	at := time.Now()
+	ps := []probeDelivery{{"billing", poison, "ok", standardPayload("ok", "p", at)}}
+	for i := range 5 {
+		ps = append(ps, probeDelivery{"billing", newID("ok"), "ok", standardPayload("ok", "r"+string(rune('a'+i)), at)})
+	}
+	ids := b.deliverTogether(t, ps)
+
+	for _, p := range ps[1:] {
+		b.waitStatus(t, ids[p.id], "processed")
+		require.Equal(t, 1, b.count(t, "SELECT count(*) FROM batch_effect WHERE delivery_id = $1", p.id))
+	}
+	b.waitStatus(t, ids[poison], "failed")
+	_, lastErr := b.status(t, ids[poison])
+	require.NotNil(t, lastErr)
+	require.Contains(t, *lastErr, "poisoned row")
+	require.Zero(t, b.count(t, "SELECT count(*) FROM batch_effect WHERE delivery_id = $1", poison))
+	require.Contains(t, b.log.String(), "processing batch failed; its deliveries are processed one by one")
+}
+
+// A batch does not wait for a resource another transaction holds (two
+// batches could wait on each other): that delivery waits alone while the
+// rest of its batch commits.
+func TestBatchDoesNotWaitForABusyResource(t *testing.T) {
+	t.Parallel()
+	b := setupWith(t, setupOpts{register: registerBatchProbe(t)})
+	ctx := context.Background()
+	_, err := b.pool.Exec(ctx, "CREATE TABLE batch_effect (delivery_id text PRIMARY KEY)")
+	require.NoError(t, err)
+
+	// Hold the issue's resource lock (the key lockResource derives).
+	holder, err := b.pool.Begin(ctx)
+	require.NoError(t, err)
+	defer holder.Rollback(ctx) //nolint:errcheck
+	_, err = holder.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtextextended('r:6:github:acme/app#9', 0))")
+	require.NoError(t, err)
+
+	at := time.Now()
+	ps := []probeDelivery{{"github", newID("issue"), "issues", issuePayload("acme/app", 9, "busy", at)}}
+	for i := range 4 {
+		ps = append(ps, probeDelivery{"billing", newID("ok"), "ok", standardPayload("ok", "r"+string(rune('a'+i)), at)})
+	}
+	ids := b.deliverTogether(t, ps)
+	for _, p := range ps[1:] {
+		b.waitStatus(t, ids[p.id], "processed")
+	}
+	status, _ := b.status(t, ids[ps[0].id])
+	require.Equal(t, "received", status, "the busy resource's delivery waits for the lock")
+
+	require.NoError(t, holder.Rollback(ctx))
+	b.waitStatus(t, ids[ps[0].id], "processed")
+	require.Equal(t, 1, b.count(t, "SELECT count(*) FROM github_issue_mirror WHERE repo = 'acme/app' AND number = 9"))
+}
