@@ -1,28 +1,30 @@
 package ingest
 
 import (
+	"cmp"
 	"context"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 )
 
-// batcher groups concurrent deliveries into one transaction: the first
-// delivery to arrive opens a window; everything that arrives within it (up
-// to maxBatch) commits together. Each request is answered only after the
-// commit that holds its row, with the outcome it would have had alone; if
-// the transaction fails, every delivery in it gets the error (a 503) and
-// nothing of it is stored.
+// batcher groups concurrent deliveries into one transaction. Each runner
+// takes a first delivery, gathers what arrives within the window (up to
+// maxBatch), and commits them together; the runners gather and commit in
+// parallel, so while some transactions run the next batches already form.
+// Each request is answered only after the commit that holds its row, with
+// the outcome it would have had alone; if the transaction fails, every
+// delivery in it gets the error (a 503) and nothing of it is stored.
 type batcher struct {
 	inbox    *Inbox
 	window   time.Duration
 	maxBatch int
 	timeout  time.Duration
 
-	in      chan *pending
-	batches chan []*pending
-	done    sync.WaitGroup
+	in   chan *pending
+	done sync.WaitGroup
 }
 
 type pending struct {
@@ -35,15 +37,11 @@ type batchResult struct {
 	err error
 }
 
-// newBatcher starts the collector and runners (one per transaction that
-// may be in flight at once).
+// newBatcher starts the runners (one per transaction that may be in flight
+// at once).
 func newBatcher(inbox *Inbox, window time.Duration, maxBatch, runners int, timeout time.Duration) *batcher {
-	b := &batcher{
-		inbox: inbox, window: window, maxBatch: maxBatch, timeout: timeout,
-		in: make(chan *pending), batches: make(chan []*pending),
-	}
-	b.done.Add(1 + runners)
-	go b.collect()
+	b := &batcher{inbox: inbox, window: window, maxBatch: maxBatch, timeout: timeout, in: make(chan *pending)}
+	b.done.Add(runners)
 	for i := 0; i < runners; i++ {
 		go b.run()
 	}
@@ -68,57 +66,61 @@ func (b *batcher) record(ctx context.Context, d Delivery) (Recorded, error) {
 	}
 }
 
-// collect forms batches: it waits for a first delivery, then gathers more
-// until the window closes or the batch is full. While every runner is busy
-// it keeps gathering, so batches grow with load.
-func (b *batcher) collect() {
+func (b *batcher) run() {
 	defer b.done.Done()
-	defer close(b.batches)
 	for first := range b.in {
-		batch := []*pending{first}
-		timer := time.NewTimer(b.window)
-	gather:
-		for len(batch) < b.maxBatch {
-			select {
-			case p, ok := <-b.in:
-				if !ok {
-					break gather
-				}
-				batch = append(batch, p)
-			case <-timer.C:
-				break gather
-			}
-		}
-		timer.Stop()
-		b.batches <- batch
+		b.commit(b.gather(first))
 	}
 }
 
-func (b *batcher) run() {
-	defer b.done.Done()
-	for batch := range b.batches {
-		ds := make([]Delivery, len(batch))
-		for i, p := range batch {
-			ds[i] = p.d
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), b.timeout)
-		var (
-			recs []Recorded
-			errs []error
-		)
-		err := pgx.BeginFunc(ctx, b.inbox.pool, func(tx pgx.Tx) error {
-			var err error
-			recs, errs, err = b.inbox.RecordManyTx(ctx, tx, ds)
-			return err
-		})
-		cancel()
-		for i, p := range batch {
-			if err != nil {
-				p.result <- batchResult{err: err}
-				continue
+// gather forms a batch: first, then what arrives until the window closes
+// or the batch is full.
+func (b *batcher) gather(first *pending) []*pending {
+	batch := []*pending{first}
+	timer := time.NewTimer(b.window)
+	defer timer.Stop()
+	for len(batch) < b.maxBatch {
+		select {
+		case p, ok := <-b.in:
+			if !ok {
+				return batch
 			}
-			p.result <- batchResult{rec: recs[i], err: errs[i]}
+			batch = append(batch, p)
+		case <-timer.C:
+			return batch
 		}
+	}
+	return batch
+}
+
+func (b *batcher) commit(batch []*pending) {
+	// Rows are inserted in key order, so two batches that share deliveries
+	// (a provider's retry racing its original) lock them in the same order
+	// and never deadlock. Stable: repeats keep their arrival order.
+	slices.SortStableFunc(batch, func(x, y *pending) int {
+		return cmp.Or(cmp.Compare(x.d.Source, y.d.Source), cmp.Compare(x.d.DeliveryID, y.d.DeliveryID))
+	})
+	ds := make([]Delivery, len(batch))
+	for i, p := range batch {
+		ds[i] = p.d
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), b.timeout)
+	var (
+		recs []Recorded
+		errs []error
+	)
+	err := pgx.BeginFunc(ctx, b.inbox.pool, func(tx pgx.Tx) error {
+		var err error
+		recs, errs, err = b.inbox.RecordManyTx(ctx, tx, ds)
+		return err
+	})
+	cancel()
+	for i, p := range batch {
+		if err != nil {
+			p.result <- batchResult{err: err}
+			continue
+		}
+		p.result <- batchResult{rec: recs[i], err: errs[i]}
 	}
 }
 

@@ -45,9 +45,9 @@ type Config struct {
 	StoreTimeout time.Duration
 
 	// BatchWindow, when positive, groups concurrent deliveries into one
-	// transaction: the first to arrive opens a window of this length and
-	// the deliveries that arrive within it (up to BatchMax) commit
-	// together, each answered after that commit. Fewer commits under load
+	// transaction: a batch opens with the first delivery a free runner
+	// takes, and the deliveries that arrive within the window (up to
+	// BatchMax) commit together, each answered after that commit. Fewer commits under load
 	// for up to BatchWindow of added latency. Zero: one transaction per
 	// request. Defaults to 0.
 	BatchWindow time.Duration
@@ -55,8 +55,8 @@ type Config struct {
 	// BatchMax bounds a batch. Defaults to 100.
 	BatchMax int
 
-	// BatchRunners is how many batch transactions may be in flight at
-	// once. Defaults to 4.
+	// BatchRunners is how many batches may form or commit at once.
+	// Defaults to 8.
 	BatchRunners int
 
 	// HealthOnly serves /healthz and /readyz but no webhooks: the listener
@@ -90,7 +90,7 @@ func (c Config) WithDefaults() Config {
 		c.BatchMax = 100
 	}
 	if c.BatchRunners == 0 {
-		c.BatchRunners = 4
+		c.BatchRunners = 8
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)

@@ -23,8 +23,9 @@ type ClientConfig struct {
 	// ingest-only process). Defaults to false.
 	InsertOnly bool
 
-	// MaxWorkers is how many jobs of each queue one process works at once.
-	// Defaults to 100.
+	// MaxWorkers is how many jobs of each queue one process works at once
+	// (for deliveries, at least ProcessBatchSize × 4 while batching: see
+	// deliveryWorkers). Defaults to 100.
 	MaxWorkers int
 
 	// FetchCooldown is the least time between two fetches of a queue. River
@@ -125,6 +126,18 @@ func (c ClientConfig) WithDefaults() ClientConfig {
 	return c
 }
 
+// deliveryWorkers is how many process_delivery jobs run at once. Batched,
+// a worker mostly waits for its batch to commit, and River fetches no more
+// jobs than it has free workers: with MaxWorkers alone, one batch would
+// hold every worker and the next fetch would wait for its commit. Enough
+// workers to fill every batch slot lets batches overlap.
+func deliveryWorkers(cfg ClientConfig) int {
+	if cfg.ProcessBatchSize > 1 {
+		return max(cfg.MaxWorkers, cfg.ProcessBatchSize*processBatchSlots)
+	}
+	return cfg.MaxWorkers
+}
+
 // NewClient builds the River client with every hookinbox worker registered.
 func NewClient(pool *pgxpool.Pool, cfg ClientConfig) (*river.Client[pgx.Tx], error) {
 	cfg = cfg.WithDefaults()
@@ -160,7 +173,7 @@ func NewClient(pool *pgxpool.Pool, cfg ClientConfig) (*river.Client[pgx.Tx], err
 		}
 		rc.Workers = workers
 		rc.Queues = map[string]river.QueueConfig{
-			QueueDeliveries:          {MaxWorkers: cfg.MaxWorkers},
+			QueueDeliveries:          {MaxWorkers: deliveryWorkers(cfg)},
 			handlers.QueueDownstream: {MaxWorkers: cfg.MaxWorkers},
 			river.QueueDefault:       {MaxWorkers: cfg.MaxWorkers},
 		}

@@ -23,6 +23,8 @@ var (
 	inboxLoadManySQL string
 	//go:embed sql/inbox_mark_done_many.sql
 	inboxMarkDoneManySQL string
+	//go:embed sql/inbox_payloads.sql
+	inboxPayloadsSQL string
 )
 
 // processBatcher runs concurrent process_delivery jobs in shared
@@ -148,7 +150,7 @@ func (b *processBatcher) run(ctx context.Context, members []*batchMember) error 
 		if err != nil {
 			return err
 		}
-		var done []*batchMember
+		var done, matched []*batchMember
 		for _, m := range members {
 			d, ok := rows[m.job.Args.InboxID]
 			if !ok {
@@ -157,19 +159,24 @@ func (b *processBatcher) run(ctx context.Context, members []*batchMember) error 
 			}
 			d.Provider = b.w.registry.Provider(d.Source)
 			m.d = d
-			if !b.w.registry.Batchable(d) {
+			switch {
+			case !b.w.registry.Batchable(d):
 				m.alone = true
-				continue
-			}
-			if !b.w.registry.Matches(d) {
+			case !b.w.registry.Matches(d):
 				m.outcome = handlers.OutcomeSkipped
 				done = append(done, m)
-				continue
+			default:
+				matched = append(matched, m)
 			}
+		}
+		if err := loadPayloads(ctx, tx, matched); err != nil {
+			return err
+		}
+		for _, m := range matched {
 			var res handlers.Result
 			err := pgx.BeginFunc(ctx, tx, func(sp pgx.Tx) error {
 				var err error
-				res, err = b.w.registry.ProcessNoWait(ctx, sp, m.client, d)
+				res, err = b.w.registry.ProcessNoWait(ctx, sp, m.client, m.d)
 				return err
 			})
 			switch {
@@ -194,6 +201,9 @@ func (b *processBatcher) run(ctx context.Context, members []*batchMember) error 
 	})
 }
 
+// loadDeliveries reads the members' inbox rows, all but their payloads:
+// most events of a busy source often match no handler, and those need no
+// payload (reading one is a detoast and 2–8 KB on the wire).
 func loadDeliveries(ctx context.Context, tx pgx.Tx, members []*batchMember) (map[int64]handlers.Delivery, error) {
 	ids := make([]int64, len(members))
 	for i, m := range members {
@@ -215,9 +225,41 @@ func loadDeliveries(ctx context.Context, tx pgx.Tx, members []*batchMember) (map
 	return out, rows.Err()
 }
 
+// loadPayloads fills the payloads of the members a handler will see.
+func loadPayloads(ctx context.Context, tx pgx.Tx, members []*batchMember) error {
+	if len(members) == 0 {
+		return nil
+	}
+	byID := make(map[int64][]*batchMember, len(members))
+	ids := make([]int64, 0, len(members))
+	for _, m := range members {
+		byID[m.d.InboxID] = append(byID[m.d.InboxID], m)
+		ids = append(ids, m.d.InboxID)
+	}
+	rows, err := tx.Query(ctx, inboxPayloadsSQL, pgx.NamedArgs{"ids": ids})
+	if err != nil {
+		return fmt.Errorf("load payloads: %w", err)
+	}
+	var (
+		id      int64
+		payload []byte
+	)
+	_, err = pgx.ForEachRow(rows, []any{&id, &payload}, func() error {
+		for _, m := range byID[id] {
+			m.d.Payload = payload
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("load payloads: %w", err)
+	}
+	return nil
+}
+
 // completeBatch records the statuses of done and completes their jobs, as
 // River's JobCompleteTx does for one job, in one statement each.
 func completeBatch(ctx context.Context, tx pgx.Tx, done []*batchMember) error {
+	slices.SortFunc(done, func(x, y *batchMember) int { return cmp.Compare(x.job.Args.InboxID, y.job.Args.InboxID) })
 	n := len(done)
 	ids, statuses, keys := make([]int64, n), make([]string, n), make([]*string, n)
 	for i, m := range done {

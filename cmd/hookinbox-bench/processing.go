@@ -10,38 +10,29 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// processingResult is how the River workers of `hookinbox serve` kept up
-// with a load phase.
+// processingResult is how a worker-only `hookinbox serve` worked off the
+// backlog both ingest phases left, with nothing else running, as River's
+// reference runs.
 type processingResult struct {
-	Deliveries       int64          `json:"deliveries"`          // accepted in the phase
-	BacklogAtLastAck int64          `json:"backlog_at_last_ack"` // still `received` when the last 202 came
-	DrainTime        duration       `json:"drain_time"`          // last 202 until none is `received`, or until the wait ended
-	Drained          bool           `json:"drained"`
-	Remaining        int64          `json:"remaining"` // still `received` when the wait ended
-	Statuses         map[string]int `json:"statuses"`
-	// SustainedPerSec is the phase's processed deliveries over first
-	// receipt to last processing: processing's rate while it shared the
-	// CPUs with ingest.
-	SustainedPerSec float64 `json:"sustained_per_sec"`
-	// DrainPerSec is what left `received` over the drain time:
-	// processing's rate alone, as River's reference runs alone. Zero when
-	// there was no backlog worth timing.
-	DrainPerSec float64 `json:"drain_per_sec"`
+	Backlog   int64    `json:"backlog"`   // `received` when the worker started
+	Processed int64    `json:"processed"` // of those, no longer `received` when the wait ended
+	Remaining int64    `json:"remaining"` // still `received` when the wait ended
+	Drained   bool     `json:"drained"`
+	DrainTime duration `json:"drain_time"` // worker ready until none is `received`, or until the wait ended
+	// PerSec is Processed over its first to last processed_at (the
+	// processing transactions' start times): the rate once the worker ran,
+	// without its startup.
+	PerSec   float64        `json:"per_sec"`
+	Statuses map[string]int `json:"statuses"` // of the run's accepted deliveries, at the end
+	RSSMB    float64        `json:"rss_mb"`   // the worker's peak VmRSS
 }
 
-// ProcessedPerSec is the rate compared with River's: the drain rate when
-// there was a backlog to time, else the sustained rate, a lower bound set
-// by ingest.
-func (p processingResult) ProcessedPerSec() (rate float64, boundedByIngest bool) {
-	if p.DrainPerSec > 0 {
-		return p.DrainPerSec, false
-	}
-	return p.SustainedPerSec, true
+// countReceived is the backlog: rows no worker has processed yet.
+func countReceived(ctx context.Context, db *pgxpool.Pool) (int64, error) {
+	var n int64
+	err := db.QueryRow(ctx, "SELECT count(*) FROM inbox WHERE status = 'received'").Scan(&n)
+	return n, err
 }
-
-// minTimedBacklog is the smallest backlog whose drain is timed: below it,
-// the 100ms polling would dominate the measurement.
-const minTimedBacklog = 500
 
 // waitDrained waits, at most limit, until no delivery is `received`, and
 // reports whether that happened. A backlog left at the limit is reported,
@@ -71,17 +62,20 @@ func waitDrained(ctx context.Context, db *pgxpool.Pool, limit time.Duration) (bo
 	}
 }
 
-// drainStats reads back how the phase that ended at lastAck was processed,
-// for a wait that ended at waited.
-func drainStats(ctx context.Context, db *pgxpool.Pool, lastAck, waited time.Time, drained bool, accepted []acceptedDelivery) (processingResult, error) {
-	res := processingResult{Deliveries: int64(len(accepted)), Drained: drained}
-	res.DrainTime = duration(max(waited.Sub(lastAck), 0))
-	// processed_at is PostgreSQL's now() and lastAck this process's clock:
-	// the same machine's.
-	if err := db.QueryRow(ctx, `SELECT count(*) FILTER (WHERE status = 'received' OR processed_at > $1),
-			count(*) FILTER (WHERE status = 'received') FROM inbox`, lastAck).
-		Scan(&res.BacklogAtLastAck, &res.Remaining); err != nil {
+// drainStats reads back how the worker processed a backlog of backlog rows,
+// started at start, in a wait that ended at waited.
+func drainStats(ctx context.Context, db *pgxpool.Pool, backlog int64, start, waited time.Time, drained bool, accepted []acceptedDelivery) (processingResult, error) {
+	res := processingResult{Backlog: backlog, Drained: drained, DrainTime: duration(waited.Sub(start))}
+	var first, last *time.Time
+	if err := db.QueryRow(ctx, `SELECT count(*) FILTER (WHERE status = 'received'),
+			min(processed_at) FILTER (WHERE processed_at >= $1), max(processed_at) FILTER (WHERE processed_at >= $1)
+			FROM inbox`, start.Add(-time.Second)).
+		Scan(&res.Remaining, &first, &last); err != nil {
 		return res, fmt.Errorf("count the backlog: %w", err)
+	}
+	res.Processed = backlog - res.Remaining
+	if first != nil && last != nil && last.After(*first) {
+		res.PerSec = float64(res.Processed) / last.Sub(*first).Seconds()
 	}
 
 	ids := make([]string, len(accepted))
@@ -97,19 +91,6 @@ func drainStats(ctx context.Context, db *pgxpool.Pool, lastAck, waited time.Time
 	var n int
 	if _, err := pgx.ForEachRow(rows, []any{&status, &n}, func() error { res.Statuses[status] = n; return nil }); err != nil {
 		return res, err
-	}
-
-	var first, last *time.Time
-	if err := db.QueryRow(ctx, `SELECT min(received_at), max(processed_at) FROM inbox WHERE source = 'github' AND delivery_id = ANY($1)`, ids).
-		Scan(&first, &last); err != nil {
-		return res, err
-	}
-	processed := len(accepted) - res.Statuses["received"]
-	if first != nil && last != nil && last.After(*first) {
-		res.SustainedPerSec = float64(processed) / last.Sub(*first).Seconds()
-	}
-	if res.BacklogAtLastAck >= minTimedBacklog && res.DrainTime > 0 {
-		res.DrainPerSec = float64(res.BacklogAtLastAck-res.Remaining) / time.Duration(res.DrainTime).Seconds()
 	}
 	return res, nil
 }

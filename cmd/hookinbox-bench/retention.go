@@ -44,7 +44,7 @@ func runRetention(ctx context.Context, opts options, root string, progress func(
 	defer r.close()
 	work, svcURL, bin, payloads := r.work, r.svcURL, r.bin, r.payloads
 	progress("starting hookinbox serve")
-	svc, err := startService(ctx, bin, work, svcURL, serviceOptions{BatchWindow: opts.batchWindow})
+	svc, err := startService(ctx, bin, work, svcURL, serviceOptions{Role: "all", BatchWindow: opts.batchWindow, ProcessBatchSize: opts.processBatch})
 	if err != nil {
 		return err
 	}

@@ -46,11 +46,15 @@ admin:
   pprof: true
 ingest:
   batch_window: %s
+jobs:
+  batch_size: %d
 `
 
 // serviceOptions are the settings a run may vary.
 type serviceOptions struct {
-	BatchWindow time.Duration // ingest.batch_window; 0 commits each request alone
+	Role             string        // serve --role: ingest, worker or all
+	BatchWindow      time.Duration // ingest.batch_window; 0 commits each request alone
+	ProcessBatchSize int           // jobs.batch_size; 1 processes each delivery alone
 }
 
 // service is a running `hookinbox serve`.
@@ -71,21 +75,21 @@ func startService(ctx context.Context, bin, work, dbURL string, opts serviceOpti
 	if err != nil {
 		return nil, err
 	}
-	cfgPath := filepath.Join(work, "hookinbox.yaml")
-	cfg := fmt.Sprintf(serviceConfig, ports[0], filepath.Join(work, "data"), benchSecret, ports[1], opts.BatchWindow)
+	cfgPath := filepath.Join(work, "hookinbox-"+opts.Role+".yaml")
+	cfg := fmt.Sprintf(serviceConfig, ports[0], filepath.Join(work, "data"), benchSecret, ports[1], opts.BatchWindow, opts.ProcessBatchSize)
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		return nil, err
 	}
 	// Its log goes to a file, as a deployed service's would go somewhere:
 	// writing a line per delivery is part of its cost.
-	logPath := filepath.Join(work, "hookinbox.log")
+	logPath := filepath.Join(work, "hookinbox-"+opts.Role+".log")
 	logFile, err := os.Create(logPath)
 	if err != nil {
 		return nil, err
 	}
 	defer logFile.Close()
 
-	cmd := exec.Command(bin, "serve", "--config", cfgPath)
+	cmd := exec.Command(bin, "serve", "--config", cfgPath, "--role", opts.Role)
 	cmd.Env = append(serviceEnv(), "DATABASE_URL="+dbURL)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := cmd.Start(); err != nil {

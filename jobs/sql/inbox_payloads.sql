@@ -1,0 +1,3 @@
+SELECT id, payload
+FROM inbox
+WHERE id = ANY(@ids::bigint[])
