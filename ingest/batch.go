@@ -82,7 +82,13 @@ func (in *Inbox) RecordManyTx(ctx context.Context, tx pgx.Tx, ds []Delivery) ([]
 	}
 	existing := map[key]stored{}
 	if len(inserted) < n {
-		rows, err := tx.Query(ctx, inboxFindManySQL, pgx.NamedArgs{"sources": sources, "delivery_ids": ids})
+		var findSources, findIDs []string
+		for i := range ds {
+			if _, ok := inserted[key{sources[i], ids[i]}]; !ok {
+				findSources, findIDs = append(findSources, sources[i]), append(findIDs, ids[i])
+			}
+		}
+		rows, err := tx.Query(ctx, inboxFindManySQL, pgx.NamedArgs{"sources": findSources, "delivery_ids": findIDs})
 		if err != nil {
 			return nil, nil, fmt.Errorf("find inbox rows: %w", err)
 		}

@@ -22,6 +22,7 @@ type batcher struct {
 	window   time.Duration
 	maxBatch int
 	timeout  time.Duration
+	observe  func(n int)
 
 	in   chan *pending
 	done sync.WaitGroup
@@ -39,8 +40,8 @@ type batchResult struct {
 
 // newBatcher starts the runners (one per transaction that may be in flight
 // at once).
-func newBatcher(inbox *Inbox, window time.Duration, maxBatch, runners int, timeout time.Duration) *batcher {
-	b := &batcher{inbox: inbox, window: window, maxBatch: maxBatch, timeout: timeout, in: make(chan *pending)}
+func newBatcher(inbox *Inbox, window time.Duration, maxBatch, runners int, timeout time.Duration, observe func(int)) *batcher {
+	b := &batcher{inbox: inbox, window: window, maxBatch: maxBatch, timeout: timeout, observe: observe, in: make(chan *pending)}
 	b.done.Add(runners)
 	for i := 0; i < runners; i++ {
 		go b.run()
@@ -104,6 +105,7 @@ func (b *batcher) commit(batch []*pending) {
 	for i, p := range batch {
 		ds[i] = p.d
 	}
+	b.observe(len(batch))
 	ctx, cancel := context.WithTimeout(context.Background(), b.timeout)
 	var (
 		recs []Recorded

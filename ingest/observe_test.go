@@ -2,6 +2,7 @@ package ingest_test
 
 import (
 	"bytes"
+	"net/http"
 	"sync"
 	"testing"
 	"time"
@@ -28,7 +29,16 @@ func TestObserveReportsEveryOutcome(t *testing.T) {
 	b.post(t, "/webhooks/github", other, githubHeaders(t, githubSecret, "gh-observe", other))
 	b.post(t, "/webhooks/github", body, githubHeaders(t, "wrong", "gh-observe-2", body))
 	b.post(t, "/webhooks/made-up-name", body, h)
-	b.post(t, "/webhooks/github", bytes.Repeat([]byte("x"), maxBody+1), h)
+	// The server answers 413 and closes while the client may still be
+	// sending, so the client can see a reset instead of the answer; the
+	// observation is what this test checks.
+	req, err := http.NewRequest(http.MethodPost, b.baseURL+"/webhooks/github", bytes.NewReader(bytes.Repeat([]byte("x"), maxBody+1)))
+	require.NoError(t, err)
+	req.Header = h
+	if resp, err := b.client.Do(req); err == nil {
+		resp.Body.Close()
+		require.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode)
+	}
 
 	mu.Lock()
 	defer mu.Unlock()

@@ -36,13 +36,16 @@ type ClientConfig struct {
 
 	// ProcessBatchSize is the most deliveries one processing transaction
 	// holds (see processBatcher); 1 gives each delivery a transaction of
-	// its own. Defaults to 100.
+	// its own. Defaults to 200.
 	ProcessBatchSize int
 
 	// ProcessBatchWindow is how long the first delivery of a batch waits
 	// for others to join it. River starts the jobs of one fetch together,
 	// so a short window catches them. Defaults to 1ms.
 	ProcessBatchWindow time.Duration
+
+	// ObserveBatch, when set, is told the size of every processing batch.
+	ObserveBatch func(n int)
 
 	// MaxAttempts is how many times a job runs before River gives up (and a
 	// delivery is marked failed). Defaults to River's (25).
@@ -106,7 +109,7 @@ func (c ClientConfig) WithDefaults() ClientConfig {
 		c.FetchCooldown = 10 * time.Millisecond
 	}
 	if c.ProcessBatchSize == 0 {
-		c.ProcessBatchSize = 100
+		c.ProcessBatchSize = 200
 	}
 	if c.ProcessBatchWindow == 0 {
 		c.ProcessBatchWindow = time.Millisecond
@@ -119,6 +122,9 @@ func (c ClientConfig) WithDefaults() ClientConfig {
 	}
 	if c.RescueStuckJobsAfter == 0 {
 		c.RescueStuckJobsAfter = DefaultRescueStuckJobsAfter
+	}
+	if c.ObserveBatch == nil {
+		c.ObserveBatch = func(int) {}
 	}
 	if c.ObserveDelivery == nil {
 		c.ObserveDelivery = func(string, string, time.Duration) {}

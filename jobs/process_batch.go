@@ -57,6 +57,7 @@ type processBatcher struct {
 	maxSize int
 	timeout time.Duration
 	slots   chan struct{} // one per batch transaction allowed at once
+	observe func(n int)
 	mu      sync.Mutex
 	open    *processBatch // accepting members; nil if none
 }
@@ -78,8 +79,8 @@ type batchMember struct {
 	alone       bool // not decided by the batch: process it in a transaction of its own
 }
 
-func newProcessBatcher(w *ProcessDeliveryWorker, size int, window, timeout time.Duration, concurrency int) *processBatcher {
-	return &processBatcher{w: w, window: window, maxSize: size, timeout: timeout, slots: make(chan struct{}, concurrency)}
+func newProcessBatcher(w *ProcessDeliveryWorker, size int, window, timeout time.Duration, concurrency int, observe func(int)) *processBatcher {
+	return &processBatcher{w: w, window: window, maxSize: size, timeout: timeout, slots: make(chan struct{}, concurrency), observe: observe}
 }
 
 // process runs job in a batch and returns its result, or alone=true when
@@ -124,6 +125,7 @@ func (b *processBatcher) lead(batch *processBatch) {
 	}
 	members := batch.members
 	b.mu.Unlock()
+	b.observe(len(members))
 
 	// The batch outlives any one member's context: a job cancelled while
 	// it waits gets River's retry, and its completion below is then a

@@ -58,7 +58,7 @@ type ProcessDeliveryWorker struct {
 func newProcessDeliveryWorker(pool *pgxpool.Pool, cfg ClientConfig) *ProcessDeliveryWorker {
 	w := &ProcessDeliveryWorker{pool: pool, registry: cfg.Registry, logger: cfg.Logger, observe: cfg.ObserveDelivery}
 	if cfg.ProcessBatchSize > 1 {
-		w.batcher = newProcessBatcher(w, cfg.ProcessBatchSize, cfg.ProcessBatchWindow, cfg.JobTimeout, processBatchSlots)
+		w.batcher = newProcessBatcher(w, cfg.ProcessBatchSize, cfg.ProcessBatchWindow, cfg.JobTimeout, processBatchSlots, cfg.ObserveBatch)
 	}
 	return w
 }

@@ -17,6 +17,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/hookinbox/hookinbox/internal/config"
 )
 
 // options are the command's flags.
@@ -29,6 +31,7 @@ type options struct {
 	batchWindow  time.Duration
 	processBatch int
 	profile      bool
+	pgStats      bool
 	out          string
 
 	scenario      string
@@ -44,8 +47,9 @@ func parseOptions(args []string) (options, error) {
 	fs.Float64Var(&o.dupShare, "dup-share", 0.10, "share of requests that resend an accepted delivery (a provider's retry)")
 	fs.IntVar(&o.payloadMin, "payload-min", 2048, "smallest push payload, bytes")
 	fs.IntVar(&o.payloadMax, "payload-max", 8192, "largest push payload, bytes")
-	fs.DurationVar(&o.batchWindow, "batch-window", 0, "the service's ingest.batch_window (0: each request commits alone)")
-	fs.IntVar(&o.processBatch, "process-batch", 100, "the service's jobs.batch_size (1: each delivery processed in a transaction of its own)")
+	fs.DurationVar(&o.batchWindow, "batch-window", config.DefaultIngestBatchWindow.Std(), "the service's ingest.batch_window (0: each request commits alone)")
+	fs.IntVar(&o.processBatch, "process-batch", 200, "the service's jobs.batch_size (1: each delivery processed in a transaction of its own)")
+	fs.BoolVar(&o.pgStats, "pg-stats", false, "load pg_stat_statements and print the statements that took the database's time in each service phase")
 	fs.BoolVar(&o.profile, "pprof", true, "take a CPU profile of the service during the closed-loop ingest, next to the results")
 	fs.StringVar(&o.out, "out", "", "results file (default bench/results/<UTC time>.json in the module)")
 	fs.StringVar(&o.scenario, "scenario", "throughput", "throughput (the default run), or retention: delete -retention-rows expired rows while ingest runs at -retention-rate")
@@ -131,7 +135,18 @@ func run(ctx context.Context, opts options) error {
 
 	meter := cpuMeter{postmasterPID: pg.postmasterPID()}
 	res.CPU = map[string]cpuUse{}
+	// Every phase starts after a CHECKPOINT: the WAL of the phase before
+	// (about 1 GB for 100,000 deliveries of 5 KB) is then flushed before
+	// it, not in the middle of the next phase's latencies.
+	settle := func() {
+		if err := pg.checkpoint(ctx); err != nil {
+			progress("warning: %v", err)
+		}
+	}
 	phase := func(name string) func() {
+		if name != "drain" { // its worker is already running: settled before it started
+			settle()
+		}
 		before, t0 := meter.sample(), time.Now()
 		return func() { res.CPU[name] = before.to(meter.sample(), time.Since(t0).Seconds()) }
 	}
@@ -180,10 +195,18 @@ func run(ctx context.Context, opts options) error {
 	} else {
 		profiled <- nil
 	}
+	stats := statementStats{enabled: opts.pgStats, db: db}
+	stats.reset(ctx)
 	done = phase("ingest")
 	res.Ingest = gen.closedLoop(ctx, opts.duration)
 	done()
+	stats.read(ctx, "ingest", &res)
 	res.RSS.PeakUnderLoadMB = svc.rss.peakMB()
+	if opts.batchWindow > 0 {
+		if res.IngestBatchMean, err = svc.meanBatchSize(ctx, "ingest"); err != nil {
+			progress("warning: %v", err)
+		}
+	}
 	if err := <-profiled; err != nil {
 		progress("warning: %v", err)
 		res.Profile = ""
@@ -212,6 +235,7 @@ func run(ctx context.Context, opts options) error {
 		return err
 	}
 	progress("processing: hookinbox serve --role=worker on a backlog of %d", backlog)
+	settle()
 	worker, err := startService(ctx, bin, work, svcURL, serviceOptions{Role: "worker", BatchWindow: opts.batchWindow, ProcessBatchSize: opts.processBatch})
 	if err != nil {
 		return err
@@ -219,6 +243,7 @@ func run(ctx context.Context, opts options) error {
 	defer worker.stop()
 	meter.servicePID = worker.cmd.Process.Pid
 	started := time.Now()
+	stats.reset(ctx)
 	done = phase("drain")
 	drained, err := waitDrained(ctx, db, drainLimit(opts.duration))
 	if err != nil {
@@ -226,6 +251,7 @@ func run(ctx context.Context, opts options) error {
 	}
 	waited := time.Now()
 	done()
+	stats.read(ctx, "drain", &res)
 	res.Processing, err = drainStats(ctx, db, backlog, started, waited, drained, gen.acks())
 	if err != nil {
 		return err
@@ -234,6 +260,25 @@ func run(ctx context.Context, opts options) error {
 	progress("processing: %d of %d in %s, %.0f/s", res.Processing.Processed, backlog, res.Processing.DrainTime, res.Processing.PerSec)
 	if err := worker.stop(); err != nil {
 		progress("warning: %v", err)
+	}
+
+	if res.IngestBatchMean >= 2 {
+		// What the database takes in batches of the size ingest formed:
+		// the ceiling for batched ingest, as pgbench's one-delivery
+		// transaction is for unbatched ingest.
+		n := int(res.IngestBatchMean + 0.5)
+		progress("baseline: pgbench, %d deliveries per transaction, %d clients, %s", n, opts.concurrency, opts.duration/2)
+		done = phase("pgbench_batched")
+		batched, err := runPgbench(ctx, pgbenchConfig{
+			BinDir: pg.binDir, URL: baselineURL, Work: work, Clients: opts.concurrency,
+			Duration: opts.duration / 2, Payloads: payloads, Batch: n,
+		})
+		if err != nil {
+			return err
+		}
+		done()
+		res.PgbenchBatched = &batched
+		progress("pgbench batched: %.0f deliveries/s", batched.DeliveriesPerSec)
 	}
 
 	progress("reference: River no-op jobs, %s", opts.duration)

@@ -52,7 +52,45 @@ WITH raw_job_data AS (
         unnest(ARRAY[NULL]::bytea[]) AS unique_key,
         unnest(ARRAY[0]::integer[]) AS unique_states
 )
-INSERT INTO river_job (id, args, created_at, kind, max_attempts, metadata, priority, queue, scheduled_at, state, tags, unique_key, unique_states)
+` + riverJobInsert + `COMMIT;
+`
+
+// pgbenchBatchScript is pgbenchScript for %[2]d deliveries in one
+// transaction, as a batching ingest records them: one multi-row inbox
+// insert, then one job insert for the rows it returned (River's
+// InsertManyTx sends the same statement with n-row arrays).
+const pgbenchBatchScript = `BEGIN;
+WITH ins AS (
+    INSERT INTO inbox (source, delivery_id, event_type, occurred_at, headers, payload, payload_sha256, origin)
+    SELECT :source, gen_random_uuid()::text, :event_type, NULL, :headers, :payload%[1]d, decode(:sha%[1]d, 'hex'), :origin
+    FROM generate_series(1, %[2]d)
+    ON CONFLICT (source, delivery_id) DO NOTHING
+    RETURNING id
+)
+SELECT array_agg(id) AS ids FROM ins \gset
+WITH raw_job_data AS (
+    SELECT
+        0::bigint AS id,
+        ('{"inbox_id":' || i::text || '}')::jsonb AS args,
+        now() AS created_at,
+        'process_delivery'::text AS kind,
+        25::smallint AS max_attempts,
+        '{}'::jsonb AS metadata,
+        1::smallint AS priority,
+        'deliveries'::text AS queue,
+        now() AS scheduled_at,
+        'available'::text AS state,
+        ''::text AS tags,
+        NULL::bytea AS unique_key,
+        0::integer AS unique_states
+    FROM unnest(:ids::bigint[]) AS i
+)
+` + riverJobInsert + `COMMIT;
+`
+
+// riverJobInsert is the rest of River's JobInsertFastMany, from its
+// raw_job_data.
+const riverJobInsert = `INSERT INTO river_job (id, args, created_at, kind, max_attempts, metadata, priority, queue, scheduled_at, state, tags, unique_key, unique_states)
 SELECT
     coalesce(nullif(id, 0), nextval('river_job_id_seq'::regclass)),
     args,
@@ -74,7 +112,6 @@ ON CONFLICT (unique_key)
         AND river_job_state_in_bitmask(unique_states, state)
     DO UPDATE SET kind = river_job.kind
 RETURNING river_job.*, (xmax != 0) AS unique_skipped_as_duplicate;
-COMMIT;
 `
 
 // pgbenchPayloads is how many of the run's bodies pgbench sends, each from
@@ -89,10 +126,13 @@ type pgbenchConfig struct {
 	Clients  int
 	Duration time.Duration
 	Payloads []payload
+	Batch    int // deliveries per transaction: 1 is pgbenchScript, more pgbenchBatchScript
 }
 
 type pgbenchResult struct {
 	TPS              float64 `json:"tps"`
+	Batch            int     `json:"deliveries_per_tx"`
+	DeliveriesPerSec float64 `json:"deliveries_per_sec"` // TPS × Batch
 	Transactions     int64   `json:"transactions"`
 	Failed           int64   `json:"failed"`
 	LatencyAvgMillis float64 `json:"latency_avg_ms"`
@@ -114,7 +154,11 @@ var (
 // cfg.Duration, prepared statements like pgx's statement cache.
 func runPgbench(ctx context.Context, cfg pgbenchConfig) (pgbenchResult, error) {
 	seconds := int(math.Ceil(cfg.Duration.Seconds()))
-	res := pgbenchResult{Clients: cfg.Clients, Threads: min(cfg.Clients, runtime.NumCPU()), Seconds: seconds}
+	res := pgbenchResult{Clients: cfg.Clients, Threads: min(cfg.Clients, runtime.NumCPU()), Seconds: seconds, Batch: max(cfg.Batch, 1)}
+	script := pgbenchScript
+	if res.Batch > 1 {
+		script = pgbenchBatchScript
+	}
 	headers, err := storedHeaders(cfg.Payloads[0])
 	if err != nil {
 		return res, err
@@ -126,11 +170,11 @@ func runPgbench(ctx context.Context, cfg pgbenchConfig) (pgbenchResult, error) {
 	for i := range pgbenchPayloads {
 		p := cfg.Payloads[i*(len(cfg.Payloads)-1)/(pgbenchPayloads-1)]
 		total += len(p.body)
-		script := filepath.Join(cfg.Work, fmt.Sprintf("delivery%d.sql", i))
-		if err := os.WriteFile(script, fmt.Appendf(nil, pgbenchScript, i), 0o644); err != nil {
+		path := filepath.Join(cfg.Work, fmt.Sprintf("delivery%d-x%d.sql", i, res.Batch))
+		if err := os.WriteFile(path, fmt.Appendf(nil, script, i, res.Batch), 0o644); err != nil {
 			return res, err
 		}
-		args = append(args, "-f", script,
+		args = append(args, "-f", path,
 			"-D", fmt.Sprintf("payload%d=%s", i, p.body), "-D", fmt.Sprintf("sha%d=%s", i, p.sha256Hex))
 	}
 	res.MeanPayloadBytes = total / pgbenchPayloads
@@ -159,6 +203,7 @@ func runPgbench(ctx context.Context, cfg pgbenchConfig) (pgbenchResult, error) {
 		return res, fmt.Errorf("pgbench: no tps in its output:\n%s", lastLines(text, 20))
 	}
 	res.TPS, _ = strconv.ParseFloat(m[1], 64)
+	res.DeliveriesPerSec = res.TPS * float64(res.Batch)
 	if m := txRe.FindStringSubmatch(text); m != nil {
 		res.Transactions, _ = strconv.ParseInt(m[1], 10, 64)
 	}

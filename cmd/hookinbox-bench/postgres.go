@@ -27,7 +27,9 @@ type postgres struct {
 	created  []string
 }
 
-func startPostgres(ctx context.Context, work string) (*postgres, error) {
+// startPostgres starts the run's server; with stats, it loads
+// pg_stat_statements (-pg-stats).
+func startPostgres(ctx context.Context, work string, stats bool) (*postgres, error) {
 	pg := &postgres{}
 	if u := os.Getenv("DATABASE_URL"); u != "" {
 		if _, err := withDatabase(u, "postgres"); err != nil {
@@ -37,7 +39,11 @@ func startPostgres(ctx context.Context, work string) (*postgres, error) {
 	} else {
 		// Fsync on, as `serve` runs it: the commit's flush is part of what
 		// an acknowledged delivery costs.
-		srv, err := pgembed.Start(ctx, pgembed.Config{DataDir: filepath.Join(work, "pg"), Database: "postgres", Fsync: true})
+		cfg := pgembed.Config{DataDir: filepath.Join(work, "pg"), Database: "postgres", Fsync: true}
+		if stats {
+			cfg.Settings = []string{"shared_preload_libraries=pg_stat_statements"}
+		}
+		srv, err := pgembed.Start(ctx, cfg)
 		if err != nil {
 			return nil, fmt.Errorf("start PostgreSQL: %w", err)
 		}
@@ -121,6 +127,20 @@ func (pg *postgres) close(ctx context.Context, progress func(string, ...any)) {
 }
 
 // postmasterPID is 0 when the server is not ours.
+// checkpoint flushes the server's dirty buffers and WAL (it needs a
+// superuser, which the embedded server's user is).
+func (pg *postgres) checkpoint(ctx context.Context) error {
+	conn, err := pgx.Connect(ctx, pg.adminURL)
+	if err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "CHECKPOINT"); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	return nil
+}
+
 func (pg *postgres) postmasterPID() int {
 	if pg.server == nil {
 		return 0

@@ -18,20 +18,27 @@ import (
 
 // results is everything one run measured; it is written as JSON as is.
 type results struct {
-	Started    time.Time        `json:"started"`
-	Finished   time.Time        `json:"finished"`
-	Options    map[string]any   `json:"options"`
-	Machine    machineInfo      `json:"machine"`
-	Database   databaseInfo     `json:"database"`
-	Pgbench    pgbenchResult    `json:"pgbench"`
-	Ingest     loadResult       `json:"ingest"`
-	Processing processingResult `json:"processing"`
-	HalfLoad   *loadResult      `json:"half_load"`
-	RSS        rssResult        `json:"rss"`
-	Audit      auditResult      `json:"audit"`
-	River      riverResult      `json:"river"`
+	Started  time.Time      `json:"started"`
+	Finished time.Time      `json:"finished"`
+	Options  map[string]any `json:"options"`
+	Machine  machineInfo    `json:"machine"`
+	Database databaseInfo   `json:"database"`
+	Pgbench  pgbenchResult  `json:"pgbench"`
+	// PgbenchBatched runs pgbench's transaction for as many deliveries as
+	// ingest's batches held on average; only with ingest.batch_window.
+	PgbenchBatched  *pgbenchResult   `json:"pgbench_batched,omitempty"`
+	IngestBatchMean float64          `json:"ingest_batch_mean,omitempty"` // deliveries per ingest transaction (hookinbox_batch_size)
+	Ingest          loadResult       `json:"ingest"`
+	Processing      processingResult `json:"processing"`
+	HalfLoad        *loadResult      `json:"half_load"`
+	RSS             rssResult        `json:"rss"`
+	Audit           auditResult      `json:"audit"`
+	River           riverResult      `json:"river"`
 	// Profile is the service's CPU profile of the closed-loop ingest.
 	Profile string `json:"profile,omitempty"`
+	// Statements are the top statements by database time per phase
+	// (-pg-stats).
+	Statements map[string][]statementStat `json:"statements,omitempty"`
 	// CPU is who used the CPUs during each phase.
 	CPU     map[string]cpuUse `json:"cpu"`
 	Ratios  ratios            `json:"ratios"`
@@ -122,6 +129,10 @@ func (r *results) evaluate() {
 			r.HalfLoad.TargetRate, r.Ingest.RequestsPerSec)
 	}
 	batchNote := fmt.Sprintf("measured with ingest.batch_window %s", r.Options["batch_window"])
+	if b := r.PgbenchBatched; b != nil && r.Pgbench.TPS > 0 {
+		batchNote += fmt.Sprintf("; the database's own ceiling for batches of %d (pgbench) is %.2f× the one-transaction rate (%.0f deliveries/s)",
+			b.Batch, b.DeliveriesPerSec/r.Pgbench.TPS, b.DeliveriesPerSec)
+	}
 	if r.Options["batch_window"] == "0s" {
 		batchNote = "batching was off (ingest.batch_window 0s): run with -batch-window to measure it"
 	}
@@ -160,7 +171,14 @@ func printReport(w io.Writer, r results) {
 	fmt.Fprintf(tw, "phase\tresult\n")
 	fmt.Fprintf(tw, "pgbench, one delivery's transaction\t%.0f tps (%d clients, avg %.1f ms, %d failed, mean payload %d B, client CPU %.1fs)\n",
 		r.Pgbench.TPS, r.Pgbench.Clients, r.Pgbench.LatencyAvgMillis, r.Pgbench.Failed, r.Pgbench.MeanPayloadBytes, r.Pgbench.ClientCPUSeconds)
+	if b := r.PgbenchBatched; b != nil {
+		fmt.Fprintf(tw, "pgbench, %d deliveries per transaction\t%.0f deliveries/s (%.0f tps, %d clients, avg %.1f ms, %d failed)\n",
+			b.Batch, b.DeliveriesPerSec, b.TPS, b.Clients, b.LatencyAvgMillis, b.Failed)
+	}
 	printLoad(tw, "ingest, closed loop", r.Ingest)
+	if r.IngestBatchMean > 0 {
+		fmt.Fprintf(tw, "\t%.1f deliveries per ingest transaction on average\n", r.IngestBatchMean)
+	}
 	if r.HalfLoad != nil {
 		printLoad(tw, fmt.Sprintf("ingest, open loop at %.0f/s", r.HalfLoad.TargetRate), *r.HalfLoad)
 	}
@@ -180,6 +198,7 @@ func printReport(w io.Writer, r results) {
 	tw.Flush()
 
 	printCPU(w, r)
+	printStatements(w, r)
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "target\tmeasured\tgoal\t\n")
@@ -208,7 +227,7 @@ func printCPU(w io.Writer, r results) {
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "CPU seconds\twall\tbusy\tbench\thookinbox\tpostgres\tirq\tsteal\tother\tunits\tpostgres ms/unit\tapp ms/unit\t\n")
-	for _, name := range []string{"pgbench", "ingest", "half_load", "drain", "river"} {
+	for _, name := range []string{"pgbench", "pgbench_batched", "ingest", "half_load", "drain", "river"} {
 		u, ok := r.CPU[name]
 		if !ok {
 			continue
@@ -218,6 +237,8 @@ func printCPU(w io.Writer, r results) {
 		switch name {
 		case "pgbench":
 			units, unit, app = float64(r.Pgbench.Transactions), "tx", r.Pgbench.ClientCPUSeconds
+		case "pgbench_batched":
+			units, unit, app = float64(r.PgbenchBatched.Transactions*int64(r.PgbenchBatched.Batch)), "deliveries", r.PgbenchBatched.ClientCPUSeconds
 		case "ingest":
 			units, unit, app = float64(r.Ingest.Requests), "requests", u.Service
 		case "drain":

@@ -38,7 +38,7 @@ func setupRig(ctx context.Context, opts options, root string, progress func(stri
 		return nil, err
 	}
 	progress("starting PostgreSQL")
-	if r.pg, err = startPostgres(ctx, work); err != nil {
+	if r.pg, err = startPostgres(ctx, work, opts.pgStats); err != nil {
 		r.close()
 		return nil, err
 	}
@@ -47,6 +47,12 @@ func setupRig(ctx context.Context, opts options, root string, progress func(stri
 	if r.svcURL, err = pg.createDatabase(ctx, "svc", false); err != nil {
 		r.close()
 		return nil, err
+	}
+	if opts.pgStats {
+		if err := createStatementStats(ctx, r.svcURL); err != nil {
+			r.close()
+			return nil, err
+		}
 	}
 	progress("building hookinbox")
 	if r.bin, err = buildHookinbox(ctx, root, work); err != nil {

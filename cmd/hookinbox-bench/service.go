@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -194,6 +195,42 @@ func (s *service) cpuProfile(ctx context.Context, d time.Duration, path string) 
 		return fmt.Errorf("cpu profile: %w", err)
 	}
 	return f.Close()
+}
+
+// meanBatchSize reads hookinbox_batch_size for stage from the service's
+// /metrics: its sum over its count.
+func (s *service) meanBatchSize(ctx context.Context, stage string) (float64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.adminURL+"/metrics", nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
+	if err != nil {
+		return 0, fmt.Errorf("metrics: %w", err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0, fmt.Errorf("metrics: %w", err)
+	}
+	var sum, count float64
+	label := fmt.Sprintf(`{stage=%q}`, stage)
+	for _, line := range strings.Split(string(body), "\n") {
+		name, value, ok := strings.Cut(line, " ")
+		if !ok {
+			continue
+		}
+		switch name {
+		case "hookinbox_batch_size_sum" + label:
+			sum, _ = strconv.ParseFloat(value, 64)
+		case "hookinbox_batch_size_count" + label:
+			count, _ = strconv.ParseFloat(value, 64)
+		}
+	}
+	if count == 0 {
+		return 0, fmt.Errorf("metrics: no %s batches in hookinbox_batch_size", stage)
+	}
+	return sum / count, nil
 }
 
 func freePorts(n int) ([]int, error) {

@@ -64,7 +64,7 @@ func serveCmd(ctx context.Context, args []string, e env) error {
 	m := metrics.New(db.pool, logger)
 	periodic, addRecoveryWorker := recoveryJobs(cfg, db.pool, logger)
 	riverClient, err := jobs.NewClient(db.pool, jobs.ClientConfig{
-		Registry: registry, Logger: logger, ObserveDelivery: m.ObserveDelivery,
+		Registry: registry, Logger: logger, ObserveDelivery: m.ObserveDelivery, ObserveBatch: m.ObserveProcessingBatch,
 		InsertOnly:   *role == "ingest", // enqueues; works nothing
 		PeriodicJobs: periodic, AddWorkers: addRecoveryWorker,
 		Retention: retentionConfig(cfg), RetentionEvery: cfg.Retention.Every.Std(),
@@ -89,7 +89,7 @@ func serveCmd(ctx context.Context, args []string, e env) error {
 	srv, err := ingest.NewServer(ingest.Config{
 		Sources: sources,
 		Inbox:   inbox,
-		Observe: m.ObserveIngest,
+		Observe: m.ObserveIngest, ObserveBatch: m.ObserveIngestBatch,
 		Ready: func(ctx context.Context) error {
 			if !ready.Load() {
 				return errors.New("starting: waiting for the database")

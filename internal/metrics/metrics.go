@@ -40,6 +40,7 @@ type Metrics struct {
 	requestDuration *prometheus.HistogramVec
 	handlerRuns     *prometheus.CounterVec
 	handlerDuration *prometheus.HistogramVec
+	batchSize       *prometheus.HistogramVec
 }
 
 // New builds the metrics; pool feeds the scrape-time database gauges.
@@ -67,8 +68,13 @@ func New(pool *pgxpool.Pool, logger *slog.Logger) *Metrics {
 			Help:    "Time to process a delivery (its handlers and the commit), by event type.",
 			Buckets: prometheus.DefBuckets,
 		}, []string{"event_type"}),
+		batchSize: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "hookinbox_batch_size",
+			Help:    "Deliveries per shared transaction, by stage (ingest: ingest.batch_window; processing: jobs.batch_size).",
+			Buckets: []float64{1, 2, 4, 8, 16, 32, 64, 128, 256, 512},
+		}, []string{"stage"}),
 	}
-	m.registry.MustRegister(m.deliveries, m.requestDuration, m.handlerRuns, m.handlerDuration,
+	m.registry.MustRegister(m.deliveries, m.requestDuration, m.handlerRuns, m.handlerDuration, m.batchSize,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		&dbCollector{pool: pool, logger: logger})
 	return m
@@ -84,6 +90,16 @@ func (m *Metrics) ObserveIngest(source, outcome string, d time.Duration) {
 func (m *Metrics) ObserveDelivery(eventType, outcome string, d time.Duration) {
 	m.handlerRuns.WithLabelValues(eventType, outcome).Inc()
 	m.handlerDuration.WithLabelValues(eventType).Observe(d.Seconds())
+}
+
+// ObserveIngestBatch records the size of one ingest batch transaction.
+func (m *Metrics) ObserveIngestBatch(n int) {
+	m.batchSize.WithLabelValues("ingest").Observe(float64(n))
+}
+
+// ObserveProcessingBatch records the size of one processing batch.
+func (m *Metrics) ObserveProcessingBatch(n int) {
+	m.batchSize.WithLabelValues("processing").Observe(float64(n))
 }
 
 // Handler serves the metrics in Prometheus's text format.

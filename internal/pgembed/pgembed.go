@@ -56,6 +56,11 @@ type Config struct {
 	// Defaults to false.
 	Fsync bool
 
+	// Settings are extra server settings ("name=value", as postgres -c
+	// takes them), such as the benchmark's shared_preload_libraries.
+	// Defaults to none.
+	Settings []string
+
 	// Logger receives the data dir used, the URL (password masked) and any
 	// fallback decision. Defaults to discarding everything.
 	Logger *slog.Logger
@@ -191,7 +196,7 @@ func (c cluster) run(ctx context.Context, cfg Config, password string) (*postmas
 		if err != nil {
 			return nil, 0, err
 		}
-		pm, err := c.launch(cfg.BinDir, port, cfg.Fsync)
+		pm, err := c.launch(cfg.BinDir, port, cfg.Fsync, cfg.Settings)
 		if err != nil {
 			return nil, 0, err
 		}

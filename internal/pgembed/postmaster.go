@@ -150,7 +150,7 @@ type postmaster struct {
 	logFrom int64 // offset in the log where this run starts
 }
 
-func (c cluster) launch(binDir string, port int, fsync bool) (*postmaster, error) {
+func (c cluster) launch(binDir string, port int, fsync bool, settings []string) (*postmaster, error) {
 	logPath := c.companion("log")
 	logFile, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
@@ -180,6 +180,9 @@ func (c cluster) launch(binDir string, port int, fsync bool) (*postmaster, error
 			"-c", "synchronous_commit=off",
 			"-c", "full_page_writes=off",
 		)
+	}
+	for _, setting := range settings {
+		args = append(args, "-c", setting)
 	}
 	// Not tied to a context: the server outlives Start's ctx until Stop.
 	cmd := c.command(context.Background(), filepath.Join(binDir, "postgres"), args...)

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// statementStat is one statement's share of a phase's database time, from
+// pg_stat_statements.
+type statementStat struct {
+	Query      string  `json:"query"`
+	Calls      int64   `json:"calls"`
+	TotalMs    float64 `json:"total_ms"`
+	MeanMs     float64 `json:"mean_ms"`
+	RowsPerCal float64 `json:"rows_per_call"`
+}
+
+// statementStats reads pg_stat_statements around a phase when -pg-stats
+// is on, and does nothing otherwise.
+type statementStats struct {
+	enabled bool
+	db      *pgxpool.Pool
+}
+
+func createStatementStats(ctx context.Context, url string) error {
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements"); err != nil {
+		return fmt.Errorf("-pg-stats: %w", err)
+	}
+	return nil
+}
+
+func (s statementStats) reset(ctx context.Context) {
+	if s.enabled {
+		_, _ = s.db.Exec(ctx, "SELECT pg_stat_statements_reset()")
+	}
+}
+
+// read stores the phase's top statements in r.
+func (s statementStats) read(ctx context.Context, phase string, r *results) {
+	if !s.enabled {
+		return
+	}
+	rows, err := s.db.Query(ctx, `SELECT query, calls, total_exec_time, mean_exec_time, rows::float8 / greatest(calls, 1)
+		FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+		ORDER BY total_exec_time DESC LIMIT 12`)
+	if err != nil {
+		return
+	}
+	var top []statementStat
+	var st statementStat
+	_, _ = pgx.ForEachRow(rows, []any{&st.Query, &st.Calls, &st.TotalMs, &st.MeanMs, &st.RowsPerCal}, func() error {
+		top = append(top, st)
+		return nil
+	})
+	if r.Statements == nil {
+		r.Statements = map[string][]statementStat{}
+	}
+	r.Statements[phase] = top
+}
+
+var spaces = regexp.MustCompile(`\s+`)
+
+func printStatements(w io.Writer, r results) {
+	for _, phase := range []string{"ingest", "drain"} {
+		top := r.Statements[phase]
+		if len(top) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "\nstatements by database time, %s (pg_stat_statements)\n", phase)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintf(tw, "total ms\tcalls\tmean ms\trows/call\t query\n")
+		for _, st := range top {
+			q := strings.TrimSpace(spaces.ReplaceAllString(st.Query, " "))
+			if len(q) > 90 {
+				q = q[:90] + "…"
+			}
+			fmt.Fprintf(tw, "%.0f\t%d\t%.3f\t%.1f\t %s\n", st.TotalMs, st.Calls, st.MeanMs, st.RowsPerCal, q)
+		}
+		tw.Flush()
+	}
+}
