@@ -3,6 +3,7 @@ package ingest
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"slices"
 	"sync"
 	"time"
@@ -111,11 +112,20 @@ func (b *batcher) commit(batch []*pending) {
 		recs []Recorded
 		errs []error
 	)
-	err := pgx.BeginFunc(ctx, b.inbox.pool, func(tx pgx.Tx) error {
-		var err error
-		recs, errs, err = b.inbox.RecordManyTx(ctx, tx, ds)
-		return err
-	})
+	err := func() (err error) {
+		// A panic fails the batch (every request gets the 503) instead of
+		// killing the runner and leaving its requests unanswered.
+		defer func() {
+			if p := recover(); p != nil {
+				err = fmt.Errorf("ingest batch panicked: %v", p)
+			}
+		}()
+		return pgx.BeginFunc(ctx, b.inbox.pool, func(tx pgx.Tx) error {
+			var err error
+			recs, errs, err = b.inbox.RecordManyTx(ctx, tx, ds)
+			return err
+		})
+	}()
 	cancel()
 	for i, p := range batch {
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"time"
@@ -104,6 +105,11 @@ func (b *processBatcher) process(ctx context.Context, job *river.Job[ProcessDeli
 		b.lead(batch)
 	}
 	<-batch.done
+	if m.outcome == "" && m.err == nil {
+		// Undecided (cannot happen short of a bug): never report success
+		// for a delivery the batch did not commit.
+		m.alone = true
+	}
 	return m.d, m.outcome, m.alone, m.err
 }
 
@@ -127,19 +133,29 @@ func (b *processBatcher) lead(batch *processBatch) {
 	b.mu.Unlock()
 	b.observe(len(members))
 
-	// The batch outlives any one member's context: a job cancelled while
-	// it waits gets River's retry, and its completion below is then a
-	// no-op or it is retried; either way its effects commit exactly with
-	// its completion.
+	// Members wait for their batch whatever their own contexts say, and
+	// the batch is bounded by the job timeout: a job's effects and its
+	// completion commit together or not at all.
 	ctx, cancel := context.WithTimeout(context.Background(), b.timeout)
 	defer cancel()
-	if err := b.run(ctx, members); err != nil {
+	if err := b.runRecovered(ctx, members); err != nil {
 		b.w.logger.Warn("processing batch failed; its deliveries are processed one by one",
 			"deliveries", len(members), "error", err)
 		for _, m := range members {
 			*m = batchMember{job: m.job, client: m.client, alone: true}
 		}
 	}
+}
+
+// runRecovered is run with a panic turned into the batch's failure: the
+// leader's panic must not leave its members without a result.
+func (b *processBatcher) runRecovered(ctx context.Context, members []*batchMember) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("processing batch panicked: %v\n%s", p, debug.Stack())
+		}
+	}()
+	return b.run(ctx, members)
 }
 
 // run processes members in one transaction.
