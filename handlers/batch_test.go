@@ -15,12 +15,17 @@ import (
 )
 
 // registerBatchProbe adds a batchable handler for billing's "ok" and "fail"
-// events: both write an effect, "fail" then returns an error.
+// events: both check they got the stored headers and payload and write an
+// effect, "fail" then returns an error.
 func registerBatchProbe(t *testing.T) func(r *handlers.Registry) {
 	return func(r *handlers.Registry) {
 		require.NoError(t, r.Register(handlers.Registration{
 			Name: "test.batch_probe", Source: "billing", Events: []string{"ok", "fail"}, Ordering: handlers.EveryEvent, Batch: true,
 			Handler: handlers.HandlerFunc(func(ctx context.Context, e *handlers.Event) error {
+				// A batch reads headers and payloads apart from the rows.
+				if e.Headers.Get("Content-Type") != "application/json" || len(e.Payload) == 0 {
+					return handlers.Permanent(errors.New("the handler did not get the delivery's headers and payload"))
+				}
 				if _, err := e.Tx.Exec(ctx, "INSERT INTO batch_effect VALUES ($1)", e.Delivery.DeliveryID); err != nil {
 					return err
 				}

@@ -6,6 +6,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"net/http"
 	"runtime/debug"
 	"slices"
 	"sync"
@@ -219,9 +220,10 @@ func (b *processBatcher) run(ctx context.Context, members []*batchMember) error 
 	})
 }
 
-// loadDeliveries reads the members' inbox rows, all but their payloads:
-// most events of a busy source often match no handler, and those need no
-// payload (reading one is a detoast and 2–8 KB on the wire).
+// loadDeliveries reads the members' inbox rows, all but their headers and
+// payloads: many events of a busy source match no handler, and those need
+// neither (a payload is a detoast and 2–8 KB on the wire, headers a JSON
+// decode).
 func loadDeliveries(ctx context.Context, tx pgx.Tx, members []*batchMember) (map[int64]handlers.Delivery, error) {
 	ids := make([]int64, len(members))
 	for i, m := range members {
@@ -243,7 +245,8 @@ func loadDeliveries(ctx context.Context, tx pgx.Tx, members []*batchMember) (map
 	return out, rows.Err()
 }
 
-// loadPayloads fills the payloads of the members a handler will see.
+// loadPayloads fills the headers and payloads of the members a handler
+// will see.
 func loadPayloads(ctx context.Context, tx pgx.Tx, members []*batchMember) error {
 	if len(members) == 0 {
 		return nil
@@ -260,12 +263,14 @@ func loadPayloads(ctx context.Context, tx pgx.Tx, members []*batchMember) error 
 	}
 	var (
 		id      int64
+		headers http.Header
 		payload []byte
 	)
-	_, err = pgx.ForEachRow(rows, []any{&id, &payload}, func() error {
+	_, err = pgx.ForEachRow(rows, []any{&id, &headers, &payload}, func() error {
 		for _, m := range byID[id] {
-			m.d.Payload = payload
+			m.d.Headers, m.d.Payload = headers, payload
 		}
+		headers = nil // a fresh map for the next row
 		return nil
 	})
 	if err != nil {

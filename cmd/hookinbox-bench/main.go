@@ -244,6 +244,15 @@ func run(ctx context.Context, opts options) error {
 	meter.servicePID = worker.cmd.Process.Pid
 	started := time.Now()
 	stats.reset(ctx)
+	drainProfiled := make(chan error, 1)
+	if opts.profile {
+		// The worker's profile covers the start of the drain: a default
+		// run's backlog takes longer than this to work off.
+		res.DrainProfile = strings.TrimSuffix(opts.out, ".json") + ".drain.pprof"
+		go func() { drainProfiled <- worker.cpuProfile(ctx, 5*time.Second, res.DrainProfile) }()
+	} else {
+		drainProfiled <- nil
+	}
 	done = phase("drain")
 	drained, err := waitDrained(ctx, db, drainLimit(opts.duration))
 	if err != nil {
@@ -257,6 +266,10 @@ func run(ctx context.Context, opts options) error {
 		return err
 	}
 	res.Processing.RSSMB = worker.rss.peakMB()
+	if err := <-drainProfiled; err != nil {
+		progress("warning: %v", err)
+		res.DrainProfile = ""
+	}
 	progress("processing: %d of %d in %s, %.0f/s", res.Processing.Processed, backlog, res.Processing.DrainTime, res.Processing.PerSec)
 	if err := worker.stop(); err != nil {
 		progress("warning: %v", err)

@@ -36,6 +36,9 @@ type results struct {
 	River           riverResult      `json:"river"`
 	// Profile is the service's CPU profile of the closed-loop ingest.
 	Profile string `json:"profile,omitempty"`
+	// DrainProfile is the worker's CPU profile of the processing phase's
+	// first seconds.
+	DrainProfile string `json:"drain_profile,omitempty"`
 	// Statements are the top statements by database time per phase
 	// (-pg-stats).
 	Statements map[string][]statementStat `json:"statements,omitempty"`
@@ -217,6 +220,9 @@ func printReport(w io.Writer, r results) {
 	}
 	if r.Profile != "" {
 		fmt.Fprintf(w, "\nCPU profile of the closed-loop ingest: go tool pprof -top %s\n", r.Profile)
+	}
+	if r.DrainProfile != "" {
+		fmt.Fprintf(w, "CPU profile of processing: go tool pprof -top %s\n", r.DrainProfile)
 	}
 	fmt.Fprintf(w, "\ntook %s\n", r.Finished.Sub(r.Started).Round(time.Second))
 }

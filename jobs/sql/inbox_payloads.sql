@@ -1,3 +1,3 @@
-SELECT id, payload
+SELECT id, headers, payload
 FROM inbox
 WHERE id = ANY(@ids::bigint[])
