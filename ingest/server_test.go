@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net"
 	"net/http"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -123,12 +125,25 @@ type response struct {
 
 func (b *testBundle) post(t *testing.T, path string, body []byte, header http.Header) response {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, b.baseURL+path, bytes.NewReader(body))
-	require.NoError(t, err)
-	for k, v := range header {
-		req.Header[k] = v
+	var (
+		resp *http.Response
+		err  error
+	)
+	// A 413 or 431 is answered before the request is read to its end, and
+	// the server then closes: the client can see a broken pipe or a reset
+	// instead of the answer. Such a request was not read whole, so nothing
+	// of it was stored, and sending it again is safe.
+	for attempt := 0; attempt < 5; attempt++ {
+		req, rerr := http.NewRequest(http.MethodPost, b.baseURL+path, bytes.NewReader(body))
+		require.NoError(t, rerr)
+		for k, v := range header {
+			req.Header[k] = v
+		}
+		resp, err = b.client.Do(req)
+		if !errors.Is(err, syscall.EPIPE) && !errors.Is(err, syscall.ECONNRESET) {
+			break
+		}
 	}
-	resp, err := b.client.Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(resp.Body)
