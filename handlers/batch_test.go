@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -188,4 +189,44 @@ func TestBatchDoesNotWaitForABusyResource(t *testing.T) {
 	require.NoError(t, holder.Rollback(ctx))
 	b.waitStatus(t, ids[ps[0].id], "processed")
 	require.Equal(t, 1, b.count(t, "SELECT count(*) FROM github_issue_mirror WHERE repo = 'acme/app' AND number = 9"))
+}
+
+// A batch must not complete a job River has meanwhile given to another run
+// (it took the job for stuck): that member's effects roll back, its
+// neighbours commit alone, and the other run decides the delivery.
+func TestBatchLeavesAJobRiverGaveToAnotherRun(t *testing.T) {
+	t.Parallel()
+	var bumped atomic.Bool
+	var b *testBundle
+	b = setupWith(t, setupOpts{maxAttempts: 3, register: func(r *handlers.Registry) {
+		require.NoError(t, r.Register(handlers.Registration{
+			Name: "test.taken_over", Source: "billing", Events: []string{"ok", "taken"}, Ordering: handlers.EveryEvent, Batch: true,
+			Handler: handlers.HandlerFunc(func(ctx context.Context, e *handlers.Event) error {
+				if e.EventType == "taken" && bumped.CompareAndSwap(false, true) {
+					// What River's rescue and a new fetch do to the job row,
+					// from outside the batch's transaction.
+					if _, err := b.pool.Exec(ctx, `UPDATE river_job SET attempt = attempt + 1
+						WHERE kind = 'process_delivery' AND (args->>'inbox_id')::bigint = $1`, e.InboxID); err != nil {
+						return err
+					}
+				}
+				_, err := e.Tx.Exec(ctx, "INSERT INTO batch_effect VALUES ($1)", e.DeliveryID)
+				return err
+			}),
+		}))
+	}})
+	_, err := b.pool.Exec(context.Background(), "CREATE TABLE batch_effect (delivery_id text PRIMARY KEY)")
+	require.NoError(t, err)
+	at := time.Now()
+	ps := []probeDelivery{{"billing", newID("taken"), "taken", standardPayload("taken", "t", at)}}
+	for i := range 4 {
+		ps = append(ps, probeDelivery{"billing", newID("ok"), "ok", standardPayload("ok", "r"+string(rune('a'+i)), at)})
+	}
+	ids := b.deliverTogether(t, ps)
+	for _, p := range ps {
+		b.waitStatus(t, ids[p.id], "processed")
+		require.Equal(t, 1, b.count(t, "SELECT count(*) FROM batch_effect WHERE delivery_id = $1", p.id), "%s: its effect, once", p.id)
+	}
+	require.True(t, bumped.Load())
+	require.Contains(t, b.log.String(), "processing batch held jobs River had already given to another run")
 }

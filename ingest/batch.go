@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	_ "embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -21,6 +22,10 @@ var (
 	//go:embed sql/inbox_find_many.sql
 	inboxFindManySQL string
 )
+
+// errRowVanished: a delivery was neither inserted nor found, as when a
+// conflicting row was deleted between the two statements.
+var errRowVanished = errors.New("vanished during insert")
 
 // RecordManyTx records deliveries as Record does, each with the outcome
 // Record would give it alone, in two statements and one job insert: the
@@ -123,7 +128,7 @@ func (in *Inbox) RecordManyTx(ctx context.Context, tx pgx.Tx, ds []Delivery) ([]
 		}
 		s, ok := existing[k]
 		if !ok {
-			return nil, nil, fmt.Errorf("inbox row for %s/%s vanished during insert", k.source, k.id)
+			return nil, nil, fmt.Errorf("inbox row for %s/%s: %w", k.source, k.id, errRowVanished)
 		}
 		if !bytes.Equal(s.sum, sums[i]) && s.origin == origins[i] {
 			recs[i], errs[i] = Recorded{ID: s.id}, ErrDeliveryConflict

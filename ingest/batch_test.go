@@ -117,3 +117,47 @@ func TestBatchFailureStoresNothing(t *testing.T) {
 	}
 	require.Equal(t, counts{0, 0}, b.counts(t))
 }
+
+// A delivery the database refuses fails alone: its batch neighbours are
+// recorded one by one and answered as if they had come alone.
+func TestBatchRefusedDeliveryFailsAlone(t *testing.T) {
+	t.Parallel()
+	var (
+		mu    sync.Mutex
+		sizes []int
+	)
+	b := setupWith(t, setupOpts{batchWindow: 300 * time.Millisecond, batchRunners: 1, observeBatch: func(n int) {
+		mu.Lock()
+		defer mu.Unlock()
+		sizes = append(sizes, n)
+	}})
+	_, err := b.pool.Exec(context.Background(), `CREATE FUNCTION refuse_poison() RETURNS trigger LANGUAGE plpgsql AS
+		$$ BEGIN RAISE EXCEPTION 'poisoned delivery'; END $$;
+		CREATE TRIGGER refuse_poison BEFORE INSERT ON inbox FOR EACH ROW
+		WHEN (NEW.delivery_id = 'gh-poison') EXECUTE FUNCTION refuse_poison();`)
+	require.NoError(t, err)
+	const n = 6
+	var wg sync.WaitGroup
+	statuses := make([]int, n)
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			id := fmt.Sprintf("gh-neighbour-%d", i)
+			if i == 0 {
+				id = "gh-poison"
+			}
+			body := githubBody(3000 + i)
+			statuses[i] = b.post(t, "/webhooks/github", body, githubHeaders(t, githubSecret, id, body)).status
+		}()
+	}
+	wg.Wait()
+	require.Equal(t, http.StatusServiceUnavailable, statuses[0])
+	for _, s := range statuses[1:] {
+		require.Equal(t, http.StatusAccepted, s)
+	}
+	require.Equal(t, counts{n - 1, n - 1}, b.counts(t))
+	mu.Lock()
+	defer mu.Unlock()
+	require.Contains(t, sizes, n, "all six shared one batch before it fell back")
+}

@@ -3,12 +3,14 @@ package ingest
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // batcher groups concurrent deliveries into one transaction. Each runner
@@ -127,6 +129,18 @@ func (b *batcher) commit(batch []*pending) {
 		})
 	}()
 	cancel()
+	if err != nil && refusedByDatabase(err) {
+		// One delivery the database refuses (a value it cannot store, a
+		// trigger) must not fail its neighbours: nothing of the batch was
+		// stored, so each is recorded alone and gets its own answer.
+		for _, p := range batch {
+			ctx, cancel := context.WithTimeout(context.Background(), b.timeout)
+			rec, err := b.inbox.Record(ctx, p.d)
+			cancel()
+			p.result <- batchResult{rec: rec, err: err}
+		}
+		return
+	}
 	for i, p := range batch {
 		if err != nil {
 			p.result <- batchResult{err: err}
@@ -134,6 +148,15 @@ func (b *batcher) commit(batch []*pending) {
 		}
 		p.result <- batchResult{rec: recs[i], err: errs[i]}
 	}
+}
+
+// refusedByDatabase reports whether a batch failed because PostgreSQL
+// answered a statement with an error, as opposed to being unreachable: the
+// transaction then did not commit (a COMMIT the server refused did not
+// happen either), and the deliveries may fare better alone.
+func refusedByDatabase(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) || errors.Is(err, errRowVanished)
 }
 
 // close stops taking deliveries and waits for the batches in flight.

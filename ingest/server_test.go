@@ -38,10 +38,12 @@ type testBundle struct {
 }
 
 type setupOpts struct {
-	pool        *pgxpool.Pool // defaults to a fresh test database
-	readTimeout time.Duration
-	observe     func(source, outcome string, d time.Duration)
-	batchWindow time.Duration
+	pool         *pgxpool.Pool // defaults to a fresh test database
+	readTimeout  time.Duration
+	observe      func(source, outcome string, d time.Duration)
+	observeBatch func(n int)
+	batchWindow  time.Duration
+	batchRunners int
 }
 
 // modes are the two ways ingest commits: one transaction per request, and
@@ -88,6 +90,8 @@ func setupWith(t *testing.T, opts setupOpts) *testBundle {
 		ReadTimeout:  opts.readTimeout,
 		Observe:      opts.observe,
 		BatchWindow:  opts.batchWindow,
+		BatchRunners: opts.batchRunners,
+		ObserveBatch: opts.observeBatch,
 	})
 	require.NoError(t, err)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

@@ -27,6 +27,8 @@ var (
 	inboxMarkDoneManySQL string
 	//go:embed sql/inbox_payloads.sql
 	inboxPayloadsSQL string
+	//go:embed sql/river_job_lock.sql
+	riverJobLockSQL string
 )
 
 // processBatcher runs concurrent process_delivery jobs in shared
@@ -71,6 +73,7 @@ type processBatch struct {
 }
 
 type batchMember struct {
+	ctx    context.Context // the job's: its deadline bounds the batch
 	job    *river.Job[ProcessDeliveryArgs]
 	client *river.Client[pgx.Tx]
 
@@ -88,7 +91,7 @@ func newProcessBatcher(w *ProcessDeliveryWorker, size int, window, timeout time.
 // process runs job in a batch and returns its result, or alone=true when
 // the caller must process it by itself.
 func (b *processBatcher) process(ctx context.Context, job *river.Job[ProcessDeliveryArgs]) (d handlers.Delivery, outcome handlers.Outcome, alone bool, err error) {
-	m := &batchMember{job: job, client: river.ClientFromContext[pgx.Tx](ctx)}
+	m := &batchMember{ctx: ctx, job: job, client: river.ClientFromContext[pgx.Tx](ctx)}
 	b.mu.Lock()
 	batch, leader := b.open, false
 	if batch == nil {
@@ -103,7 +106,7 @@ func (b *processBatcher) process(ctx context.Context, job *river.Job[ProcessDeli
 	b.mu.Unlock()
 
 	if leader {
-		b.lead(batch)
+		b.lead(ctx, batch)
 	}
 	<-batch.done
 	if m.outcome == "" && m.err == nil {
@@ -114,7 +117,7 @@ func (b *processBatcher) process(ctx context.Context, job *river.Job[ProcessDeli
 	return m.d, m.outcome, m.alone, m.err
 }
 
-func (b *processBatcher) lead(batch *processBatch) {
+func (b *processBatcher) lead(ctx context.Context, batch *processBatch) {
 	defer close(batch.done)
 	timer := time.NewTimer(b.window)
 	select {
@@ -123,29 +126,94 @@ func (b *processBatcher) lead(batch *processBatch) {
 	}
 	timer.Stop()
 	// Keep the batch open until a transaction slot is free: under load
-	// batches grow instead of queueing.
-	b.slots <- struct{}{}
-	defer func() { <-b.slots }()
+	// batches grow instead of queueing. The leader's job deadline is the
+	// batch's earliest: past it, every member is better off alone.
+	var slot bool
+	select {
+	case b.slots <- struct{}{}:
+		slot = true
+		defer func() { <-b.slots }()
+	case <-ctx.Done():
+	}
 	b.mu.Lock()
 	if b.open == batch {
 		b.open = nil
 	}
 	members := batch.members
 	b.mu.Unlock()
+	if !slot {
+		b.decide(members, func(*batchMember) error { return nil })
+		return
+	}
 	b.observe(len(members))
 
-	// Members wait for their batch whatever their own contexts say, and
-	// the batch is bounded by the job timeout: a job's effects and its
-	// completion commit together or not at all.
-	ctx, cancel := context.WithTimeout(context.Background(), b.timeout)
-	defer cancel()
-	if err := b.runRecovered(ctx, members); err != nil {
-		b.w.logger.Warn("processing batch failed; its deliveries are processed one by one",
-			"deliveries", len(members), "error", err)
-		for _, m := range members {
-			*m = batchMember{job: m.job, client: m.client, alone: true}
+	// Members wait for their batch whatever their own contexts say, so the
+	// batch ends by the earliest of their job deadlines: none of them
+	// outlives River's job timeout, which the stuck-job rescue relies on.
+	// The leader's context values (River's client) stay for the handlers.
+	deadline := time.Now().Add(b.timeout)
+	for _, m := range members {
+		if d, ok := m.ctx.Deadline(); ok && d.Before(deadline) {
+			deadline = d
 		}
 	}
+	runCtx, cancel := context.WithDeadline(context.WithoutCancel(ctx), deadline)
+	defer cancel()
+	err := b.runRecovered(runCtx, members)
+	if err == nil {
+		return
+	}
+	var (
+		commitErr *batchCommitError
+		takenErr  *jobsTakenOverError
+	)
+	switch {
+	case errors.As(err, &commitErr):
+		// The commit may have happened: running the deliveries again here
+		// could apply their effects twice. River retries each job; if the
+		// commit happened, the job is completed and there is no retry.
+		b.w.logger.Error("processing batch commit failed; River retries its jobs", "deliveries", len(members), "error", err)
+		b.decide(members, func(*batchMember) error { return err })
+	case errors.As(err, &takenErr):
+		b.w.logger.Warn("processing batch held jobs River had already given to another run; the rest are processed one by one",
+			"deliveries", len(members), "jobs", takenErr.ids)
+		b.decide(members, func(m *batchMember) error {
+			if slices.Contains(takenErr.ids, m.job.ID) {
+				return fmt.Errorf("job %d attempt %d: %w", m.job.ID, m.job.Attempt, errJobTakenOver)
+			}
+			return nil
+		})
+	default:
+		b.w.logger.Warn("processing batch failed; its deliveries are processed one by one",
+			"deliveries", len(members), "error", err)
+		b.decide(members, func(*batchMember) error { return nil })
+	}
+}
+
+// decide resets members whose batch did not commit: each gets errOf's
+// error, or is processed alone if that is nil.
+func (b *processBatcher) decide(members []*batchMember, errOf func(*batchMember) error) {
+	for _, m := range members {
+		err := errOf(m)
+		*m = batchMember{ctx: m.ctx, job: m.job, client: m.client, err: err, alone: err == nil}
+	}
+}
+
+// errJobTakenOver: River took the job for stuck and ran it again while a
+// batch held it; that other run decides the delivery.
+var errJobTakenOver = errors.New("River gave this job to another run meanwhile; not completed by this one")
+
+// batchCommitError is a failed COMMIT: whether it happened is unknown.
+type batchCommitError struct{ err error }
+
+func (e *batchCommitError) Error() string { return "commit processing batch: " + e.err.Error() }
+func (e *batchCommitError) Unwrap() error { return e.err }
+
+// jobsTakenOverError names batch jobs that were no longer this run's.
+type jobsTakenOverError struct{ ids []int64 }
+
+func (e *jobsTakenOverError) Error() string {
+	return fmt.Sprintf("jobs %v are no longer running under the attempt this batch holds", e.ids)
 }
 
 // runRecovered is run with a panic turned into the batch's failure: the
@@ -164,60 +232,75 @@ func (b *processBatcher) run(ctx context.Context, members []*batchMember) error 
 	slices.SortFunc(members, func(x, y *batchMember) int {
 		return cmp.Or(cmp.Compare(x.job.Args.InboxID, y.job.Args.InboxID), cmp.Compare(x.job.ID, y.job.ID))
 	})
-	return pgx.BeginFunc(ctx, b.w.pool, func(tx pgx.Tx) error {
-		rows, err := loadDeliveries(ctx, tx, members)
-		if err != nil {
+	tx, err := b.w.pool.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // a no-op after Commit
+	if err := b.runTx(ctx, tx, members); err != nil {
+		return err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return &batchCommitError{err}
+	}
+	return nil
+}
+
+// runTx does run's work inside tx.
+func (b *processBatcher) runTx(ctx context.Context, tx pgx.Tx, members []*batchMember) error {
+	rows, err := loadDeliveries(ctx, tx, members)
+	if err != nil {
+		return err
+	}
+	var done, matched []*batchMember
+	for _, m := range members {
+		d, ok := rows[m.job.Args.InboxID]
+		if !ok {
+			m.err = errInboxRowGone
+			continue
+		}
+		d.Provider = b.w.registry.Provider(d.Source)
+		m.d = d
+		switch {
+		case !b.w.registry.Batchable(d):
+			m.alone = true
+		case !b.w.registry.Matches(d):
+			m.outcome = handlers.OutcomeSkipped
+			done = append(done, m)
+		default:
+			matched = append(matched, m)
+		}
+	}
+	matched, err = loadPayloads(ctx, tx, matched)
+	if err != nil {
+		return err
+	}
+	for _, m := range matched {
+		var res handlers.Result
+		err := pgx.BeginFunc(ctx, tx, func(sp pgx.Tx) error {
+			var err error
+			res, err = b.w.registry.ProcessNoWait(ctx, sp, m.client, m.d)
 			return err
-		}
-		var done, matched []*batchMember
-		for _, m := range members {
-			d, ok := rows[m.job.Args.InboxID]
-			if !ok {
-				m.err = errInboxRowGone
-				continue
-			}
-			d.Provider = b.w.registry.Provider(d.Source)
-			m.d = d
-			switch {
-			case !b.w.registry.Batchable(d):
-				m.alone = true
-			case !b.w.registry.Matches(d):
-				m.outcome = handlers.OutcomeSkipped
-				done = append(done, m)
-			default:
-				matched = append(matched, m)
+		})
+		switch {
+		case errors.Is(err, handlers.ErrResourceBusy):
+			m.alone = true
+		case err != nil:
+			m.err = err
+		default:
+			m.outcome = res.Outcome
+			m.d.Payload = nil // not needed any more; the batch may be large
+			done = append(done, m)
+			if res.Resource.Key != "" {
+				key := res.Resource.Key
+				m.resourceKey = &key
 			}
 		}
-		if err := loadPayloads(ctx, tx, matched); err != nil {
-			return err
-		}
-		for _, m := range matched {
-			var res handlers.Result
-			err := pgx.BeginFunc(ctx, tx, func(sp pgx.Tx) error {
-				var err error
-				res, err = b.w.registry.ProcessNoWait(ctx, sp, m.client, m.d)
-				return err
-			})
-			switch {
-			case errors.Is(err, handlers.ErrResourceBusy):
-				m.alone = true
-			case err != nil:
-				m.err = err
-			default:
-				m.outcome = res.Outcome
-				m.d.Payload = nil // not needed any more; the batch may be large
-				done = append(done, m)
-				if res.Resource.Key != "" {
-					key := res.Resource.Key
-					m.resourceKey = &key
-				}
-			}
-		}
-		if len(done) == 0 {
-			return nil
-		}
-		return completeBatch(ctx, tx, done)
-	})
+	}
+	if len(done) == 0 {
+		return nil
+	}
+	return completeBatch(ctx, tx, done)
 }
 
 // loadDeliveries reads the members' inbox rows, all but their headers and
@@ -245,11 +328,50 @@ func loadDeliveries(ctx context.Context, tx pgx.Tx, members []*batchMember) (map
 	return out, rows.Err()
 }
 
-// loadPayloads fills the headers and payloads of the members a handler
-// will see.
-func loadPayloads(ctx context.Context, tx pgx.Tx, members []*batchMember) error {
-	if len(members) == 0 {
+// checkJobsStillOurs locks done's job rows and makes sure each is still
+// running under the attempt this batch holds. River rescues a job it takes
+// for stuck and may already be running it again (or have completed it);
+// River's own completion, like JobCompleteTx, would then complete the
+// other run's job, or commit these effects beside that run's.
+func checkJobsStillOurs(ctx context.Context, tx pgx.Tx, done []*batchMember) error {
+	ids := make([]int64, len(done))
+	attempts := make(map[int64]int, len(done))
+	for i, m := range done {
+		ids[i], attempts[m.job.ID] = m.job.ID, m.job.Attempt
+	}
+	rows, err := tx.Query(ctx, riverJobLockSQL, pgx.NamedArgs{"ids": ids})
+	if err != nil {
+		return fmt.Errorf("lock jobs: %w", err)
+	}
+	var (
+		id      int64
+		attempt int
+		state   string
+	)
+	current := make(map[int64]bool, len(done))
+	if _, err := pgx.ForEachRow(rows, []any{&id, &attempt, &state}, func() error {
+		current[id] = state == string(rivertype.JobStateRunning) && attempt == attempts[id]
 		return nil
+	}); err != nil {
+		return fmt.Errorf("lock jobs: %w", err)
+	}
+	var taken []int64
+	for _, m := range done {
+		if !current[m.job.ID] {
+			taken = append(taken, m.job.ID)
+		}
+	}
+	if len(taken) > 0 {
+		return &jobsTakenOverError{ids: taken}
+	}
+	return nil
+}
+
+// loadPayloads fills the headers and payloads of the members a handler
+// will see, and returns those whose rows are still there.
+func loadPayloads(ctx context.Context, tx pgx.Tx, members []*batchMember) ([]*batchMember, error) {
+	if len(members) == 0 {
+		return nil, nil
 	}
 	byID := make(map[int64][]*batchMember, len(members))
 	ids := make([]int64, 0, len(members))
@@ -259,24 +381,36 @@ func loadPayloads(ctx context.Context, tx pgx.Tx, members []*batchMember) error 
 	}
 	rows, err := tx.Query(ctx, inboxPayloadsSQL, pgx.NamedArgs{"ids": ids})
 	if err != nil {
-		return fmt.Errorf("load payloads: %w", err)
+		return nil, fmt.Errorf("load payloads: %w", err)
 	}
 	var (
 		id      int64
 		headers http.Header
 		payload []byte
 	)
+	found := make(map[int64]bool, len(members))
 	_, err = pgx.ForEachRow(rows, []any{&id, &headers, &payload}, func() error {
 		for _, m := range byID[id] {
 			m.d.Headers, m.d.Payload = headers, payload
 		}
+		found[id] = true
 		headers = nil // a fresh map for the next row
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("load payloads: %w", err)
+		return nil, fmt.Errorf("load payloads: %w", err)
 	}
-	return nil
+	// This second read has a snapshot of its own: retention may have
+	// deleted a row since the first.
+	var loaded []*batchMember
+	for _, m := range members {
+		if found[m.d.InboxID] {
+			loaded = append(loaded, m)
+		} else {
+			m.err = errInboxRowGone
+		}
+	}
+	return loaded, nil
 }
 
 // completeBatch records the statuses of done and completes their jobs, as
@@ -292,6 +426,9 @@ func completeBatch(ctx context.Context, tx pgx.Tx, done []*batchMember) error {
 		return fmt.Errorf("mark inbox rows: %w", err)
 	}
 
+	if err := checkJobsStillOurs(ctx, tx, done); err != nil {
+		return err
+	}
 	client := done[0].client
 	params := &riverdriver.JobSetStateIfRunningManyParams{}
 	now := time.Now()
@@ -310,9 +447,7 @@ func completeBatch(ctx context.Context, tx pgx.Tx, done []*batchMember) error {
 	if err != nil {
 		return fmt.Errorf("complete jobs: %w", err)
 	}
-	// A job that is no longer running (River rescued it as stuck, say)
-	// must not have its effects committed here: fail the batch, and each
-	// delivery is decided alone, as JobCompleteTx would.
+	// checkJobsStillOurs locked the rows, so this holds; checked anyway.
 	for _, j := range completed {
 		if j.State != rivertype.JobStateCompleted {
 			return fmt.Errorf("complete jobs: job %d is %s", j.ID, j.State)

@@ -96,6 +96,11 @@ func (w *ProcessDeliveryWorker) Work(ctx context.Context, job *river.Job[Process
 		log.Warn("delivery not processed", "error", err)
 		return river.JobCancel(err)
 	}
+	if errors.Is(err, errJobTakenOver) {
+		// The run River gave the job to decides the delivery and its row.
+		log.Warn("delivery not processed by this run", "error", err)
+		return err
+	}
 
 	permanent := handlers.IsPermanent(err)
 	final := permanent || job.Attempt >= job.MaxAttempts
