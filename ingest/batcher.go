@@ -28,6 +28,7 @@ type batcher struct {
 	observe  func(n int)
 
 	in   chan *pending
+	quit chan struct{} // closed by close: runners stop taking deliveries
 	done sync.WaitGroup
 }
 
@@ -44,7 +45,8 @@ type batchResult struct {
 // newBatcher starts the runners (one per transaction that may be in flight
 // at once).
 func newBatcher(inbox *Inbox, window time.Duration, maxBatch, runners int, timeout time.Duration, observe func(int)) *batcher {
-	b := &batcher{inbox: inbox, window: window, maxBatch: maxBatch, timeout: timeout, observe: observe, in: make(chan *pending)}
+	b := &batcher{inbox: inbox, window: window, maxBatch: maxBatch, timeout: timeout, observe: observe,
+		in: make(chan *pending), quit: make(chan struct{})}
 	b.done.Add(runners)
 	for i := 0; i < runners; i++ {
 		go b.run()
@@ -57,6 +59,8 @@ func (b *batcher) record(ctx context.Context, d Delivery) (Recorded, error) {
 	p := &pending{d: d, result: make(chan batchResult, 1)}
 	select {
 	case b.in <- p:
+	case <-b.quit:
+		return Recorded{}, errShuttingDown
 	case <-ctx.Done():
 		return Recorded{}, ctx.Err()
 	}
@@ -72,8 +76,13 @@ func (b *batcher) record(ctx context.Context, d Delivery) (Recorded, error) {
 
 func (b *batcher) run() {
 	defer b.done.Done()
-	for first := range b.in {
-		b.commit(b.gather(first))
+	for {
+		select {
+		case first := <-b.in:
+			b.commit(b.gather(first))
+		case <-b.quit:
+			return
+		}
 	}
 }
 
@@ -85,12 +94,11 @@ func (b *batcher) gather(first *pending) []*pending {
 	defer timer.Stop()
 	for len(batch) < b.maxBatch {
 		select {
-		case p, ok := <-b.in:
-			if !ok {
-				return batch
-			}
+		case p := <-b.in:
 			batch = append(batch, p)
 		case <-timer.C:
+			return batch
+		case <-b.quit:
 			return batch
 		}
 	}
@@ -160,7 +168,11 @@ func refusedByDatabase(err error) bool {
 }
 
 // close stops taking deliveries and waits for the batches in flight.
+// b.in is never closed: a request still arriving after a shutdown that
+// timed out gets errShuttingDown (a 503), not a send on a closed channel.
 func (b *batcher) close() {
-	close(b.in)
+	close(b.quit)
 	b.done.Wait()
 }
+
+var errShuttingDown = errors.New("ingest is shutting down")

@@ -14,6 +14,7 @@ import (
 const (
 	CodeUnknownSource           = "unknown_source"
 	CodeMissingHeader           = "missing_header"
+	CodeInvalidHeader           = "invalid_header"
 	CodeInvalidPayload          = "invalid_payload"
 	CodeInvalidSignature        = "invalid_signature"
 	CodeTimestampOutOfTolerance = "timestamp_out_of_tolerance"
@@ -35,6 +36,11 @@ const retryAfterSeconds = "5"
 // errUnknownSource is raised by the router for a source not in the config.
 var errUnknownSource = errors.New("no source with this name is configured")
 
+// errNULInHeader: a header value holds a NUL byte. HTTP forbids it, and
+// the inbox's jsonb headers cannot store it: left in, the delivery would
+// fail to store on every retry (and, batched, fail its neighbours).
+var errNULInHeader = errors.New("a header value contains a NUL byte")
+
 // errorBody is the JSON shape of every error response.
 type errorBody struct {
 	Error errorDetail `json:"error"`
@@ -53,6 +59,8 @@ func classify(err error) (status int, code string) {
 		return http.StatusNotFound, CodeUnknownSource
 	case errors.Is(err, verify.ErrMissingHeader):
 		return http.StatusBadRequest, CodeMissingHeader
+	case errors.Is(err, errNULInHeader):
+		return http.StatusBadRequest, CodeInvalidHeader
 	case errors.Is(err, verify.ErrInvalidPayload):
 		return http.StatusBadRequest, CodeInvalidPayload
 	case errors.Is(err, verify.ErrInvalidSignature):

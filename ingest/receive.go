@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -47,6 +49,9 @@ func (s *Server) receive(c *fiber.Ctx) (string, error) {
 		return "", errUnknownSource
 	}
 	header := requestHeader(c)
+	if err := checkHeaderValues(header); err != nil {
+		return "", err
+	}
 	// Fiber reuses the request buffer once the handler returns; the payload
 	// goes to the database and may be batched later, so it gets its own copy.
 	body := bytes.Clone(c.Body())
@@ -86,6 +91,18 @@ func (s *Server) receive(c *fiber.Ctx) (string, error) {
 	}
 	s.logger.Info("delivery "+string(rec.Outcome), attrs...)
 	return string(rec.Outcome), c.Status(status).JSON(receiveResponse{ID: rec.ID, Source: src.Name, DeliveryID: d.ID, Status: rec.Outcome})
+}
+
+// checkHeaderValues refuses what the inbox could not store.
+func checkHeaderValues(h http.Header) error {
+	for name, values := range h {
+		for _, v := range values {
+			if strings.IndexByte(v, 0) >= 0 {
+				return fmt.Errorf("%s: %w", name, errNULInHeader)
+			}
+		}
+	}
+	return nil
 }
 
 // requestHeader copies the request's headers into an http.Header, the
