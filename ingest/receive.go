@@ -49,15 +49,17 @@ func (s *Server) receive(c *fiber.Ctx) (string, error) {
 		return "", errUnknownSource
 	}
 	header := requestHeader(c)
-	if err := checkHeaderValues(header); err != nil {
-		return "", err
-	}
 	// Fiber reuses the request buffer once the handler returns; the payload
 	// goes to the database and may be batched later, so it gets its own copy.
 	body := bytes.Clone(c.Body())
 
 	d, err := src.Verifier.Verify(body, header)
 	if err != nil {
+		return "", err
+	}
+	// After verification: an unsigned request gets its 401 first, and the
+	// provider's own headers get verify's more precise answers.
+	if err := checkHeaderValues(header); err != nil {
 		return "", err
 	}
 
