@@ -62,12 +62,10 @@ func TestRecordManyTxOutcomes(t *testing.T) {
 	require.Equal(t, 3, jobCount)
 }
 
-// Under concurrency the batcher really shares transactions (rows inserted
-// together share xmin), and every 202 still has its row and job.
-func TestBatchingSharesTransactions(t *testing.T) {
-	t.Parallel()
-	b := setupWith(t, setupOpts{batchWindow: 20 * time.Millisecond})
-	const n = 40
+// postConcurrently sends n signed GitHub deliveries at once, delivery i
+// with id(i) and githubBody(bodySeed+i), and returns their statuses.
+func (b *testBundle) postConcurrently(t *testing.T, n, bodySeed int, id func(i int) string) []int {
+	t.Helper()
 	var wg sync.WaitGroup
 	statuses := make([]int, n)
 	start := make(chan struct{})
@@ -76,12 +74,22 @@ func TestBatchingSharesTransactions(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			<-start
-			body := githubBody(1000 + i)
-			statuses[i] = b.post(t, "/webhooks/github", body, githubHeaders(t, githubSecret, fmt.Sprintf("gh-batch-%d", i), body)).status
+			body := githubBody(bodySeed + i)
+			statuses[i] = b.post(t, "/webhooks/github", body, githubHeaders(t, githubSecret, id(i), body)).status
 		}()
 	}
 	close(start)
 	wg.Wait()
+	return statuses
+}
+
+// Under concurrency the batcher really shares transactions (rows inserted
+// together share xmin), and every 202 still has its row and job.
+func TestBatchingSharesTransactions(t *testing.T) {
+	t.Parallel()
+	b := setupWith(t, setupOpts{batchWindow: 20 * time.Millisecond})
+	const n = 40
+	statuses := b.postConcurrently(t, n, 1000, func(i int) string { return fmt.Sprintf("gh-batch-%d", i) })
 	for _, s := range statuses {
 		require.Equal(t, http.StatusAccepted, s)
 	}
@@ -101,17 +109,7 @@ func TestBatchFailureStoresNothing(t *testing.T) {
 		CREATE TRIGGER refuse_job BEFORE INSERT ON river_job FOR EACH ROW EXECUTE FUNCTION refuse_job();`)
 	require.NoError(t, err)
 	const n = 10
-	var wg sync.WaitGroup
-	statuses := make([]int, n)
-	for i := 0; i < n; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			body := githubBody(2000 + i)
-			statuses[i] = b.post(t, "/webhooks/github", body, githubHeaders(t, githubSecret, fmt.Sprintf("gh-batchfail-%d", i), body)).status
-		}()
-	}
-	wg.Wait()
+	statuses := b.postConcurrently(t, n, 2000, func(i int) string { return fmt.Sprintf("gh-batchfail-%d", i) })
 	for _, s := range statuses {
 		require.Equal(t, http.StatusServiceUnavailable, s)
 	}
@@ -137,21 +135,12 @@ func TestBatchRefusedDeliveryFailsAlone(t *testing.T) {
 		WHEN (NEW.delivery_id = 'gh-poison') EXECUTE FUNCTION refuse_poison();`)
 	require.NoError(t, err)
 	const n = 6
-	var wg sync.WaitGroup
-	statuses := make([]int, n)
-	for i := 0; i < n; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			id := fmt.Sprintf("gh-neighbour-%d", i)
-			if i == 0 {
-				id = "gh-poison"
-			}
-			body := githubBody(3000 + i)
-			statuses[i] = b.post(t, "/webhooks/github", body, githubHeaders(t, githubSecret, id, body)).status
-		}()
-	}
-	wg.Wait()
+	statuses := b.postConcurrently(t, n, 3000, func(i int) string {
+		if i == 0 {
+			return "gh-poison"
+		}
+		return fmt.Sprintf("gh-neighbour-%d", i)
+	})
 	require.Equal(t, http.StatusServiceUnavailable, statuses[0])
 	for _, s := range statuses[1:] {
 		require.Equal(t, http.StatusAccepted, s)

@@ -124,7 +124,7 @@ func run(ctx context.Context, opts options) error {
 		return err
 	}
 	defer r.close()
-	pg, work, svcURL, bin, payloads := r.pg, r.work, r.svcURL, r.bin, r.payloads
+	pg, work, payloads := r.pg, r.work, r.payloads
 	res.Database = pg.describe()
 	// pgbench writes to a database of its own, migrated the same way, so
 	// that the service's inbox holds exactly the deliveries of this run.
@@ -168,16 +168,12 @@ func run(ctx context.Context, opts options) error {
 	// is ingest's alone), then a worker-only process works off the backlog
 	// with nothing else running (as River's reference does).
 	progress("starting hookinbox serve --role=ingest")
-	svc, err := startService(ctx, bin, work, svcURL, serviceOptions{Role: "ingest", BatchWindow: opts.batchWindow, ProcessBatchSize: opts.processBatch})
+	svc, err := r.start(ctx, "ingest")
 	if err != nil {
 		return err
 	}
 	defer svc.stop()
-	db, err := openPool(ctx, svcURL)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
+	db := r.db
 
 	gen := newGenerator(svc.webhookURL, payloads, opts.concurrency, opts.dupShare)
 	progress("ingest: closed loop, %d connections, %s", opts.concurrency, opts.duration)
@@ -236,7 +232,7 @@ func run(ctx context.Context, opts options) error {
 	}
 	progress("processing: hookinbox serve --role=worker on a backlog of %d", backlog)
 	settle()
-	worker, err := startService(ctx, bin, work, svcURL, serviceOptions{Role: "worker", BatchWindow: opts.batchWindow, ProcessBatchSize: opts.processBatch})
+	worker, err := r.start(ctx, "worker")
 	if err != nil {
 		return err
 	}
@@ -297,7 +293,7 @@ func run(ctx context.Context, opts options) error {
 	progress("reference: River no-op jobs, %s", opts.duration)
 	meter.servicePID = 0
 	done = phase("river")
-	res.River, err = riverRaw(ctx, svcURL, opts.duration)
+	res.River, err = riverRaw(ctx, r.svcURL, opts.duration)
 	if err != nil {
 		return err
 	}

@@ -42,19 +42,14 @@ func runRetention(ctx context.Context, opts options, root string, progress func(
 		return err
 	}
 	defer r.close()
-	work, svcURL, bin, payloads := r.work, r.svcURL, r.bin, r.payloads
 	progress("starting hookinbox serve")
-	svc, err := startService(ctx, bin, work, svcURL, serviceOptions{Role: "all", BatchWindow: opts.batchWindow, ProcessBatchSize: opts.processBatch})
+	svc, err := r.start(ctx, "all")
 	if err != nil {
 		return err
 	}
 	defer svc.stop()
-	db, err := openPool(ctx, svcURL)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	gen := newGenerator(svc.webhookURL, payloads, opts.concurrency, opts.dupShare)
+	db := r.db
+	gen := newGenerator(svc.webhookURL, r.payloads, opts.concurrency, opts.dupShare)
 
 	progress("ingest alone: open loop at %.0f/s for %s", opts.retentionRate, opts.duration)
 	res.Before = gen.openLoop(ctx, opts.retentionRate, opts.duration)
