@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -85,4 +86,23 @@ func TestConcurrentUp(t *testing.T) {
 		total += applied[i]
 	}
 	require.Equal(t, len(all), total, "each migration applied exactly once")
+}
+
+// Payloads are compressed with lz4 where the server has it, as the
+// embedded one (Debian's PostgreSQL) does.
+func TestPayloadsAreLZ4Compressed(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := emptyDatabase(t)
+	_, err := migrations.Up(ctx, pool, nil)
+	require.NoError(t, err)
+
+	// A JSON payload big enough for TOAST to compress (over ~2 KB).
+	payload := []byte(`{"commits":[` + strings.Repeat(`{"id":"0123456789abcdef","message":"fix"},`, 100) + `{}]}`)
+	_, err = pool.Exec(ctx, `INSERT INTO inbox (source, delivery_id, event_type, payload, payload_sha256)
+		VALUES ('github', 'd1', 'push', $1, '\x00')`, payload)
+	require.NoError(t, err)
+	var method string
+	require.NoError(t, pool.QueryRow(ctx, `SELECT pg_column_compression(payload) FROM inbox`).Scan(&method))
+	require.Equal(t, "lz4", method)
 }
