@@ -5,16 +5,17 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math"
 	"math/rand/v2"
-	"net"
 	"net/http"
+	"net/url"
 	"slices"
 	"sort"
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/valyala/fasthttp"
 )
 
 // generator sends signed GitHub push deliveries to one hookinbox. A share
@@ -24,11 +25,16 @@ type generator struct {
 	url      string
 	payloads []payload
 	dupShare float64
-	client   *http.Client
+	client   *fasthttp.HostClient
 	conns    int
+	acked    *ackLog
+}
 
+// ackLog is every 202 so far, for duplicates and the audit; generators of
+// one run share it.
+type ackLog struct {
 	mu       sync.Mutex
-	accepted []acceptedDelivery // every 202, for duplicates and the audit
+	accepted []acceptedDelivery
 }
 
 // acceptedDelivery is a 202 and what it promised.
@@ -38,22 +44,33 @@ type acceptedDelivery struct {
 	payload int
 }
 
-func newGenerator(url string, payloads []payload, conns int, dupShare float64) *generator {
-	// One keep-alive connection per worker and no more: the run measures
-	// the service at exactly conns concurrent connections.
-	tr := &http.Transport{
-		Proxy:               nil,
-		DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		MaxIdleConns:        conns,
-		MaxIdleConnsPerHost: conns,
-		MaxConnsPerHost:     conns,
-		IdleConnTimeout:     90 * time.Second,
-		DisableCompression:  true,
+func newGenerator(webhookURL string, payloads []payload, conns int, dupShare float64) *generator {
+	u, err := url.Parse(webhookURL)
+	if err != nil {
+		panic(err) // the URL is ours
 	}
-	return &generator{
-		url: url, payloads: payloads, dupShare: dupShare, conns: conns,
-		client: &http.Client{Transport: tr, Timeout: 30 * time.Second},
+	// fasthttp's client: the generator shares the machine with the service
+	// and the database, and net/http's client cost twice its CPU per
+	// request. One keep-alive connection per worker and no more: the run
+	// measures the service at exactly conns concurrent connections.
+	client := &fasthttp.HostClient{
+		Addr:                u.Host,
+		MaxConns:            conns,
+		MaxConnWaitTimeout:  30 * time.Second,
+		MaxIdleConnDuration: 90 * time.Second,
+		ReadTimeout:         30 * time.Second,
+		WriteTimeout:        30 * time.Second,
 	}
+	return &generator{url: webhookURL, payloads: payloads, dupShare: dupShare, conns: conns, client: client, acked: &ackLog{}}
+}
+
+// withConns is a generator for the same service with conns connections of
+// its own, whose duplicates resend deliveries g's accepted and the other
+// way round.
+func (g *generator) withConns(conns int) *generator {
+	n := newGenerator(g.url, g.payloads, conns, g.dupShare)
+	n.acked = g.acked
+	return n
 }
 
 // loadResult is one phase's responses.
@@ -176,30 +193,31 @@ func (g *generator) send(ctx context.Context, rng *rand.Rand, t *tally) bool {
 		orig int64 // a duplicate's inbox id, from its 202
 	)
 	if rng.Float64() < g.dupShare {
-		g.mu.Lock()
-		if n := len(g.accepted); n > 0 {
-			a := g.accepted[rng.IntN(n)]
+		g.acked.mu.Lock()
+		if n := len(g.acked.accepted); n > 0 {
+			a := g.acked.accepted[rng.IntN(n)]
 			id, idx, dup, orig = a.ID, a.payload, true, a.InboxID
 		}
-		g.mu.Unlock()
+		g.acked.mu.Unlock()
 	}
 	if !dup {
 		id, idx = newGUID(rng), rng.IntN(len(g.payloads))
 	}
 	p := g.payloads[idx]
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, g.url, bytes.NewReader(p.body))
-	if err != nil {
-		panic(err) // the URL is ours
-	}
-	req.Header = http.Header{
-		"X-Github-Delivery":   {id},
-		"X-Github-Event":      {"push"},
-		"X-Hub-Signature-256": {p.signature},
-		"Content-Type":        {"application/json"},
-		"User-Agent":          {"GitHub-Hookshot/hookinbox-bench"},
-	}
-	resp, err := g.client.Do(req)
-	if err != nil {
+	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
+	defer fasthttp.ReleaseRequest(req)
+	defer fasthttp.ReleaseResponse(resp)
+	req.SetRequestURI(g.url)
+	req.Header.SetMethod(fasthttp.MethodPost)
+	req.Header.SetContentType("application/json")
+	req.Header.SetUserAgent("GitHub-Hookshot/hookinbox-bench")
+	req.Header.Set("X-GitHub-Delivery", id)
+	req.Header.Set("X-GitHub-Event", "push")
+	req.Header.Set("X-Hub-Signature-256", p.signature)
+	req.SetBodyRaw(p.body)
+	// A request takes milliseconds; the run's ctx is checked between them
+	// and decides whether one that failed counts.
+	if err := g.client.Do(req, resp); err != nil {
 		if ctx.Err() != nil {
 			return false
 		}
@@ -207,45 +225,36 @@ func (g *generator) send(ctx context.Context, rng *rand.Rand, t *tally) bool {
 		t.fail("transport: " + err.Error())
 		return true
 	}
-	body, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if err != nil {
-		if ctx.Err() != nil {
-			return false
-		}
-		t.count(p)
-		t.fail("read body: " + err.Error())
-		return true
-	}
 	t.count(p)
+	body, status := resp.Body(), resp.StatusCode()
 	var r struct {
 		ID     int64  `json:"id"`
 		Status string `json:"status"`
 	}
 	switch {
-	case resp.StatusCode == http.StatusAccepted && !dup:
+	case status == http.StatusAccepted && !dup:
 		if err := json.Unmarshal(body, &r); err != nil || r.Status != "accepted" || r.ID == 0 {
 			t.fail("202 with an unexpected body")
 			return true
 		}
 		t.accepted++
 		t.lastAck = time.Now()
-		g.mu.Lock()
-		g.accepted = append(g.accepted, acceptedDelivery{ID: id, InboxID: r.ID, payload: idx})
-		g.mu.Unlock()
-	case resp.StatusCode == http.StatusOK && dup:
+		g.acked.mu.Lock()
+		g.acked.accepted = append(g.acked.accepted, acceptedDelivery{ID: id, InboxID: r.ID, payload: idx})
+		g.acked.mu.Unlock()
+	case status == http.StatusOK && dup:
 		// A retry must name the row its first delivery created.
 		if err := json.Unmarshal(body, &r); err != nil || r.Status != "duplicate" || r.ID != orig {
 			t.fail("200 without the original's id and status duplicate")
 			return true
 		}
 		t.duplicates++
-	case resp.StatusCode == http.StatusAccepted:
+	case status == http.StatusAccepted:
 		t.fail("202 for a retried delivery (duplicate not recognised)")
-	case resp.StatusCode == http.StatusOK:
+	case status == http.StatusOK:
 		t.fail("200 duplicate for a new delivery id")
 	default:
-		t.fail("HTTP " + strconv.Itoa(resp.StatusCode) + " " + string(bytes.TrimSpace(body[:min(len(body), 120)])))
+		t.fail("HTTP " + strconv.Itoa(status) + " " + string(bytes.TrimSpace(body[:min(len(body), 120)])))
 	}
 	return true
 }
@@ -308,11 +317,12 @@ func percentiles(lat []time.Duration) latencies {
 	return latencies{P50: at(0.50), P90: at(0.90), P99: at(0.99), Max: duration(lat[len(lat)-1])}
 }
 
-// acks returns every delivery accepted so far.
+// acks returns every delivery accepted so far, by g or a generator made
+// with withConns.
 func (g *generator) acks() []acceptedDelivery {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return slices.Clone(g.accepted)
+	g.acked.mu.Lock()
+	defer g.acked.mu.Unlock()
+	return slices.Clone(g.acked.accepted)
 }
 
 // errorSummary lists error kinds, most frequent first.
