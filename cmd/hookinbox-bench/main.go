@@ -25,6 +25,7 @@ import (
 type options struct {
 	duration     time.Duration
 	concurrency  int
+	manyConns    int
 	dupShare     float64
 	payloadMin   int
 	payloadMax   int
@@ -44,6 +45,7 @@ func parseOptions(args []string) (options, error) {
 	fs := flag.NewFlagSet("hookinbox-bench", flag.ContinueOnError)
 	fs.DurationVar(&o.duration, "duration", 30*time.Second, "length of the pgbench, ingest and River phases (the half-load run takes half)")
 	fs.IntVar(&o.concurrency, "concurrency", 32, "pgbench clients and concurrent HTTP connections")
+	fs.IntVar(&o.manyConns, "many-connections", 128, "connections of the batching phase: a second closed loop, and pgbench at as many clients (0: skip it)")
 	fs.Float64Var(&o.dupShare, "dup-share", 0.10, "share of requests that resend an accepted delivery (a provider's retry)")
 	fs.IntVar(&o.payloadMin, "payload-min", 2048, "smallest push payload, bytes")
 	fs.IntVar(&o.payloadMax, "payload-max", 8192, "largest push payload, bytes")
@@ -65,6 +67,8 @@ func parseOptions(args []string) (options, error) {
 		return o, errors.New("-duration must be at least 3s")
 	case o.concurrency < 1:
 		return o, errors.New("-concurrency must be at least 1")
+	case o.manyConns < 0:
+		return o, errors.New("-many-connections must not be negative")
 	case o.dupShare < 0 || o.dupShare >= 1:
 		return o, errors.New("-dup-share must be in [0, 1)")
 	case o.scenario != "throughput" && o.scenario != "retention":
@@ -162,6 +166,23 @@ func run(ctx context.Context, opts options) error {
 	}
 	done()
 	progress("pgbench: %.0f tps", res.Pgbench.TPS)
+	if opts.manyConns > 0 {
+		// The batching target compares ingest at many connections with the
+		// database's best one-transaction rate: pgbench at as many clients
+		// too, in case it does better there than at -concurrency.
+		progress("baseline: pgbench, %d clients, %s", opts.manyConns, opts.duration/3)
+		done = phase("pgbench_many")
+		many, err := runPgbench(ctx, pgbenchConfig{
+			BinDir: pg.binDir, URL: baselineURL, Work: work, Clients: opts.manyConns,
+			Duration: opts.duration / 3, Payloads: payloads,
+		})
+		if err != nil {
+			return err
+		}
+		done()
+		res.PgbenchMany = &many
+		progress("pgbench: %.0f tps", many.TPS)
+	}
 
 	// Ingest and processing are measured apart, each against its own
 	// limit: an ingest-only process takes the load (pgbench's transaction
@@ -198,18 +219,33 @@ func run(ctx context.Context, opts options) error {
 	done()
 	stats.read(ctx, "ingest", &res)
 	res.RSS.PeakUnderLoadMB = svc.rss.peakMB()
-	if opts.batchWindow > 0 {
-		if res.IngestBatchMean, err = svc.meanBatchSize(ctx, "ingest"); err != nil {
-			progress("warning: %v", err)
-		}
+	batches, err := svc.batchSizes(ctx, "ingest")
+	if err != nil {
+		progress("warning: %v", err)
 	}
+	res.IngestBatchMean = batches.mean()
 	if err := <-profiled; err != nil {
 		progress("warning: %v", err)
 		res.Profile = ""
 	}
 	progress("ingest: %.0f accepted/s, p99 %s, %d errors", res.Ingest.AcceptedPerSec, res.Ingest.Latency.P99, res.Ingest.Errors)
 
-	rate := res.Pgbench.TPS / 2
+	if opts.manyConns > 0 {
+		progress("ingest: closed loop, %d connections, %s", opts.manyConns, opts.duration/2)
+		many := gen.withConns(opts.manyConns)
+		done = phase("ingest_many")
+		load := many.closedLoop(ctx, opts.duration/2)
+		done()
+		res.IngestMany = &load
+		after, err := svc.batchSizes(ctx, "ingest")
+		if err != nil {
+			progress("warning: %v", err)
+		}
+		res.IngestManyBatchMean = after.since(batches).mean()
+		progress("ingest: %.0f accepted/s, p99 %s, %d errors", load.AcceptedPerSec, load.Latency.P99, load.Errors)
+	}
+
+	rate := res.bestPgbenchTPS() / 2
 	progress("ingest: open loop at %.0f/s (half the pgbench rate), %s", rate, opts.duration/2)
 	done = phase("half_load")
 	half := gen.openLoop(ctx, rate, opts.duration/2)
@@ -271,16 +307,16 @@ func run(ctx context.Context, opts options) error {
 		progress("warning: %v", err)
 	}
 
-	if res.IngestBatchMean >= 2 {
+	if mean := res.batchedMean(); mean >= 2 {
 		// What the database takes in batches of the size ingest formed:
 		// the ceiling for batched ingest, as pgbench's one-delivery
 		// transaction is for unbatched ingest.
-		n := int(res.IngestBatchMean + 0.5)
-		progress("baseline: pgbench, %d deliveries per transaction, %d clients, %s", n, opts.concurrency, opts.duration/2)
+		n := int(mean + 0.5)
+		progress("baseline: pgbench, %d deliveries per transaction, %d clients, %s", n, opts.concurrency, opts.duration/3)
 		done = phase("pgbench_batched")
 		batched, err := runPgbench(ctx, pgbenchConfig{
 			BinDir: pg.binDir, URL: baselineURL, Work: work, Clients: opts.concurrency,
-			Duration: opts.duration / 2, Payloads: payloads, Batch: n,
+			Duration: opts.duration / 3, Payloads: payloads, Batch: n,
 		})
 		if err != nil {
 			return err

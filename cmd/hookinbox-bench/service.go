@@ -197,23 +197,23 @@ func (s *service) cpuProfile(ctx context.Context, d time.Duration, path string) 
 	return f.Close()
 }
 
-// meanBatchSize reads hookinbox_batch_size for stage from the service's
-// /metrics: its sum over its count.
-func (s *service) meanBatchSize(ctx context.Context, stage string) (float64, error) {
+// batchSizes reads hookinbox_batch_size for stage from the service's
+// /metrics: the batches so far and the deliveries they held.
+func (s *service) batchSizes(ctx context.Context, stage string) (batchCount, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.adminURL+"/metrics", nil)
 	if err != nil {
-		return 0, err
+		return batchCount{}, err
 	}
 	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
 	if err != nil {
-		return 0, fmt.Errorf("metrics: %w", err)
+		return batchCount{}, fmt.Errorf("metrics: %w", err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return 0, fmt.Errorf("metrics: %w", err)
+		return batchCount{}, fmt.Errorf("metrics: %w", err)
 	}
-	var sum, count float64
+	var c batchCount
 	label := fmt.Sprintf(`{stage=%q}`, stage)
 	for _, line := range strings.Split(string(body), "\n") {
 		name, value, ok := strings.Cut(line, " ")
@@ -222,15 +222,28 @@ func (s *service) meanBatchSize(ctx context.Context, stage string) (float64, err
 		}
 		switch name {
 		case "hookinbox_batch_size_sum" + label:
-			sum, _ = strconv.ParseFloat(value, 64)
+			c.deliveries, _ = strconv.ParseFloat(value, 64)
 		case "hookinbox_batch_size_count" + label:
-			count, _ = strconv.ParseFloat(value, 64)
+			c.batches, _ = strconv.ParseFloat(value, 64)
 		}
 	}
-	if count == 0 {
-		return 0, fmt.Errorf("metrics: no %s batches in hookinbox_batch_size", stage)
+	return c, nil
+}
+
+// batchCount is the hookinbox_batch_size histogram's sum and count.
+type batchCount struct{ deliveries, batches float64 }
+
+// mean is deliveries per batch, 0 without batches (batching off).
+func (c batchCount) mean() float64 {
+	if c.batches == 0 {
+		return 0
 	}
-	return sum / count, nil
+	return c.deliveries / c.batches
+}
+
+// since is what was counted after before.
+func (c batchCount) since(before batchCount) batchCount {
+	return batchCount{deliveries: c.deliveries - before.deliveries, batches: c.batches - before.batches}
 }
 
 func freePorts(n int) ([]int, error) {
