@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
 	"time"
@@ -87,12 +88,24 @@ func (s *Server) receive(c *fiber.Ctx) (string, error) {
 	if rec.Outcome == OutcomeDuplicate {
 		status = fiber.StatusOK
 	}
-	attrs := []any{"source", src.Name, "delivery_id", d.ID, "inbox_id", rec.ID, "event_type", d.EventType}
-	if rec.JobID != 0 {
-		attrs = append(attrs, "job_id", rec.JobID)
+	// LogAttrs: one line per request, without boxing each attribute.
+	attrs := [5]slog.Attr{slog.String("source", src.Name), slog.String("delivery_id", d.ID),
+		slog.Int64("inbox_id", rec.ID), slog.String("event_type", d.EventType), slog.Int64("job_id", rec.JobID)}
+	n := len(attrs)
+	if rec.JobID == 0 {
+		n-- // a duplicate's job was enqueued the first time
 	}
-	s.logger.Info("delivery "+string(rec.Outcome), attrs...)
+	s.logger.LogAttrs(c.UserContext(), slog.LevelInfo, deliveryLogMessage(rec.Outcome), attrs[:n]...)
 	return string(rec.Outcome), c.Status(status).JSON(receiveResponse{ID: rec.ID, Source: src.Name, DeliveryID: d.ID, Status: rec.Outcome})
+}
+
+// deliveryLogMessage is "delivery accepted" or "delivery duplicate",
+// without building the string per request.
+func deliveryLogMessage(o Outcome) string {
+	if o == OutcomeDuplicate {
+		return "delivery duplicate"
+	}
+	return "delivery accepted"
 }
 
 // checkHeaderValues refuses what the inbox could not store.
@@ -110,7 +123,7 @@ func checkHeaderValues(h http.Header) error {
 // requestHeader copies the request's headers into an http.Header, the
 // framework-free form verify/ and the inbox take.
 func requestHeader(c *fiber.Ctx) http.Header {
-	h := make(http.Header)
+	h := make(http.Header, c.Request().Header.Len())
 	c.Request().Header.VisitAll(func(k, v []byte) {
 		h.Add(string(k), string(v))
 	})
