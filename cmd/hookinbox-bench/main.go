@@ -170,11 +170,11 @@ func run(ctx context.Context, opts options) error {
 		// The batching target compares ingest at many connections with the
 		// database's best one-transaction rate: pgbench at as many clients
 		// too, in case it does better there than at -concurrency.
-		progress("baseline: pgbench, %d clients, %s", opts.manyConns, opts.duration/3)
+		progress("baseline: pgbench, %d clients, %s", opts.manyConns, opts.duration/6)
 		done = phase("pgbench_many")
 		many, err := runPgbench(ctx, pgbenchConfig{
 			BinDir: pg.binDir, URL: baselineURL, Work: work, Clients: opts.manyConns,
-			Duration: opts.duration / 3, Payloads: payloads,
+			Duration: opts.duration / 6, Payloads: payloads,
 		})
 		if err != nil {
 			return err
@@ -231,11 +231,13 @@ func run(ctx context.Context, opts options) error {
 	progress("ingest: %.0f accepted/s, p99 %s, %d errors", res.Ingest.AcceptedPerSec, res.Ingest.Latency.P99, res.Ingest.Errors)
 
 	if opts.manyConns > 0 {
-		progress("ingest: closed loop, %d connections, %s", opts.manyConns, opts.duration/2)
+		progress("ingest: closed loop, %d connections, %s", opts.manyConns, opts.duration/3)
 		many := gen.withConns(opts.manyConns)
+		stats.reset(ctx)
 		done = phase("ingest_many")
-		load := many.closedLoop(ctx, opts.duration/2)
+		load := many.closedLoop(ctx, opts.duration/3)
 		done()
+		stats.read(ctx, "ingest_many", &res)
 		res.IngestMany = &load
 		after, err := svc.batchSizes(ctx, "ingest")
 		if err != nil {
@@ -312,11 +314,11 @@ func run(ctx context.Context, opts options) error {
 		// the ceiling for batched ingest, as pgbench's one-delivery
 		// transaction is for unbatched ingest.
 		n := int(mean + 0.5)
-		progress("baseline: pgbench, %d deliveries per transaction, %d clients, %s", n, opts.concurrency, opts.duration/3)
+		progress("baseline: pgbench, %d deliveries per transaction, %d clients, %s", n, opts.concurrency, opts.duration/6)
 		done = phase("pgbench_batched")
 		batched, err := runPgbench(ctx, pgbenchConfig{
 			BinDir: pg.binDir, URL: baselineURL, Work: work, Clients: opts.concurrency,
-			Duration: opts.duration / 3, Payloads: payloads, Batch: n,
+			Duration: opts.duration / 6, Payloads: payloads, Batch: n,
 		})
 		if err != nil {
 			return err

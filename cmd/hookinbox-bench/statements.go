@@ -73,7 +73,7 @@ func (s statementStats) read(ctx context.Context, phase string, r *results) {
 var spaces = regexp.MustCompile(`\s+`)
 
 func printStatements(w io.Writer, r results) {
-	for _, phase := range []string{"ingest", "drain"} {
+	for _, phase := range []string{"ingest", "ingest_many", "drain"} {
 		top := r.Statements[phase]
 		if len(top) == 0 {
 			continue
