@@ -85,20 +85,26 @@ func (w *ProcessDeliveryWorker) Work(ctx context.Context, job *river.Job[Process
 	if alone {
 		d, outcome, err = w.process(ctx, job)
 	}
-	log := w.logger.With("inbox_id", job.Args.InboxID, "source", d.Source, "delivery_id", d.DeliveryID,
-		"event_type", d.EventType, "job_id", job.ID, "attempt", job.Attempt)
+	// One line per delivery: LogAttrs, because a child logger (With) per
+	// job cost a worker 7% of its CPU.
+	attrs := [...]slog.Attr{slog.Int64("inbox_id", job.Args.InboxID), slog.String("source", d.Source),
+		slog.String("delivery_id", d.DeliveryID), slog.String("event_type", d.EventType),
+		slog.Int64("job_id", job.ID), slog.Int("attempt", job.Attempt)}
+	log := func(level slog.Level, msg string, more ...slog.Attr) {
+		w.logger.LogAttrs(ctx, level, msg, append(attrs[:], more...)...)
+	}
 	if err == nil {
-		log.Info("delivery "+string(outcome), "duration", time.Since(start).String())
+		log(slog.LevelInfo, "delivery "+string(outcome), slog.String("duration", time.Since(start).String()))
 		w.observe(d.EventType, string(outcome), time.Since(start))
 		return nil
 	}
 	if errors.Is(err, errInboxRowGone) {
-		log.Warn("delivery not processed", "error", err)
+		log(slog.LevelWarn, "delivery not processed", slog.Any("error", err))
 		return river.JobCancel(err)
 	}
 	if errors.Is(err, errJobTakenOver) {
 		// The run River gave the job to decides the delivery and its row.
-		log.Warn("delivery not processed by this run", "error", err)
+		log(slog.LevelWarn, "delivery not processed by this run", slog.Any("error", err))
 		return err
 	}
 
@@ -108,13 +114,13 @@ func (w *ProcessDeliveryWorker) Work(ctx context.Context, job *river.Job[Process
 	if _, merr := w.pool.Exec(context.WithoutCancel(ctx), inboxMarkErrorSQL, pgx.NamedArgs{
 		"id": job.Args.InboxID, "last_error": err.Error(), "final": final,
 	}); merr != nil {
-		log.Error("could not record the delivery's error", "error", merr)
+		log(slog.LevelError, "could not record the delivery's error", slog.Any("error", merr))
 	}
 	if final {
-		log.Error("delivery failed", "error", err, "permanent", permanent)
+		log(slog.LevelError, "delivery failed", slog.Any("error", err), slog.Bool("permanent", permanent))
 		w.observe(d.EventType, "failed", time.Since(start))
 	} else {
-		log.Warn("delivery failed; River will retry", "error", err)
+		log(slog.LevelWarn, "delivery failed; River will retry", slog.Any("error", err))
 		w.observe(d.EventType, "retry", time.Since(start))
 	}
 	if permanent {
