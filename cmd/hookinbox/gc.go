@@ -9,8 +9,9 @@ import (
 // not set. serve's live heap is small (the requests and batches in flight,
 // a few MB), so Go's default of 100 collects several times a second under
 // load: a tenth of the ingest process's CPU in bench profiles. At 400 the
-// bench measured 9% less CPU per request, for a peak RSS of 53 MB instead
-// of 39 at 32 connections (91 MB at 128); GOMEMLIMIT still caps it.
+// bench measured 9% less CPU per request, for a peak RSS of 55 MB instead
+// of 39 at 32 connections (a high-water mark of 87 MB with 128); GOMEMLIMIT
+// still caps it.
 const serveGCPercent = 400
 
 // tuneGC applies serveGCPercent unless the operator chose with GOGC, which
