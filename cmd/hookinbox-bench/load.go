@@ -54,15 +54,25 @@ func newGenerator(webhookURL string, payloads []payload, conns int, dupShare flo
 	// request. One keep-alive connection per worker and no more: the run
 	// measures the service at exactly conns concurrent connections.
 	client := &fasthttp.HostClient{
-		Addr:                u.Host,
-		MaxConns:            conns,
-		MaxConnWaitTimeout:  30 * time.Second,
-		MaxIdleConnDuration: 90 * time.Second,
+		Addr:               u.Host,
+		MaxConns:           conns,
+		MaxConnWaitTimeout: 30 * time.Second,
+		// Below the service's idle timeout (60 s), so an idle connection is
+		// closed here first and never found dead by the next request.
+		MaxIdleConnDuration: 30 * time.Second,
 		ReadTimeout:         30 * time.Second,
 		WriteTimeout:        30 * time.Second,
+		// fasthttp resends a request whose connection broke before the
+		// answer; a resent delivery that was stored would come back as a
+		// duplicate and hide the failure. Every request is sent once.
+		MaxIdemponentCallAttempts: 1,
 	}
 	return &generator{url: webhookURL, payloads: payloads, dupShare: dupShare, conns: conns, client: client, acked: &ackLog{}}
 }
+
+// close closes the generator's idle connections (all of them between
+// phases).
+func (g *generator) close() { g.client.CloseIdleConnections() }
 
 // withConns is a generator for the same service with conns connections of
 // its own, whose duplicates resend deliveries g's accepted and the other
@@ -186,6 +196,10 @@ func (g *generator) openLoop(ctx context.Context, rate float64, d time.Duration)
 // records its outcome in t. It reports false when ctx (the whole run)
 // ended the request, which then counts for nothing.
 func (g *generator) send(ctx context.Context, rng *rand.Rand, t *tally) bool {
+	// fasthttp takes no context: an ended run sends nothing more.
+	if ctx.Err() != nil {
+		return false
+	}
 	var (
 		id   string
 		idx  int
@@ -215,8 +229,8 @@ func (g *generator) send(ctx context.Context, rng *rand.Rand, t *tally) bool {
 	req.Header.Set("X-GitHub-Event", "push")
 	req.Header.Set("X-Hub-Signature-256", p.signature)
 	req.SetBodyRaw(p.body)
-	// A request takes milliseconds; the run's ctx is checked between them
-	// and decides whether one that failed counts.
+	// A request in flight when the run ends fails or finishes; ctx
+	// decides whether a failure counts.
 	if err := g.client.Do(req, resp); err != nil {
 		if ctx.Err() != nil {
 			return false

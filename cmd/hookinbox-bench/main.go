@@ -166,14 +166,14 @@ func run(ctx context.Context, opts options) error {
 	}
 	done()
 	progress("pgbench: %.0f tps", res.Pgbench.TPS)
-	if opts.manyConns > 0 {
+	if clients := pgbenchManyClients(ctx, pg, opts, progress); clients > 0 {
 		// The batching target compares ingest at many connections with the
 		// database's best one-transaction rate: pgbench at as many clients
 		// too, in case it does better there than at -concurrency.
-		progress("baseline: pgbench, %d clients, %s", opts.manyConns, opts.duration/6)
+		progress("baseline: pgbench, %d clients, %s", clients, opts.duration/6)
 		done = phase("pgbench_many")
 		many, err := runPgbench(ctx, pgbenchConfig{
-			BinDir: pg.binDir, URL: baselineURL, Work: work, Clients: opts.manyConns,
+			BinDir: pg.binDir, URL: baselineURL, Work: work, Clients: clients,
 			Duration: opts.duration / 6, Payloads: payloads,
 		})
 		if err != nil {
@@ -222,6 +222,8 @@ func run(ctx context.Context, opts options) error {
 	batches, err := svc.batchSizes(ctx, "ingest")
 	if err != nil {
 		progress("warning: %v", err)
+	} else if batches.batches == 0 && opts.batchWindow > 0 {
+		progress("warning: batching is on but hookinbox_batch_size counted no ingest batch")
 	}
 	res.IngestBatchMean = batches.mean()
 	if err := <-profiled; err != nil {
@@ -233,17 +235,23 @@ func run(ctx context.Context, opts options) error {
 	if opts.manyConns > 0 {
 		progress("ingest: closed loop, %d connections, %s", opts.manyConns, opts.duration/3)
 		many := gen.withConns(opts.manyConns)
+		svc.rss.reset()
 		stats.reset(ctx)
 		done = phase("ingest_many")
 		load := many.closedLoop(ctx, opts.duration/3)
 		done()
+		many.close()
 		stats.read(ctx, "ingest_many", &res)
 		res.IngestMany = &load
+		res.RSS.PeakManyMB = svc.rss.peakMB()
 		after, err := svc.batchSizes(ctx, "ingest")
 		if err != nil {
 			progress("warning: %v", err)
+		} else if batches.batches > 0 {
+			// Only what this phase added, and only if the count after the
+			// first phase was read.
+			res.IngestManyBatchMean = after.since(batches).mean()
 		}
-		res.IngestManyBatchMean = after.since(batches).mean()
 		progress("ingest: %.0f accepted/s, p99 %s, %d errors", load.AcceptedPerSec, load.Latency.P99, load.Errors)
 	}
 
@@ -347,6 +355,28 @@ func run(ctx context.Context, opts options) error {
 	}
 	progress("wrote %s", opts.out)
 	return nil
+}
+
+// pgbenchManyClients is -many-connections, fewer if the server would not
+// take that many more connections, or 0 to skip the phase.
+func pgbenchManyClients(ctx context.Context, pg *postgres, opts options, progress func(string, ...any)) int {
+	if opts.manyConns == 0 {
+		return 0
+	}
+	free, err := pg.freeConnections(ctx)
+	if err != nil {
+		progress("warning: pgbench at %d clients skipped: %v", opts.manyConns, err)
+		return 0
+	}
+	clients := min(opts.manyConns, free-2) // and a connection or two for the harness
+	switch {
+	case clients <= opts.concurrency:
+		progress("warning: pgbench at %d clients skipped: the server takes %d more connections (max_connections)", opts.manyConns, free)
+		return 0
+	case clients < opts.manyConns:
+		progress("warning: pgbench at %d clients instead of %d: the server takes %d more connections (max_connections)", clients, opts.manyConns, free)
+	}
+	return clients
 }
 
 // drainLimit bounds the wait for processing to work off the backlog, long

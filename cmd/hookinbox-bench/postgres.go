@@ -126,7 +126,6 @@ func (pg *postgres) close(ctx context.Context, progress func(string, ...any)) {
 	}
 }
 
-// postmasterPID is 0 when the server is not ours.
 // checkpoint flushes the server's dirty buffers and WAL (it needs a
 // superuser, which the embedded server's user is).
 func (pg *postgres) checkpoint(ctx context.Context) error {
@@ -141,6 +140,22 @@ func (pg *postgres) checkpoint(ctx context.Context) error {
 	return nil
 }
 
+// freeConnections is how many more client connections the server takes:
+// max_connections less the superuser reserve and those open now.
+func (pg *postgres) freeConnections(ctx context.Context) (int, error) {
+	conn, err := pgx.Connect(ctx, pg.adminURL)
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close(ctx)
+	var free int
+	err = conn.QueryRow(ctx, `SELECT current_setting('max_connections')::int
+		- current_setting('superuser_reserved_connections')::int
+		- (SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend')::int`).Scan(&free)
+	return free, err
+}
+
+// postmasterPID is 0 when the server is not ours.
 func (pg *postgres) postmasterPID() int {
 	if pg.server == nil {
 		return 0

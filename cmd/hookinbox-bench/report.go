@@ -56,8 +56,9 @@ type results struct {
 }
 
 type rssResult struct {
-	PeakUnderLoadMB float64 `json:"peak_under_load_mb"` // highest VmRSS of the ingest process sampled during the closed loop
-	HighWaterMB     float64 `json:"high_water_mb"`      // VmHWM at the end: the process's whole life
+	PeakUnderLoadMB float64 `json:"peak_under_load_mb"`     // highest VmRSS of the ingest process sampled during the closed loop
+	PeakManyMB      float64 `json:"peak_many_mb,omitempty"` // the same during the -many-connections closed loop
+	HighWaterMB     float64 `json:"high_water_mb"`          // VmHWM at the end: the process's whole life
 }
 
 type ratios struct {
@@ -143,9 +144,12 @@ func (r *results) evaluate() {
 	if r.Pgbench.TPS > 0 {
 		r.Ratios.IngestToPgbench = r.Ingest.AcceptedPerSec / r.Pgbench.TPS
 	}
-	batched, best := r.Ingest, r.Pgbench.TPS
+	batched, best, bestClients := r.Ingest, r.Pgbench.TPS, r.Pgbench.Clients
 	if r.IngestMany != nil {
 		batched, best = *r.IngestMany, r.bestPgbenchTPS()
+		if m := r.PgbenchMany; m != nil && m.TPS > r.Pgbench.TPS {
+			bestClients = m.Clients
+		}
 		if best > 0 {
 			r.Ratios.ManyToBestPgbench = batched.AcceptedPerSec / best
 		}
@@ -173,8 +177,8 @@ func (r *results) evaluate() {
 		halfNote = fmt.Sprintf("%.0f requests/s is more than the %.0f/s the closed loop got through, so the queue grew for the whole phase",
 			r.HalfLoad.TargetRate, r.Ingest.RequestsPerSec)
 	}
-	batchNote := fmt.Sprintf("%d connections, ingest.batch_window %s, against pgbench's best one-transaction rate (%.0f tps)",
-		batched.Connections, r.Options["batch_window"], best)
+	batchNote := fmt.Sprintf("ingest.batch_window %s; pgbench's best one-transaction rate was %.0f tps, at %d clients",
+		r.Options["batch_window"], best, bestClients)
 	if b := r.PgbenchBatched; b != nil && best > 0 {
 		batchNote += fmt.Sprintf("; the database's own ceiling for batches of %d (pgbench, %d clients) is %.2f× that (%.0f deliveries/s)",
 			b.Batch, b.Clients, b.DeliveriesPerSec/best, b.DeliveriesPerSec)
@@ -196,9 +200,9 @@ func (r *results) evaluate() {
 		{Name: "processed/s ÷ River no-op jobs/s",
 			Measured: fmt.Sprintf("%.2f (%.0f / %.0f)", r.Ratios.ProcessedToRiver, processed, r.River.JobsPerSec),
 			Goal:     "≥ 0.50", Met: r.Ratios.ProcessedToRiver >= 0.5, Note: processedNote},
-		{Name: "RSS under the closed-loop load", Measured: fmt.Sprintf("%.0f MB", r.RSS.PeakUnderLoadMB),
+		{Name: fmt.Sprintf("RSS under the closed-loop load, %d connections", r.Ingest.Connections), Measured: fmt.Sprintf("%.0f MB", r.RSS.PeakUnderLoadMB),
 			Goal: "≤ 150 MB", Met: r.RSS.PeakUnderLoadMB > 0 && r.RSS.PeakUnderLoadMB <= 150},
-		{Name: fmt.Sprintf("with batching: ingest accepted/s ÷ pgbench tps, %d connections", batched.Connections),
+		{Name: fmt.Sprintf("with batching: ingest accepted/s (%d connections) ÷ best pgbench tps (%d clients)", batched.Connections, bestClients),
 			Measured: fmt.Sprintf("%.2f (%.0f / %.0f)", batchedRatio, batched.AcceptedPerSec, best),
 			Goal:     "≥ 1.50", Met: batchedRatio >= 1.5, Note: batchNote},
 	}
@@ -206,8 +210,12 @@ func (r *results) evaluate() {
 
 func printReport(w io.Writer, r results) {
 	fmt.Fprintf(w, "\nhookinbox bench  %s  (%s)\n", r.Started.Format(time.RFC3339), r.Machine.Commit)
-	fmt.Fprintf(w, "options   %s phases, %d and %d connections, %.0f%% duplicates, payloads %d–%d B, ingest.batch_window %s, jobs.batch_size %v\n",
-		r.Options["duration"], r.Options["concurrency"], r.Options["many_connections"], 100*r.Options["dup_share"].(float64), r.Options["payload_min"],
+	conns := fmt.Sprintf("%v", r.Options["concurrency"])
+	if r.IngestMany != nil {
+		conns += fmt.Sprintf(" and %d", r.IngestMany.Connections)
+	}
+	fmt.Fprintf(w, "options   %s phases, %s connections, %.0f%% duplicates, payloads %d–%d B, ingest.batch_window %s, jobs.batch_size %v\n",
+		r.Options["duration"], conns, 100*r.Options["dup_share"].(float64), r.Options["payload_min"],
 		r.Options["payload_max"], r.Options["batch_window"], r.Options["process_batch"])
 	fmt.Fprintf(w, "machine   %d × %s, %s RAM, load %.2f before / %.2f after\n",
 		r.Machine.CPUs, r.Machine.CPUModel, r.Machine.MemTotal, r.Machine.LoadAvg1, r.Machine.LoadAvgAfter)
@@ -247,7 +255,12 @@ func printReport(w io.Writer, r results) {
 	fmt.Fprintf(tw, "processing (no handler: skipped), worker only\t%.0f processed/s: backlog %d, %s (RSS %.0f MB)\n", p.PerSec, p.Backlog, drained, p.RSSMB)
 	fmt.Fprintf(tw, "River no-op jobs (river bench)\t%.0f jobs/s (%d in %s, %d workers)\n",
 		r.River.JobsPerSec, r.River.JobsWorked, r.River.Elapsed, r.River.MaxWorkers)
-	fmt.Fprintf(tw, "hookinbox RSS\t%.0f MB peak under load, %.0f MB VmHWM\n", r.RSS.PeakUnderLoadMB, r.RSS.HighWaterMB)
+	many := ""
+	if m := r.IngestMany; m != nil {
+		many = fmt.Sprintf(" (%.0f MB at %d connections)", r.RSS.PeakManyMB, m.Connections)
+	}
+	fmt.Fprintf(tw, "hookinbox RSS\t%.0f MB peak under load at %d connections%s, %.0f MB VmHWM\n",
+		r.RSS.PeakUnderLoadMB, r.Ingest.Connections, many, r.RSS.HighWaterMB)
 	a := r.Audit
 	fmt.Fprintf(tw, "audit\t%d accepted: %d rows, %d without job, %d id mismatches, %d extra jobs → %d lost\n",
 		a.Accepted, a.Rows, a.WithoutJob, a.IDMismatch, a.ExtraJobs, a.Lost())
