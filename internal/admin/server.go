@@ -142,11 +142,11 @@ func NewServer(cfg Config) (*Server, error) {
 	s.app.Post("/admin/sources/:name/redeliver", s.mutation("github_redeliver", s.recover(cfg.Redeliver, "github")))
 	s.app.Post("/admin/sources/:name/reconcile", s.mutation("stripe_reconcile", s.recover(cfg.Reconcile, "stripe")))
 	if cfg.Metrics != nil {
-		s.app.Get("/metrics", adaptor.HTTPHandler(cfg.Metrics))
+		s.app.Get("/metrics", netHTTP(cfg.Metrics))
 	}
 	if cfg.Pprof {
 		// net/http/pprof's handlers, on the admin listener only.
-		s.app.Get("/debug/pprof/*", adaptor.HTTPHandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.app.Get("/debug/pprof/*", netHTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			switch name := strings.TrimPrefix(r.URL.Path, "/debug/pprof/"); name {
 			case "profile":
 				pprof.Profile(w, r)
@@ -161,14 +161,28 @@ func NewServer(cfg Config) (*Server, error) {
 			default:
 				pprof.Handler(name).ServeHTTP(w, r)
 			}
-		}))
+		})))
 	}
 	if cfg.RiverUI != nil {
-		ui := adaptor.HTTPHandler(cfg.RiverUI)
+		ui := netHTTP(cfg.RiverUI)
 		s.app.All("/riverui", ui)
 		s.app.All("/riverui/*", ui)
 	}
 	return s, nil
+}
+
+// netHTTP serves a net/http handler. Its request's context is detached
+// from fasthttp's RequestCtx, which the adaptor makes the parent: with
+// fasthttp 1.51 (Fiber v2's), RequestCtx.Done reads a field that
+// Server.Shutdown writes, and a handler that derives a context from its
+// request's (River UI's API does, for its timeouts) has context read it
+// from another goroutine: a data race at every shutdown (go test -race).
+// That context was only ever cancelled by shutdown, and Shutdown waits for
+// requests in flight anyway.
+func netHTTP(h http.Handler) fiber.Handler {
+	return adaptor.HTTPHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(w, r.WithContext(context.WithoutCancel(r.Context())))
+	}))
 }
 
 // Serve answers on ln until Shutdown.
