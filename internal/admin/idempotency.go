@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"sort"
 	"strconv"
@@ -248,11 +249,18 @@ func requestHash(c *fiber.Ctx) []byte {
 	return h.Sum(nil)
 }
 
+// canonicalJSON is body re-encoded with sorted keys and no spacing, or body
+// itself when it is not one JSON value (trailing data included: the
+// decoder would stop after the first value, and a retry with more after
+// it is another request).
 func canonicalJSON(body []byte) []byte {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil {
+		return body
+	}
+	if _, err := dec.Token(); err != io.EOF {
 		return body
 	}
 	out, err := json.Marshal(v) // maps marshal with sorted keys
