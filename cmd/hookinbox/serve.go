@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/KimMachineGun/automemlimit/memlimit"
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 
@@ -36,7 +37,7 @@ func serveCmd(ctx context.Context, args []string, e env) error {
 		return err
 	}
 	logger := configLogger(e.stderr, cfg.Log).With("role", *role)
-	tuneGC(e.lookup, logger)
+	tuneGC(e.lookup, logger, memlimit.FromCgroup)
 
 	sources := make([]ingest.Source, 0, len(cfg.Sources))
 	names := make([]string, 0, len(cfg.Sources))
