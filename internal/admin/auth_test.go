@@ -1,9 +1,11 @@
 package admin_test
 
 import (
+	"context"
 	"encoding/base64"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -68,4 +70,40 @@ func TestPprofOnlyWhenEnabledAndAuthenticated(t *testing.T) {
 	require.Equal(t, http.StatusOK, r.status)
 	require.Contains(t, string(r.body), "goroutine profile")
 	require.Equal(t, http.StatusUnauthorized, on.do(t, http.MethodGet, "/debug/pprof/", "", map[string]string{"Authorization": ""}).status)
+}
+
+// Shutdown cancels the context of net/http handlers' requests (River UI,
+// pprof, metrics), so a long one (a 30 s CPU profile) ends instead of
+// holding shutdown to its deadline.
+func TestShutdownCancelsNetHTTPRequests(t *testing.T) {
+	t.Parallel()
+	started := make(chan struct{})
+	var srv *admin.Server
+	b := setupWith(t, setupOpts{noWorker: true, server: &srv, cfg: func(c *admin.Config) {
+		c.Metrics = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			close(started)
+			select {
+			case <-r.Context().Done():
+				w.WriteHeader(http.StatusServiceUnavailable)
+			case <-time.After(time.Minute):
+			}
+		})
+	}})
+	status := make(chan int, 1)
+	go func() {
+		req, _ := http.NewRequest(http.MethodGet, b.baseURL+"/metrics", nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := b.client.Do(req)
+		if err != nil {
+			status <- 0
+			return
+		}
+		resp.Body.Close()
+		status <- resp.StatusCode
+	}()
+	<-started
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	require.NoError(t, srv.Shutdown(ctx), "the request ends when shutdown starts, well before the deadline")
+	require.Equal(t, http.StatusServiceUnavailable, <-status)
 }

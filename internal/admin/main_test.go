@@ -38,7 +38,8 @@ type testBundle struct {
 
 type setupOpts struct {
 	cfg      func(*admin.Config)
-	noWorker bool // jobs stay queued, for tests that inspect them
+	noWorker bool           // jobs stay queued, for tests that inspect them
+	server   **admin.Server // set to the server, for tests that stop it
 }
 
 type fastRetry struct{}
@@ -68,6 +69,9 @@ func setupWith(t *testing.T, opts setupOpts) *testBundle {
 	}
 	srv, err := admin.NewServer(cfg)
 	require.NoError(t, err)
+	if opts.server != nil {
+		*opts.server = srv
+	}
 	go srv.Serve(ln) //nolint:errcheck // ends with Shutdown
 	t.Cleanup(func() {
 		shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -115,6 +115,10 @@ type Server struct {
 	cfg    Config
 	logger *slog.Logger
 	app    *fiber.App
+	// base is the context of net/http handlers' requests (netHTTP),
+	// cancelled when Shutdown starts.
+	base       context.Context
+	cancelBase context.CancelFunc
 }
 
 func NewServer(cfg Config) (*Server, error) {
@@ -123,6 +127,7 @@ func NewServer(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, logger: cfg.Logger}
+	s.base, s.cancelBase = context.WithCancel(context.Background())
 	s.app = fiber.New(fiber.Config{
 		AppName:               "hookinbox-admin",
 		DisableStartupMessage: true,
@@ -142,11 +147,11 @@ func NewServer(cfg Config) (*Server, error) {
 	s.app.Post("/admin/sources/:name/redeliver", s.mutation("github_redeliver", s.recover(cfg.Redeliver, "github")))
 	s.app.Post("/admin/sources/:name/reconcile", s.mutation("stripe_reconcile", s.recover(cfg.Reconcile, "stripe")))
 	if cfg.Metrics != nil {
-		s.app.Get("/metrics", netHTTP(cfg.Metrics))
+		s.app.Get("/metrics", s.netHTTP(cfg.Metrics))
 	}
 	if cfg.Pprof {
 		// net/http/pprof's handlers, on the admin listener only.
-		s.app.Get("/debug/pprof/*", netHTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.app.Get("/debug/pprof/*", s.netHTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			switch name := strings.TrimPrefix(r.URL.Path, "/debug/pprof/"); name {
 			case "profile":
 				pprof.Profile(w, r)
@@ -164,31 +169,35 @@ func NewServer(cfg Config) (*Server, error) {
 		})))
 	}
 	if cfg.RiverUI != nil {
-		ui := netHTTP(cfg.RiverUI)
+		ui := s.netHTTP(cfg.RiverUI)
 		s.app.All("/riverui", ui)
 		s.app.All("/riverui/*", ui)
 	}
 	return s, nil
 }
 
-// netHTTP serves a net/http handler. Its request's context is detached
-// from fasthttp's RequestCtx, which the adaptor makes the parent: with
-// fasthttp 1.51 (Fiber v2's), RequestCtx.Done reads a field that
+// netHTTP serves a net/http handler with a request context of the
+// server's own, not the fasthttp RequestCtx the adaptor makes the parent:
+// with fasthttp 1.51 (Fiber v2's), RequestCtx.Done reads a field that
 // Server.Shutdown writes, and a handler that derives a context from its
 // request's (River UI's API does, for its timeouts) has context read it
-// from another goroutine: a data race at every shutdown (go test -race).
-// That context was only ever cancelled by shutdown, and Shutdown waits for
-// requests in flight anyway.
-func netHTTP(h http.Handler) fiber.Handler {
+// from another goroutine, a data race at every shutdown (go test -race
+// ./cmd/hookinbox). The server's context is cancelled when Shutdown
+// starts, as RequestCtx's was, so a long pprof profile still ends there.
+func (s *Server) netHTTP(h http.Handler) fiber.Handler {
 	return adaptor.HTTPHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h.ServeHTTP(w, r.WithContext(context.WithoutCancel(r.Context())))
+		h.ServeHTTP(w, r.WithContext(s.base))
 	}))
 }
 
 // Serve answers on ln until Shutdown.
 func (s *Server) Serve(ln net.Listener) error { return s.app.Listener(ln) }
 
-// Shutdown stops accepting and waits, bounded by ctx, for requests.
-func (s *Server) Shutdown(ctx context.Context) error { return s.app.ShutdownWithContext(ctx) }
+// Shutdown stops accepting and waits, bounded by ctx, for requests. It
+// first cancels the net/http handlers' requests (River UI, pprof, metrics).
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.cancelBase()
+	return s.app.ShutdownWithContext(ctx)
+}
 
 func bytesReader(b []byte) *bytes.Reader { return bytes.NewReader(b) }
