@@ -65,9 +65,10 @@ func TestIdempotencyCanonicalBody(t *testing.T) {
 	r := b.do(t, http.MethodPost, "/admin/replays", `{"status":"failed","limit":11}`, key)
 	require.Equal(t, http.StatusUnprocessableEntity, r.status)
 	// Only whitespace may follow the JSON value: with more after it, the
-	// body is another request (one the route would refuse), not a retry.
+	// body is another request (one the route refuses), not a retry.
 	r = b.do(t, http.MethodPost, "/admin/replays", `{"status":"failed","limit":10} {"limit":1}`, key)
 	require.Equal(t, http.StatusUnprocessableEntity, r.status, "%s", r.body)
+	require.Equal(t, "idempotency_key_reused", r.errorCode(t))
 	require.Equal(t, 1, b.count(t, "SELECT count(*) FROM bulk_replay"))
 }
 

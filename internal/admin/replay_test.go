@@ -79,11 +79,13 @@ func TestBulkReplay(t *testing.T) {
 	require.Equal(t, failed[:3], replayedInboxIDs(t, b))
 
 	for body, want := range map[string]int{
-		`{"status":"exploded"}`: http.StatusBadRequest,
-		`{"limit":100001}`:      http.StatusBadRequest,
-		`{"since":"yesterday"}`: http.StatusBadRequest,
-		`{"sourc":"github"}`:    http.StatusBadRequest,
-		`not json`:              http.StatusBadRequest,
+		`{"status":"exploded"}`:   http.StatusBadRequest,
+		`{"limit":100001}`:        http.StatusBadRequest,
+		`{"since":"yesterday"}`:   http.StatusBadRequest,
+		`{"sourc":"github"}`:      http.StatusBadRequest,
+		`not json`:                http.StatusBadRequest,
+		`{"limit":1} {"limit":2}`: http.StatusBadRequest, // one object, nothing after it
+		`{"limit":1} x`:           http.StatusBadRequest,
 	} {
 		r := b.do(t, http.MethodPost, "/admin/replays", body, nil)
 		require.Equal(t, want, r.status, body)
