@@ -107,7 +107,8 @@ func TestParseDuration(t *testing.T) {
 		require.NoError(t, err, in)
 		require.Equal(t, want, got, in)
 	}
-	for _, in := range []string{"", "d", "-1d", "1.5d", "-5m", "soon"} {
+	// 106752d is past time.Duration's ~292 years: it wrapped to a negative.
+	for _, in := range []string{"", "d", "-1d", "1.5d", "-5m", "soon", "106752d", "99999999999d"} {
 		_, err := ParseDuration(in)
 		require.Error(t, err, in)
 	}

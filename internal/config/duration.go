@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -13,15 +14,18 @@ import (
 // "30d" (days: retention settings are naturally spoken of in days).
 type Duration time.Duration
 
+// maxDays is the most days a time.Duration holds (about 292 years).
+const maxDays = int64(math.MaxInt64 / (24 * time.Hour))
+
 // ParseDuration parses Go duration syntax plus a whole-number "d" suffix.
 func ParseDuration(s string) (time.Duration, error) {
 	s = strings.TrimSpace(s)
 	if days, ok := strings.CutSuffix(s, "d"); ok {
-		n, err := strconv.Atoi(days)
-		if err != nil || n < 0 {
+		n, err := strconv.ParseInt(days, 10, 64)
+		if err != nil || n < 0 || n > maxDays {
 			return 0, fmt.Errorf("invalid duration %q (want e.g. 30s, 5m, 72h or 30d)", s)
 		}
-		return time.Duration(n) * 24 * time.Hour, nil
+		return time.Duration(n) * 24 * time.Hour, nil // n ≤ maxDays: no overflow
 	}
 	d, err := time.ParseDuration(s)
 	if err != nil || d < 0 {

@@ -61,3 +61,17 @@ log: {format: json, level: debug}
 		_, _ = Parse(raw, none)
 	})
 }
+
+// FuzzParseDuration: ParseDuration never panics and never gives a
+// negative duration (a day count past time.Duration's range once wrapped).
+func FuzzParseDuration(f *testing.F) {
+	for _, s := range []string{"30d", "72h", "1h30m", "0d", "-1d", "106751d", "106752d", "9223372036854775807d", "1.5d", " 5m "} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		d, err := ParseDuration(s)
+		if err == nil && d < 0 {
+			t.Fatalf("ParseDuration(%q) = %v, negative", s, d)
+		}
+	})
+}
