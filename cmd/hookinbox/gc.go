@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"log/slog"
 	"runtime/debug"
 
@@ -15,24 +16,36 @@ import (
 // of 39 at 32 connections (a high-water mark of 88 MB with 128).
 const serveGCPercent = 400
 
+// gcTuning is what tuneGC needs to know besides the environment.
+type gcTuning struct {
+	// limits says where the container's memory limit comes from
+	// (memlimit.FromCgroup).
+	limits memlimit.Provider
+	// embeddedDatabase: PostgreSQL runs in the same container and shares
+	// its limit, so a share of it for Go alone would be a guess.
+	embeddedDatabase bool
+}
+
 // tuneGC applies serveGCPercent unless the operator chose with GOGC, which
 // the runtime has applied already. The heap may then grow to five times
 // what is live, so in a container with a memory limit it also sets a soft
-// limit (GOMEMLIMIT) of 90% of it, unless GOMEMLIMIT is set: near the
-// limit the collector works harder instead of the process being killed.
-// limits says where the container's limit comes from (the cgroup).
-func tuneGC(lookup func(string) (string, bool), logger *slog.Logger, limits memlimit.Provider) {
+// limit (GOMEMLIMIT) of 90% of it, unless GOMEMLIMIT is set or the
+// database is the embedded one: near the limit the collector works harder
+// instead of the process being killed. automemlimit also reads its own
+// AUTOMEMLIMIT (a share such as 0.8, or off).
+func tuneGC(lookup func(string) (string, bool), logger *slog.Logger, t gcTuning) {
 	if _, set := lookup("GOGC"); set {
 		return
 	}
 	debug.SetGCPercent(serveGCPercent)
-	if _, set := lookup("GOMEMLIMIT"); set {
+	if _, set := lookup("GOMEMLIMIT"); set || t.embeddedDatabase {
 		return
 	}
-	// A provider without a limit (no cgroup limit, or not Linux) leaves
-	// the process without a soft limit, as Go's default.
-	limit, err := memlimit.SetGoMemLimitWithOpts(memlimit.WithProvider(limits), memlimit.WithRatio(0.9))
+	limit, err := memlimit.SetGoMemLimitWithOpts(memlimit.WithProvider(t.limits), memlimit.WithRatio(0.9))
 	switch {
+	case errors.Is(err, memlimit.ErrNoCgroup), errors.Is(err, memlimit.ErrCgroupsNotSupported):
+		// Not in a container (or not Linux): no limit to follow.
+		logger.Debug("no cgroup memory limit to follow", "error", err)
 	case err != nil:
 		logger.Warn("could not read the container's memory limit; no soft memory limit set", "error", err)
 	case limit > 0:

@@ -19,24 +19,31 @@ func TestTuneGC(t *testing.T) {
 	unset := func(string) (string, bool) { return "", false }
 	var gib uint64 = 1 << 30
 	container := memlimit.Limit(gib) // a 1 GiB cgroup limit
-	if _, set := os.LookupEnv("GOMEMLIMIT"); set {
-		t.Skip("GOMEMLIMIT is set in this test's environment, and automemlimit reads the real one")
+	for _, name := range []string{"GOMEMLIMIT", "AUTOMEMLIMIT", "AUTOMEMLIMIT_EXPERIMENT"} {
+		if _, set := os.LookupEnv(name); set {
+			t.Skipf("%s is set in this test's environment, and automemlimit reads the real one", name)
+		}
 	}
+	external := gcTuning{limits: container}
 
-	tuneGC(unset, logger, container)
+	tuneGC(unset, logger, external)
 	require.Equal(t, serveGCPercent, debug.SetGCPercent(100), "GOGC unset: serve's target")
 	require.Equal(t, int64(float64(gib)*0.9), debug.SetMemoryLimit(math.MaxInt64), "90% of the container's limit")
 
 	noLimit := func() (uint64, error) { return 0, memlimit.ErrNoLimit } // as FromCgroup outside a limited cgroup
-	tuneGC(unset, logger, noLimit)
+	tuneGC(unset, logger, gcTuning{limits: noLimit})
 	require.Equal(t, serveGCPercent, debug.SetGCPercent(100))
 	require.Equal(t, int64(math.MaxInt64), debug.SetMemoryLimit(math.MaxInt64), "no limit: none set")
 
-	tuneGC(func(k string) (string, bool) { return "150", k == "GOGC" }, logger, container)
+	tuneGC(unset, logger, gcTuning{limits: container, embeddedDatabase: true})
+	require.Equal(t, serveGCPercent, debug.SetGCPercent(100))
+	require.Equal(t, int64(math.MaxInt64), debug.SetMemoryLimit(math.MaxInt64), "embedded PostgreSQL shares the limit: none set")
+
+	tuneGC(func(k string) (string, bool) { return "150", k == "GOGC" }, logger, external)
 	require.Equal(t, 100, debug.SetGCPercent(100), "GOGC set: left as the runtime applied it")
 	require.Equal(t, int64(math.MaxInt64), debug.SetMemoryLimit(math.MaxInt64), "GOGC set: no limit either")
 
-	tuneGC(func(k string) (string, bool) { return "512MiB", k == "GOMEMLIMIT" }, logger, container)
+	tuneGC(func(k string) (string, bool) { return "512MiB", k == "GOMEMLIMIT" }, logger, external)
 	require.Equal(t, serveGCPercent, debug.SetGCPercent(100))
 	require.Equal(t, int64(math.MaxInt64), debug.SetMemoryLimit(math.MaxInt64), "GOMEMLIMIT set: the runtime's")
 }

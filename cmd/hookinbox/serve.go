@@ -37,7 +37,7 @@ func serveCmd(ctx context.Context, args []string, e env) error {
 		return err
 	}
 	logger := configLogger(e.stderr, cfg.Log).With("role", *role)
-	tuneGC(e.lookup, logger, memlimit.FromCgroup)
+	tuneGC(e.lookup, logger, gcTuning{limits: memlimit.FromCgroup, embeddedDatabase: cfg.DatabaseURL == ""})
 
 	sources := make([]ingest.Source, 0, len(cfg.Sources))
 	names := make([]string, 0, len(cfg.Sources))
