@@ -40,6 +40,10 @@ type cpuUse struct {
 	IRQ         float64 `json:"irq_cpu_s"`
 	Steal       float64 `json:"steal_s"`
 	Other       float64 `json:"other_cpu_s"` // pgbench itself, other tenants of the machine
+	// AutovacuumRuns is the autovacuum and autoanalyze runs that finished
+	// in the phase, on the service's and pgbench's tables: PostgreSQL CPU
+	// that the phase's own work did not ask for.
+	AutovacuumRuns int64 `json:"autovacuum_runs"`
 }
 
 func (m cpuMeter) sample() cpuSample {

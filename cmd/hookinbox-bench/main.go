@@ -151,8 +151,13 @@ func run(ctx context.Context, opts options) error {
 		if name != "drain" { // its worker is already running: settled before it started
 			settle()
 		}
+		vacuums := pg.autovacuumRuns(ctx, r.svcURL, baselineURL)
 		before, t0 := meter.sample(), time.Now()
-		return func() { res.CPU[name] = before.to(meter.sample(), time.Since(t0).Seconds()) }
+		return func() {
+			use := before.to(meter.sample(), time.Since(t0).Seconds())
+			use.AutovacuumRuns = pg.autovacuumRuns(ctx, r.svcURL, baselineURL) - vacuums
+			res.CPU[name] = use
+		}
 	}
 
 	progress("baseline: pgbench, %d clients, %s", opts.concurrency, opts.duration)

@@ -155,6 +155,26 @@ func (pg *postgres) freeConnections(ctx context.Context) (int, error) {
 	return free, err
 }
 
+// autovacuumRuns is how many autovacuum and autoanalyze runs have finished
+// on the tables of the databases at urls (pg_stat_user_tables); 0 for a
+// database it cannot read.
+func (pg *postgres) autovacuumRuns(ctx context.Context, urls ...string) int64 {
+	var n int64
+	for _, u := range urls {
+		conn, err := pgx.Connect(ctx, u)
+		if err != nil {
+			continue
+		}
+		var c int64
+		if err := conn.QueryRow(ctx, `SELECT coalesce(sum(autovacuum_count + autoanalyze_count), 0)::bigint
+			FROM pg_stat_user_tables`).Scan(&c); err == nil {
+			n += c
+		}
+		conn.Close(ctx)
+	}
+	return n
+}
+
 // postmasterPID is 0 when the server is not ours.
 func (pg *postgres) postmasterPID() int {
 	if pg.server == nil {

@@ -299,7 +299,7 @@ func printReport(w io.Writer, r results) {
 func printCPU(w io.Writer, r results) {
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "CPU seconds\twall\tbusy\tbench\thookinbox\tpostgres\tirq\tsteal\tother\tunits\tpostgres ms/unit\tapp ms/unit\t\n")
+	fmt.Fprintf(tw, "CPU seconds\twall\tbusy\tbench\thookinbox\tpostgres\tirq\tsteal\tother\tautovac\tunits\tpostgres ms/unit\tapp ms/unit\t\n")
 	for _, name := range []string{"pgbench", "pgbench_many", "pgbench_batched", "ingest", "ingest_many", "half_load", "drain", "river"} {
 		u, ok := r.CPU[name]
 		if !ok {
@@ -329,12 +329,13 @@ func printCPU(w io.Writer, r results) {
 		if units > 0 {
 			perPG, perApp = fmt.Sprintf("%.3f", 1000*u.Postgres/units), fmt.Sprintf("%.3f", 1000*app/units)
 		}
-		fmt.Fprintf(tw, "%s\t%.1fs\t%.0f%%\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.0f %s\t%s\t%s\t\n",
-			name, u.Seconds, 100*u.MachineBusy, u.Bench, u.Service, u.Postgres, u.IRQ, u.Steal, u.Other, units, unit, perPG, perApp)
+		fmt.Fprintf(tw, "%s\t%.1fs\t%.0f%%\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%d\t%.0f %s\t%s\t%s\t\n",
+			name, u.Seconds, 100*u.MachineBusy, u.Bench, u.Service, u.Postgres, u.IRQ, u.Steal, u.Other, u.AutovacuumRuns, units, unit, perPG, perApp)
 	}
 	tw.Flush()
 	fmt.Fprintln(w, "  app: pgbench's client, hookinbox, or the bench process running River; irq: mostly loopback TCP;")
-	fmt.Fprintln(w, "  other: pgbench's client in its phase, otherwise whatever else ran on the machine")
+	fmt.Fprintln(w, "  other: pgbench's client in its phase, otherwise whatever else ran on the machine;")
+	fmt.Fprintln(w, "  autovac: autovacuum and autoanalyze runs that finished in the phase (their CPU is in postgres)")
 }
 
 func printLoad(tw io.Writer, name string, l loadResult) {
