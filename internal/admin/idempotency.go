@@ -250,17 +250,13 @@ func requestHash(c *fiber.Ctx) []byte {
 }
 
 // canonicalJSON is body re-encoded with sorted keys and no spacing, or body
-// itself when it is not one JSON value (trailing data included: the
-// decoder would stop after the first value, and a retry with more after
-// it is another request).
+// itself when it is not one JSON value (a retry with more after the value
+// is another request).
 func canonicalJSON(body []byte) []byte {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	var v any
-	if err := dec.Decode(&v); err != nil {
-		return body
-	}
-	if _, err := dec.Token(); err != io.EOF {
+	if err := decodeOne(dec, &v); err != nil {
 		return body
 	}
 	out, err := json.Marshal(v) // maps marshal with sorted keys
@@ -268,6 +264,18 @@ func canonicalJSON(body []byte) []byte {
 		return body
 	}
 	return out
+}
+
+// decodeOne decodes the one JSON value dec reads. A Decoder stops after
+// the first value; anything but whitespace after it is an error here.
+func decodeOne(dec *json.Decoder, v any) error {
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errors.New("data after the JSON value")
+	}
+	return nil
 }
 
 func newLockToken() string {

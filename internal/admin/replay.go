@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 
 	"github.com/gofiber/fiber/v2"
@@ -69,11 +68,8 @@ func (s *Server) createBulkReplay(c *fiber.Ctx) error {
 	var req bulkReplayRequest
 	dec := json.NewDecoder(bytesReader(c.Body()))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		return errBadRequest("body must be a JSON filter: {\"source\",\"status\",\"event_type\",\"since\",\"until\",\"limit\"}: " + err.Error())
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return errBadRequest("body must be one JSON object with nothing after it")
+	if err := decodeOne(dec, &req); err != nil {
+		return errBadRequest("body must be one JSON filter: {\"source\",\"status\",\"event_type\",\"since\",\"until\",\"limit\"}: " + err.Error())
 	}
 	if req.Status != "" && !replayableStatuses[req.Status] {
 		return errBadRequest("status must be one of received, processed, skipped, failed")
