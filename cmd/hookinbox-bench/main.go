@@ -260,7 +260,8 @@ func run(ctx context.Context, opts options) error {
 		progress("ingest: %.0f accepted/s, p99 %s, %d errors", load.AcceptedPerSec, load.Latency.P99, load.Errors)
 	}
 
-	rate := res.bestPgbenchTPS() / 2
+	best, _ := res.bestPgbench()
+	rate := best / 2
 	progress("ingest: open loop at %.0f/s (half the pgbench rate), %s", rate, opts.duration/2)
 	done = phase("half_load")
 	half := gen.openLoop(ctx, rate, opts.duration/2)

@@ -121,13 +121,13 @@ func (o options) export() map[string]any {
 	}
 }
 
-// bestPgbenchTPS is the database's best one-delivery-per-transaction rate:
-// pgbench at -concurrency or at -many-connections clients.
-func (r *results) bestPgbenchTPS() float64 {
-	if r.PgbenchMany != nil {
-		return max(r.Pgbench.TPS, r.PgbenchMany.TPS)
+// bestPgbench is the database's best one-delivery-per-transaction rate,
+// pgbench at -concurrency or at -many-connections clients, and its clients.
+func (r *results) bestPgbench() (tps float64, clients int) {
+	if m := r.PgbenchMany; m != nil && m.TPS > r.Pgbench.TPS {
+		return m.TPS, m.Clients
 	}
-	return r.Pgbench.TPS
+	return r.Pgbench.TPS, r.Pgbench.Clients
 }
 
 // batchedMean is the mean ingest batch of the phase the batching target
@@ -146,17 +146,15 @@ func (r *results) evaluate() {
 	}
 	batched, best, bestClients := r.Ingest, r.Pgbench.TPS, r.Pgbench.Clients
 	if r.IngestMany != nil {
-		batched, best = *r.IngestMany, r.bestPgbenchTPS()
-		if m := r.PgbenchMany; m != nil && m.TPS > r.Pgbench.TPS {
-			bestClients = m.Clients
-		}
-		if best > 0 {
-			r.Ratios.ManyToBestPgbench = batched.AcceptedPerSec / best
-		}
+		batched = *r.IngestMany
+		best, bestClients = r.bestPgbench()
 	}
 	var batchedRatio float64
 	if best > 0 {
 		batchedRatio = batched.AcceptedPerSec / best
+	}
+	if r.IngestMany != nil {
+		r.Ratios.ManyToBestPgbench = batchedRatio
 	}
 	processed := r.Processing.PerSec
 	if r.River.JobsPerSec > 0 {
