@@ -28,27 +28,33 @@ const unknownSource = "_unknown"
 // observed is receive, reported to Config.Observe.
 func (s *Server) observed(c *fiber.Ctx) error {
 	start := time.Now()
-	outcome, err := s.receive(c)
+	// Fiber's c.Params points into a buffer the next request reuses: the
+	// label, kept by Prometheus, is the configured source's own name.
+	src, known := s.sources[c.Params("source")]
+	label := src.Name
+	if !known {
+		label = unknownSource
+	}
+	var (
+		outcome string
+		err     = errUnknownSource
+	)
+	if known {
+		outcome, err = s.receive(c, src)
+	}
 	if err != nil {
 		_, outcome = classify(err)
 		if errors.Is(err, ErrDeliveryConflict) {
 			outcome = "conflict"
 		}
 	}
-	source := c.Params("source")
-	if _, ok := s.sources[source]; !ok {
-		source = unknownSource
-	}
-	s.cfg.Observe(source, outcome, time.Since(start))
+	s.cfg.Observe(label, outcome, time.Since(start))
 	return err
 }
 
-// receive is POST /webhooks/:source: verify, record with its job, answer.
-func (s *Server) receive(c *fiber.Ctx) (string, error) {
-	src, ok := s.sources[c.Params("source")]
-	if !ok {
-		return "", errUnknownSource
-	}
+// receive is POST /webhooks/:source for a configured source: verify,
+// record with its job, answer.
+func (s *Server) receive(c *fiber.Ctx, src Source) (string, error) {
 	header := requestHeader(c)
 	// Fiber reuses the request buffer once the handler returns; the payload
 	// goes to the database and may be batched later, so it gets its own copy.
