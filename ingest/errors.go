@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -93,19 +94,29 @@ func classify(err error) (status int, code string) {
 	}
 }
 
+// sourceLabel is the configured source the request's path names, or
+// unknownSource: never a name taken from the request, which could be
+// anything (and, from Fiber, points into a reused buffer).
+func (s *Server) sourceLabel(c *fiber.Ctx) string {
+	name, ok := strings.CutPrefix(string(c.Request().URI().Path()), "/webhooks/")
+	if src, known := s.sources[name]; ok && known {
+		return src.Name
+	}
+	return unknownSource
+}
+
 // errorHandler renders every error, ours or Fiber's, as errorBody.
 func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 	status, code := classify(err)
+	source := s.sourceLabel(c)
 	if status == http.StatusRequestEntityTooLarge || status == http.StatusRequestHeaderFieldsTooLarge || status == http.StatusRequestTimeout {
-		// Refused before routing: observe here, with the source the path
-		// names if it is one of ours.
-		source := strings.TrimPrefix(string(c.Request().URI().Path()), "/webhooks/")
-		if _, ok := s.sources[source]; !ok {
-			source = unknownSource
-		}
+		// Refused before routing: observe here.
 		s.cfg.Observe(source, code, 0)
 	}
 	msg := err.Error()
+	if status < 500 {
+		s.rejects.log(c.UserContext(), time.Now(), source, code, status, c.IP(), msg)
+	}
 	switch status {
 	case http.StatusServiceUnavailable:
 		c.Set(fiber.HeaderRetryAfter, retryAfterSeconds)

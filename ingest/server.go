@@ -75,6 +75,11 @@ type Config struct {
 	// ObserveBatch, when set, is told the size of every batch transaction.
 	ObserveBatch func(n int)
 
+	// RejectLogInterval is the least time between two log lines about
+	// refused requests (4xx) of one source and error code; the lines held
+	// back meanwhile are counted in the next. Defaults to 1s.
+	RejectLogInterval time.Duration
+
 	// Logger defaults to a discard logger.
 	Logger *slog.Logger
 }
@@ -100,6 +105,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.RejectLogInterval == 0 {
+		c.RejectLogInterval = time.Second
 	}
 	if c.Observe == nil {
 		c.Observe = func(string, string, time.Duration) {}
@@ -129,6 +137,7 @@ type Server struct {
 	logger  *slog.Logger
 	app     *fiber.App
 	batch   *batcher // nil: one transaction per request
+	rejects *rejectLog
 }
 
 func NewServer(cfg Config) (*Server, error) {
@@ -136,7 +145,8 @@ func NewServer(cfg Config) (*Server, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, sources: make(map[string]Source, len(cfg.Sources)), logger: cfg.Logger}
+	s := &Server{cfg: cfg, sources: make(map[string]Source, len(cfg.Sources)), logger: cfg.Logger,
+		rejects: newRejectLog(cfg.Logger, cfg.RejectLogInterval)}
 	for _, src := range cfg.Sources {
 		s.sources[src.Name] = src
 	}

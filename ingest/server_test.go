@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"strings"
@@ -44,6 +45,8 @@ type setupOpts struct {
 	observeBatch func(n int)
 	batchWindow  time.Duration
 	batchRunners int
+	logger       *slog.Logger
+	rejectEvery  time.Duration
 }
 
 // modes are the two ways ingest commits: one transaction per request, and
@@ -92,6 +95,9 @@ func setupWith(t *testing.T, opts setupOpts) *testBundle {
 		BatchWindow:  opts.batchWindow,
 		BatchRunners: opts.batchRunners,
 		ObserveBatch: opts.observeBatch,
+		Logger:       opts.logger,
+
+		RejectLogInterval: opts.rejectEvery,
 	})
 	require.NoError(t, err)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
