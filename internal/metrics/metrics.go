@@ -45,6 +45,10 @@ type Metrics struct {
 
 // New builds the metrics; pool feeds the scrape-time database gauges.
 func New(pool *pgxpool.Pool, logger *slog.Logger) *Metrics {
+	return newMetrics(pool, logger, ExactInboxRowsLimit)
+}
+
+func newMetrics(pool *pgxpool.Pool, logger *slog.Logger, exactLimit int64) *Metrics {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
@@ -76,7 +80,7 @@ func New(pool *pgxpool.Pool, logger *slog.Logger) *Metrics {
 	}
 	m.registry.MustRegister(m.deliveries, m.requestDuration, m.handlerRuns, m.handlerDuration, m.batchSize,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		&dbCollector{pool: pool, logger: logger})
+		&dbCollector{pool: pool, logger: logger, exactLimit: exactLimit})
 	return m
 }
 
@@ -109,7 +113,9 @@ func (m *Metrics) Handler() http.Handler {
 
 var (
 	inboxRowsDesc = prometheus.NewDesc("hookinbox_inbox_rows",
-		"Inbox rows by status (processed is estimated from planner statistics).", []string{"status"}, nil)
+		"Inbox rows by status, every status (0 included); exact unless hookinbox_inbox_rows_estimated says otherwise.", []string{"status"}, nil)
+	inboxRowsEstimatedDesc = prometheus.NewDesc("hookinbox_inbox_rows_estimated",
+		"1 when hookinbox_inbox_rows for this status is the planner's estimate (processed, past ExactInboxRowsLimit rows), 0 when exact.", []string{"status"}, nil)
 	oldestUnprocessedDesc = prometheus.NewDesc("hookinbox_oldest_unprocessed_delivery_age_seconds",
 		"Age of the oldest delivery still waiting to be processed (0 when none).", nil, nil)
 	riverJobsDesc = prometheus.NewDesc("hookinbox_river_jobs",
@@ -122,15 +128,20 @@ var (
 		"1 when the last scrape could not read the database gauges.", nil, nil)
 )
 
+// ExactInboxRowsLimit is how many processed rows a scrape counts exactly;
+// past it, the count is estimated (a scrape must not scan a large inbox).
+const ExactInboxRowsLimit = 100_000
+
 // dbCollector reads the database gauges at scrape time, bounded so that a
 // slow database cannot hang the scrape.
 type dbCollector struct {
-	pool   *pgxpool.Pool
-	logger *slog.Logger
+	pool       *pgxpool.Pool
+	logger     *slog.Logger
+	exactLimit int64 // ExactInboxRowsLimit
 }
 
 func (c *dbCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{inboxRowsDesc, oldestUnprocessedDesc, riverJobsDesc, tableSizeDesc, tableOldestDesc, scrapeErrorDesc} {
+	for _, d := range []*prometheus.Desc{inboxRowsDesc, inboxRowsEstimatedDesc, oldestUnprocessedDesc, riverJobsDesc, tableSizeDesc, tableOldestDesc, scrapeErrorDesc} {
 		ch <- d
 	}
 }
@@ -147,12 +158,13 @@ func (c *dbCollector) Collect(ch chan<- prometheus.Metric) {
 }
 
 func (c *dbCollector) collect(ctx context.Context, ch chan<- prometheus.Metric) error {
-	rows, err := c.pool.Query(ctx, inboxStatusSQL)
+	rows, err := c.pool.Query(ctx, inboxStatusSQL, pgx.NamedArgs{"exact_limit": c.exactLimit})
 	if err != nil {
 		return err
 	}
-	if err := eachRow(rows, func(labels []string, v float64, _ float64) {
+	if err := eachRow(rows, func(labels []string, v float64, estimated float64) {
 		ch <- prometheus.MustNewConstMetric(inboxRowsDesc, prometheus.GaugeValue, v, labels...)
+		ch <- prometheus.MustNewConstMetric(inboxRowsEstimatedDesc, prometheus.GaugeValue, estimated, labels...)
 	}, 1); err != nil {
 		return err
 	}
