@@ -328,16 +328,16 @@ func loadDeliveries(ctx context.Context, tx pgx.Tx, members []*batchMember) (map
 	return out, rows.Err()
 }
 
-// checkJobsStillOurs locks done's job rows and makes sure each is still
-// running under the attempt this batch holds. River rescues a job it takes
+// checkJobsStillOurs locks the jobs' rows and makes sure each is still
+// running under the attempt this run holds. River rescues a job it takes
 // for stuck and may already be running it again (or have completed it);
 // River's own completion, like JobCompleteTx, would then complete the
 // other run's job, or commit these effects beside that run's.
-func checkJobsStillOurs(ctx context.Context, tx pgx.Tx, done []*batchMember) error {
-	ids := make([]int64, len(done))
-	attempts := make(map[int64]int, len(done))
-	for i, m := range done {
-		ids[i], attempts[m.job.ID] = m.job.ID, m.job.Attempt
+func checkJobsStillOurs(ctx context.Context, tx pgx.Tx, jobs []*river.Job[ProcessDeliveryArgs]) error {
+	ids := make([]int64, len(jobs))
+	attempts := make(map[int64]int, len(jobs))
+	for i, j := range jobs {
+		ids[i], attempts[j.ID] = j.ID, j.Attempt
 	}
 	rows, err := tx.Query(ctx, riverJobLockSQL, pgx.NamedArgs{"ids": ids})
 	if err != nil {
@@ -348,7 +348,7 @@ func checkJobsStillOurs(ctx context.Context, tx pgx.Tx, done []*batchMember) err
 		attempt int
 		state   string
 	)
-	current := make(map[int64]bool, len(done))
+	current := make(map[int64]bool, len(jobs))
 	if _, err := pgx.ForEachRow(rows, []any{&id, &attempt, &state}, func() error {
 		current[id] = state == string(rivertype.JobStateRunning) && attempt == attempts[id]
 		return nil
@@ -356,9 +356,9 @@ func checkJobsStillOurs(ctx context.Context, tx pgx.Tx, done []*batchMember) err
 		return fmt.Errorf("lock jobs: %w", err)
 	}
 	var taken []int64
-	for _, m := range done {
-		if !current[m.job.ID] {
-			taken = append(taken, m.job.ID)
+	for _, j := range jobs {
+		if !current[j.ID] {
+			taken = append(taken, j.ID)
 		}
 	}
 	if len(taken) > 0 {
@@ -426,7 +426,11 @@ func completeBatch(ctx context.Context, tx pgx.Tx, done []*batchMember) error {
 		return fmt.Errorf("mark inbox rows: %w", err)
 	}
 
-	if err := checkJobsStillOurs(ctx, tx, done); err != nil {
+	held := make([]*river.Job[ProcessDeliveryArgs], len(done))
+	for i, m := range done {
+		held[i] = m.job
+	}
+	if err := checkJobsStillOurs(ctx, tx, held); err != nil {
 		return err
 	}
 	client := done[0].client

@@ -111,8 +111,12 @@ func (w *ProcessDeliveryWorker) Work(ctx context.Context, job *river.Job[Process
 	permanent := handlers.IsPermanent(err)
 	final := permanent || job.Attempt >= job.MaxAttempts
 	// Outside the failed transaction, so the reason survives the rollback.
+	attemptStart := start
+	if job.AttemptedAt != nil {
+		attemptStart = *job.AttemptedAt
+	}
 	if _, merr := w.pool.Exec(context.WithoutCancel(ctx), inboxMarkErrorSQL, pgx.NamedArgs{
-		"id": job.Args.InboxID, "last_error": err.Error(), "final": final,
+		"id": job.Args.InboxID, "last_error": err.Error(), "final": final, "attempt_started_at": attemptStart,
 	}); merr != nil {
 		log(slog.LevelError, "could not record the delivery's error", slog.Any("error", merr))
 	}
@@ -159,6 +163,15 @@ func (w *ProcessDeliveryWorker) process(ctx context.Context, job *river.Job[Proc
 			"id": d.InboxID, "status": string(outcome), "resource_key": resourceKey,
 		}); err != nil {
 			return fmt.Errorf("mark inbox row %s: %w", outcome, err)
+		}
+		// JobCompleteTx completes the job whatever its attempt: first make
+		// sure River has not given it to another run meanwhile.
+		if err := checkJobsStillOurs(ctx, tx, []*river.Job[ProcessDeliveryArgs]{job}); err != nil {
+			var taken *jobsTakenOverError
+			if errors.As(err, &taken) {
+				return fmt.Errorf("job %d attempt %d: %w", job.ID, job.Attempt, errJobTakenOver)
+			}
+			return err
 		}
 		_, err = river.JobCompleteTx[*riverpgxv5.Driver](ctx, tx, job)
 		return err
