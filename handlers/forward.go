@@ -92,7 +92,11 @@ func (w *forwardWorker) Work(ctx context.Context, job *river.Job[ForwardArgs]) e
 	)
 	err := cfg.Pool.QueryRow(ctx, inboxPayloadSQL, pgx.NamedArgs{"id": a.InboxID}).Scan(&payload, &headers)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return river.JobCancel(fmt.Errorf("inbox row %d is gone (retention?)", a.InboxID))
+		// Retention holds a row while its forward is unfinished: only a
+		// hand-made delete gets here. Say so; the job cannot go on.
+		err := fmt.Errorf("inbox row %d is gone; not forwarded", a.InboxID)
+		cfg.Logger.Error("forward cancelled", "source", a.Source, "delivery_id", a.DeliveryID, "inbox_id", a.InboxID, "error", err)
+		return river.JobCancel(err)
 	}
 	if err != nil {
 		return err

@@ -73,7 +73,7 @@ func RetentionPeriodicJob(every time.Duration) *river.PeriodicJob {
 // RetentionResult is what one pass did.
 type RetentionResult struct {
 	InboxDeleted   int64 // processed/skipped deliveries past retention
-	InboxHeld      int64 // past retention but received/failed: kept
+	InboxHeld      int64 // past retention but received, failed or with follow-up work unfinished: kept
 	RelatedDeleted int64 // handler steps and resource versions
 	KeysDeleted    int64 // expired admin idempotency keys
 }
@@ -89,6 +89,9 @@ type RetentionWorker struct {
 }
 
 func NewRetentionWorker(pool *pgxpool.Pool, cfg RetentionConfig, budget time.Duration, logger *slog.Logger) *RetentionWorker {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
 	return &RetentionWorker{pool: pool, cfg: cfg.WithDefaults(), budget: budget, logger: logger}
 }
 
@@ -104,7 +107,7 @@ func (w *RetentionWorker) Work(ctx context.Context, _ *river.Job[RetentionArgs])
 	if more {
 		err = nil
 	}
-	w.logger.Info("retention pass", "inbox_deleted", res.InboxDeleted, "inbox_held_unprocessed", res.InboxHeld,
+	w.logger.Info("retention pass", "inbox_deleted", res.InboxDeleted, "inbox_held", res.InboxHeld,
 		"related_deleted", res.RelatedDeleted, "idempotency_keys_deleted", res.KeysDeleted,
 		"duration", time.Since(start).String(), "continues", more, "error", err)
 	if more {

@@ -39,6 +39,11 @@ func (b *retentionBundle) row(t *testing.T, source, id, status string, age time.
 	require.NoError(t, err)
 	_, err = b.pool.Exec(context.Background(), "UPDATE inbox SET status = $2, received_at = $3 WHERE id = $1", rec.ID, status, b.now.Add(-age))
 	require.NoError(t, err)
+	if status != "received" {
+		// Handled: its processing job ran to the end.
+		_, err = b.pool.Exec(context.Background(), "UPDATE river_job SET state = 'completed', finalized_at = now() WHERE id = $1", rec.JobID)
+		require.NoError(t, err)
+	}
 	return rec.ID
 }
 
@@ -113,4 +118,26 @@ func TestRetentionLateResendIsNew(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, ingest.OutcomeAccepted, rec.Outcome)
 	require.NotEqual(t, first, rec.ID, fmt.Sprintf("a new row, not row %d", first))
+}
+
+// A handled row with a replay still queued is kept until the replay has
+// run: deleting it would cancel the replay for want of its row.
+func TestRetentionHoldsARowWithAQueuedReplay(t *testing.T) {
+	t.Parallel()
+	b := setupRetention(t)
+	ctx := context.Background()
+	id := b.row(t, "github", "gh-replayed", "processed", 31*day)
+	rc, err := jobs.NewClient(b.pool, jobs.ClientConfig{InsertOnly: true})
+	require.NoError(t, err)
+	tx, err := b.pool.Begin(ctx)
+	require.NoError(t, err)
+	_, err = jobs.ReplayTx(ctx, tx, rc, []int64{id}, nil)
+	require.NoError(t, err)
+	require.NoError(t, tx.Commit(ctx))
+
+	w := jobs.NewRetentionWorker(b.pool, jobs.RetentionConfig{Inbox: map[string]time.Duration{"github": 30 * day}, IdempotencyKeys: day}, time.Minute, nil)
+	res, err := w.Run(ctx, b.now)
+	require.NoError(t, err)
+	require.Equal(t, jobs.RetentionResult{InboxHeld: 1}, res)
+	require.Equal(t, []string{"gh-replayed"}, b.remaining(t))
 }

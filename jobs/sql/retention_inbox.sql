@@ -1,13 +1,26 @@
 -- One batch of expired deliveries, oldest first through the received_at
 -- index. (source = ANY(@sources)) = @include selects either the listed
--- sources or every other one. Rows not yet handled (received) or given up
--- on (failed) are kept: retention never deletes work.
+-- sources or every other one. Retention never deletes work:
+--   - rows not yet handled (received) or given up on (failed) are kept;
+--   - so are handled rows whose follow-up work is unfinished: a step a
+--     handler enqueued once (handler_step: forwards, fulfillments,
+--     refunds, destination sends) or a queued replay, whose job is not
+--     completed, cancelled or discarded. Such a job may retry for weeks
+--     and needs the row (its payload, its derived keys).
 WITH doomed AS (
-    SELECT id FROM inbox
-    WHERE received_at < @cutoff
-      AND (source = ANY(@sources)) = @include
-      AND status IN ('processed', 'skipped')
-    ORDER BY received_at
+    SELECT i.id FROM inbox i
+    WHERE i.received_at < @cutoff
+      AND (i.source = ANY(@sources)) = @include
+      AND i.status IN ('processed', 'skipped')
+      AND NOT EXISTS (
+          SELECT 1 FROM handler_step s JOIN river_job j ON j.id = s.job_id
+          WHERE s.source = i.source AND s.delivery_id = i.delivery_id
+            AND j.state NOT IN ('completed', 'cancelled', 'discarded'))
+      AND NOT EXISTS (
+          SELECT 1 FROM river_job j
+          WHERE j.kind = 'process_delivery' AND (j.args->>'inbox_id')::bigint = i.id
+            AND j.state NOT IN ('completed', 'cancelled', 'discarded'))
+    ORDER BY i.received_at
     LIMIT @batch
 )
 DELETE FROM inbox i USING doomed WHERE i.id = doomed.id

@@ -1,5 +1,15 @@
+-- Expired rows retention keeps (retention_inbox.sql): not handled yet,
+-- failed, or handled with follow-up work unfinished.
 SELECT count(*)
-FROM inbox
-WHERE received_at < @cutoff
-  AND (source = ANY(@sources)) = @include
-  AND status IN ('received', 'failed')
+FROM inbox i
+WHERE i.received_at < @cutoff
+  AND (i.source = ANY(@sources)) = @include
+  AND (i.status IN ('received', 'failed')
+       OR EXISTS (
+          SELECT 1 FROM handler_step s JOIN river_job j ON j.id = s.job_id
+          WHERE s.source = i.source AND s.delivery_id = i.delivery_id
+            AND j.state NOT IN ('completed', 'cancelled', 'discarded'))
+       OR EXISTS (
+          SELECT 1 FROM river_job j
+          WHERE j.kind = 'process_delivery' AND (j.args->>'inbox_id')::bigint = i.id
+            AND j.state NOT IN ('completed', 'cancelled', 'discarded')))

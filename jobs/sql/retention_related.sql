@@ -1,9 +1,14 @@
--- What lives and dies with a source's deliveries: the derived-key steps,
--- resource versions and finished bulk replays. One batch of each.
+-- What lives and dies with a source's deliveries: the derived-key steps
+-- and resource versions. One batch of each. A step whose job is still
+-- unfinished is kept, like its delivery (retention_inbox.sql): it is what
+-- stops a replay from enqueueing the step a second time.
 WITH steps AS (
     DELETE FROM handler_step
-    WHERE key IN (SELECT key FROM handler_step
-                  WHERE created_at < @cutoff AND (source = ANY(@sources)) = @include
+    WHERE key IN (SELECT s.key FROM handler_step s
+                  WHERE s.created_at < @cutoff AND (s.source = ANY(@sources)) = @include
+                    AND NOT EXISTS (SELECT 1 FROM river_job j
+                                    WHERE j.id = s.job_id
+                                      AND j.state NOT IN ('completed', 'cancelled', 'discarded'))
                   LIMIT @batch)
     RETURNING 1
 ), versions AS (
