@@ -22,6 +22,8 @@ var (
 	resourceVersionGetSQL string
 	//go:embed sql/resource_version_upsert.sql
 	resourceVersionUpsertSQL string
+	//go:embed sql/resource_version_upsert_receipt.sql
+	resourceVersionUpsertReceiptSQL string
 )
 
 // DefaultResourceField is where a standard source's resource id is read
@@ -29,69 +31,109 @@ var (
 const DefaultResourceField = "data.id"
 
 // Resource is what a delivery is about, for ordering: deliveries with the
-// same Key never run concurrently, and one whose At is older than the newest
-// applied to Key is stale.
+// same Key never run concurrently, and one older than the newest applied
+// to Key is stale.
+//
+// Older means: an earlier At, or the same At and an earlier ReceivedAt
+// (providers' timestamps have whole seconds, so ties are broken by when we
+// received the events, not by when they happen to be processed). An event
+// with no ordering time of its own (AtIsReceipt) is compared only with
+// other such events of the resource, by receipt time: a receipt time
+// compared with a provider's clock could make a real newer event look
+// stale.
 type Resource struct {
 	// Key names the resource within its source, e.g. "acme/webshop#42" or
 	// "pi_123". Empty when the event concerns no resource we can name.
 	Key string
 	// At is the event's ordering time: when the resource was in the state
-	// the event describes.
+	// the event describes. The receipt time when AtIsReceipt.
 	At time.Time
+	// ReceivedAt is when we received the delivery: the tie-breaker.
+	ReceivedAt time.Time
+	// AtIsReceipt is true when the event carries no ordering time and At
+	// is the receipt time.
+	AtIsReceipt bool
 }
 
 // resourceOf extracts the resource and ordering time of d:
-//   - github: repository + issue/PR number (ordered by the issue's or PR's
-//     updated_at), or repository + ref for push (ordered by receipt);
+//   - github: repository + issue/PR number, ordered by the issue's or PR's
+//     updated_at; repository + ref for push, ordered by the push's time
+//     (repository.pushed_at, else head_commit.timestamp), so a redelivered
+//     old push is not taken for the newest;
 //   - stripe: data.object.id, ordered by the event's created;
 //   - standard: the JSON field at field (dotted path), ordered by the
 //     body's timestamp.
 //
-// Receipt time stands in for a missing ordering time.
+// An event without an ordering time is ordered by receipt (AtIsReceipt).
 func resourceOf(d Delivery, field string) Resource {
-	r := Resource{At: d.ReceivedAt}
+	r := Resource{ReceivedAt: d.ReceivedAt}
 	switch d.Provider {
 	case "github":
 		var p struct {
 			Repository struct {
-				FullName string `json:"full_name"`
+				FullName string          `json:"full_name"`
+				PushedAt json.RawMessage `json:"pushed_at"`
 			} `json:"repository"`
 			Issue       *numberedAt `json:"issue"`
 			PullRequest *numberedAt `json:"pull_request"`
 			Ref         string      `json:"ref"`
+			HeadCommit  *struct {
+				Timestamp time.Time `json:"timestamp"`
+			} `json:"head_commit"`
 		}
 		if json.Unmarshal(d.Payload, &p) != nil || p.Repository.FullName == "" {
-			return r
+			return r.orderedBy(time.Time{})
 		}
 		// Issues and pull requests share one number space on GitHub: a PR
 		// is an issue, and both events may describe it.
 		for _, n := range []*numberedAt{p.PullRequest, p.Issue} {
 			if n != nil && n.Number > 0 {
 				r.Key = p.Repository.FullName + "#" + strconv.Itoa(n.Number)
-				if !n.UpdatedAt.IsZero() {
-					r.At = n.UpdatedAt
-				}
-				return r
+				return r.orderedBy(n.UpdatedAt)
 			}
 		}
 		if d.EventType == "push" && p.Ref != "" {
 			r.Key = p.Repository.FullName + "@" + p.Ref
+			at := gitHubTime(p.Repository.PushedAt)
+			if at.IsZero() && p.HeadCommit != nil {
+				at = p.HeadCommit.Timestamp
+			}
+			return r.orderedBy(at)
 		}
+		return r.orderedBy(time.Time{})
 	case "stripe":
 		r.Key = jsonString(d.Payload, "data.object.id")
-		if !d.OccurredAt.IsZero() {
-			r.At = d.OccurredAt
-		}
 	default:
 		if field == "" {
 			field = DefaultResourceField
 		}
 		r.Key = jsonString(d.Payload, field)
-		if !d.OccurredAt.IsZero() {
-			r.At = d.OccurredAt
-		}
+	}
+	return r.orderedBy(d.OccurredAt)
+}
+
+// orderedBy sets the ordering time, or the receipt time when at is zero.
+func (r Resource) orderedBy(at time.Time) Resource {
+	if at.IsZero() {
+		r.At, r.AtIsReceipt = r.ReceivedAt, true
+	} else {
+		r.At = at
 	}
 	return r
+}
+
+// gitHubTime reads a GitHub time that is unix seconds in some payloads
+// (push's repository.pushed_at) and RFC 3339 in others; zero if neither.
+func gitHubTime(raw json.RawMessage) time.Time {
+	var secs int64
+	if json.Unmarshal(raw, &secs) == nil && secs > 0 {
+		return time.Unix(secs, 0).UTC()
+	}
+	var t time.Time
+	if json.Unmarshal(raw, &t) == nil {
+		return t
+	}
+	return time.Time{}
 }
 
 type numberedAt struct {
@@ -147,32 +189,47 @@ func lockResource(ctx context.Context, tx pgx.Tx, d Delivery, r Resource, wait b
 	return nil
 }
 
-// isStale reports whether a newer event than r.At was applied to r.
-// Called with the resource locked, so the answer holds until commit.
+// isStale reports whether a newer event than r was applied to r's
+// resource (see Resource for what newer means). Called with the resource
+// locked, so the answer holds until commit.
 func isStale(ctx context.Context, tx pgx.Tx, source string, r Resource) (bool, error) {
 	if r.Key == "" {
 		return false, nil
 	}
-	var applied time.Time
-	err := tx.QueryRow(ctx, resourceVersionGetSQL, pgx.NamedArgs{"source": source, "resource_key": r.Key}).Scan(&applied)
+	var applied, appliedReceived, receiptApplied *time.Time
+	err := tx.QueryRow(ctx, resourceVersionGetSQL, pgx.NamedArgs{"source": source, "resource_key": r.Key}).
+		Scan(&applied, &appliedReceived, &receiptApplied)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return false, nil
 	}
 	if err != nil {
 		return false, fmt.Errorf("read resource version: %w", err)
 	}
-	// Equal is not stale: a replay of the newest event, or two events in
-	// the same second (providers' timestamps are whole seconds), apply.
-	return r.At.Before(applied), nil
+	// Equal is not stale: a replay of the newest event applies again.
+	if r.AtIsReceipt {
+		return receiptApplied != nil && r.ReceivedAt.Before(*receiptApplied), nil
+	}
+	if applied == nil {
+		return false, nil
+	}
+	if !r.At.Equal(*applied) {
+		return r.At.Before(*applied), nil
+	}
+	return appliedReceived != nil && r.ReceivedAt.Before(*appliedReceived), nil
 }
 
-// recordApplied moves the resource's version forward (never back).
+// recordApplied moves the resource's version forward (never back), on the
+// clock the event was ordered by.
 func recordApplied(ctx context.Context, tx pgx.Tx, d Delivery, r Resource) error {
 	if r.Key == "" {
 		return nil
 	}
-	_, err := tx.Exec(ctx, resourceVersionUpsertSQL, pgx.NamedArgs{
-		"source": d.Source, "resource_key": r.Key, "applied_at": r.At, "delivery_id": d.DeliveryID,
+	sql := resourceVersionUpsertSQL
+	if r.AtIsReceipt {
+		sql = resourceVersionUpsertReceiptSQL
+	}
+	_, err := tx.Exec(ctx, sql, pgx.NamedArgs{
+		"source": d.Source, "resource_key": r.Key, "applied_at": r.At, "received_at": r.ReceivedAt, "delivery_id": d.DeliveryID,
 	})
 	if err != nil {
 		return fmt.Errorf("record resource version: %w", err)

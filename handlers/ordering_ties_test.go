@@ -1,0 +1,132 @@
+package handlers_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/hookinbox/hookinbox/handlers"
+	"github.com/hookinbox/hookinbox/ingest"
+)
+
+// deliverReceivedAt records a delivery as ingest does, with the receipt
+// time it says: the ordering tests need receipt order apart from
+// processing order.
+func (b *testBundle) deliverReceivedAt(t *testing.T, source, id, eventType string, payload []byte, occurredAt, receivedAt time.Time) int64 {
+	t.Helper()
+	ctx := context.Background()
+	var inboxID int64
+	require.NoError(t, pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
+		rec, err := b.inbox.RecordTx(ctx, tx, ingest.Delivery{Source: source, DeliveryID: id, EventType: eventType,
+			OccurredAt: occurredAt, Headers: http.Header{"Content-Type": {"application/json"}}, Payload: payload})
+		if err != nil {
+			return err
+		}
+		inboxID = rec.ID
+		_, err = tx.Exec(ctx, "UPDATE inbox SET received_at = $2 WHERE id = $1", rec.ID, receivedAt)
+		return err
+	}))
+	return inboxID
+}
+
+// staleProbe registers an EveryEvent handler for source's events that
+// records, per delivery id, whether it was stale.
+func staleProbe(t *testing.T, source string, events ...string) (func(r *handlers.Registry), func() map[string]bool) {
+	var (
+		mu   sync.Mutex
+		seen = map[string]bool{}
+	)
+	register := func(r *handlers.Registry) {
+		require.NoError(t, r.Register(handlers.Registration{
+			Name: "test.stale_probe." + source, Source: source, Events: events, Ordering: handlers.EveryEvent,
+			Handler: handlers.HandlerFunc(func(_ context.Context, e *handlers.Event) error {
+				mu.Lock()
+				defer mu.Unlock()
+				seen[e.DeliveryID] = e.Stale
+				return nil
+			}),
+		}))
+	}
+	return register, func() map[string]bool {
+		mu.Lock()
+		defer mu.Unlock()
+		out := map[string]bool{}
+		for k, v := range seen {
+			out[k] = v
+		}
+		return out
+	}
+}
+
+// Two changes to one issue within a second carry the same updated_at: the
+// one received later wins, whichever is processed first.
+func TestOrderingTiesGoByReceipt(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	at := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	base := time.Now().Add(-time.Minute)
+
+	later := b.deliverReceivedAt(t, "github", newID("gh"), "issues", issuePayload("acme/app", 11, "second change", at), time.Time{}, base.Add(time.Second))
+	b.waitStatus(t, later, "processed")
+	earlier := b.deliverReceivedAt(t, "github", newID("gh"), "issues", issuePayload("acme/app", 11, "first change", at), time.Time{}, base)
+	b.waitStatus(t, earlier, "processed")
+
+	require.Equal(t, "second change", b.mirror(t, "acme/app", 11).title, "received later, so newer")
+	require.Contains(t, b.log.String(), "stale event passed over")
+
+	// A replay of the newest event is not stale: it applies again.
+	b.waitJobDone(t, b.replay(t, later))
+	require.Equal(t, "second change", b.mirror(t, "acme/app", 11).title)
+}
+
+func pushPayload(ref string, pushedAt time.Time, headCommitAt time.Time) []byte {
+	head := "null"
+	if !headCommitAt.IsZero() {
+		head = fmt.Sprintf(`{"id":"abc","timestamp":%q}`, headCommitAt.Format(time.RFC3339))
+	}
+	pushed := "null"
+	if !pushedAt.IsZero() {
+		pushed = fmt.Sprint(pushedAt.Unix())
+	}
+	return []byte(fmt.Sprintf(`{"ref":%q,"head_commit":%s,"repository":{"full_name":"acme/app","pushed_at":%s}}`, ref, head, pushed))
+}
+
+// Pushes are ordered by when they were pushed, not when they reached us:
+// an old push redelivered late is stale.
+func TestPushesAreOrderedByPushTime(t *testing.T) {
+	t.Parallel()
+	register, seen := staleProbe(t, "github", "push")
+	b := setupWith(t, setupOpts{register: register})
+	t0 := time.Now().Add(-time.Hour).Truncate(time.Second)
+	newer, older, byCommit := newID("push"), newID("push"), newID("push")
+
+	b.waitStatus(t, b.deliver(t, "github", newer, "push", pushPayload("refs/heads/main", t0.Add(time.Minute), time.Time{}), time.Time{}), "processed")
+	b.waitStatus(t, b.deliver(t, "github", older, "push", pushPayload("refs/heads/main", t0, time.Time{}), time.Time{}), "processed")
+	// Without pushed_at, the head commit's time orders it.
+	b.waitStatus(t, b.deliver(t, "github", byCommit, "push", pushPayload("refs/heads/main", time.Time{}, t0.Add(-time.Minute)), time.Time{}), "processed")
+	require.Equal(t, map[string]bool{newer: false, older: true, byCommit: true}, seen())
+}
+
+// An event with no ordering time of its own is ordered by receipt, and
+// receipt time is never compared with a provider's clock: a real newer
+// event whose provider time is behind our receipt time is not stale.
+func TestReceiptTimeIsNeverComparedWithProviderTime(t *testing.T) {
+	t.Parallel()
+	register, seen := staleProbe(t, "billing", "untimed", "timed")
+	b := setupWith(t, setupOpts{register: register})
+	now := time.Now()
+	untimed1, untimed0, timed := newID("msg"), newID("msg"), newID("msg")
+
+	b.waitStatus(t, b.deliverReceivedAt(t, "billing", untimed1, "untimed", []byte(`{"type":"untimed","data":{"id":"res-mixed"}}`), time.Time{}, now), "processed")
+	// The provider stamped this one a minute before we received the first.
+	b.waitStatus(t, b.deliverReceivedAt(t, "billing", timed, "timed", standardPayload("timed", "res-mixed", now.Add(-time.Minute)), now.Add(-time.Minute), now.Add(time.Second)), "processed")
+	// Untimed events are ordered among themselves by receipt.
+	b.waitStatus(t, b.deliverReceivedAt(t, "billing", untimed0, "untimed", []byte(`{"type":"untimed","data":{"id":"res-mixed"}}`), time.Time{}, now.Add(-time.Second)), "processed")
+	require.Equal(t, map[string]bool{untimed1: false, timed: false, untimed0: true}, seen())
+}
