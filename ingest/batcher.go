@@ -18,8 +18,10 @@ import (
 // maxBatch), and commits them together; the runners gather and commit in
 // parallel, so while some transactions run the next batches already form.
 // Each request is answered only after the commit that holds its row, with
-// the outcome it would have had alone; if the transaction fails, every
-// delivery in it gets the error (a 503) and nothing of it is stored.
+// the outcome it would have had alone. If PostgreSQL refuses a statement of
+// the batch, nothing of it is stored and each delivery is recorded alone
+// (one bad row must not fail its neighbours); if the database cannot be
+// reached, every delivery of the batch gets the error (a 503).
 type batcher struct {
 	inbox    *Inbox
 	window   time.Duration
