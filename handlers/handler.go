@@ -17,6 +17,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Handler handles one delivery. It must be idempotent: it runs again on
@@ -60,8 +61,9 @@ type Registration struct {
 	Source   string
 	Provider string
 
-	// Events are the event types handled ("issues", "payment_intent.succeeded");
-	// AnyEvent matches all. Required.
+	// Events are the event types handled ("issues", "payment_intent.succeeded"),
+	// or patterns: "invoice.*" matches "invoice" and every "invoice.<…>",
+	// and AnyEvent matches all (see MatchEvent). Required.
 	Events []string
 
 	// Ordering defaults to LatestState.
@@ -98,12 +100,24 @@ func (r Registration) matches(source, provider, eventType string) bool {
 	if r.Source != "" && r.Source != source || r.Provider != "" && r.Provider != provider {
 		return false
 	}
-	for _, e := range r.Events {
-		if e == AnyEvent || e == eventType {
+	for _, pattern := range r.Events {
+		if MatchEvent(pattern, eventType) {
 			return true
 		}
 	}
 	return false
+}
+
+// MatchEvent reports whether eventType matches pattern: AnyEvent ("*")
+// matches every type, "x.*" matches "x" and every "x.<anything>" (Stripe's
+// "invoice.paid" under "invoice.*"; GitHub's "check_run", whose action is
+// in the body, under "check_run.*"), and anything else matches itself.
+func MatchEvent(pattern, eventType string) bool {
+	if pattern == AnyEvent || pattern == eventType {
+		return true
+	}
+	prefix, ok := strings.CutSuffix(pattern, ".*")
+	return ok && (eventType == prefix || strings.HasPrefix(eventType, prefix+"."))
 }
 
 // PermanentError marks a failure that retrying cannot fix (a downstream

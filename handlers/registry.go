@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"runtime/debug"
 
 	"github.com/jackc/pgx/v5"
@@ -55,6 +56,7 @@ type Registry struct {
 	regs    []Registration
 	workers []func(*river.Workers) error
 	forward map[string]ForwardConfig // by source, for the one forward worker
+	queues  map[string]int           // extra River queues and their workers per process
 	logger  *slog.Logger
 }
 
@@ -88,6 +90,20 @@ func (r *Registry) Register(reg Registration) error {
 func AddWorker[T river.JobArgs](r *Registry, w river.Worker[T]) {
 	r.workers = append(r.workers, func(ws *river.Workers) error { return river.AddWorkerSafely(ws, w) })
 }
+
+// AddQueue asks for a River queue of the follow-up jobs' own, worked by
+// maxWorkers goroutines per process: jobs that call a slow service then
+// wait in their queue without holding up the others. A second call for a
+// name replaces the first.
+func (r *Registry) AddQueue(name string, maxWorkers int) {
+	if r.queues == nil {
+		r.queues = map[string]int{}
+	}
+	r.queues[name] = maxWorkers
+}
+
+// Queues returns the queues AddQueue asked for, with their workers.
+func (r *Registry) Queues() map[string]int { return maps.Clone(r.queues) }
 
 // AddWorkersTo adds every follow-up worker to ws.
 func (r *Registry) AddWorkersTo(ws *river.Workers) error {

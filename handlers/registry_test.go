@@ -26,3 +26,24 @@ func TestRegisterValidates(t *testing.T) {
 	}
 	require.Equal(t, []string{"a"}, r.Names())
 }
+
+func TestMatchEvent(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		pattern, eventType string
+		want               bool
+	}{
+		{"*", "anything", true},
+		{"issues", "issues", true},
+		{"issues", "issue_comment", false},
+		{"invoice.*", "invoice.paid", true},
+		{"invoice.*", "invoice.payment.failed", true},
+		{"invoice.*", "invoice", true},
+		{"invoice.*", "invoices.paid", false},
+		{"invoice.*", "invoice_paid", false},
+		{"check_run.*", "check_run", true},
+		{"invoice.paid", "invoice.paid.extra", false},
+	} {
+		require.Equal(t, tc.want, handlers.MatchEvent(tc.pattern, tc.eventType), "%q ~ %q", tc.pattern, tc.eventType)
+	}
+}

@@ -189,33 +189,45 @@ func lockResource(ctx context.Context, tx pgx.Tx, d Delivery, r Resource, wait b
 	return nil
 }
 
+// Version is the newest a resource has seen: the ordering time and
+// receipt time of the newest event with an ordering time of its own, and
+// the newest receipt time of its events without one. Nil fields: none yet.
+type Version struct {
+	At, ReceivedAt, ReceiptAt *time.Time
+}
+
+// OlderThan reports whether r is older than v: stale, once v was applied.
+// Equal is not older: a replay of the newest event applies again.
+func (r Resource) OlderThan(v Version) bool {
+	if r.AtIsReceipt {
+		return v.ReceiptAt != nil && r.ReceivedAt.Before(*v.ReceiptAt)
+	}
+	if v.At == nil {
+		return false
+	}
+	if !r.At.Equal(*v.At) {
+		return r.At.Before(*v.At)
+	}
+	return v.ReceivedAt != nil && r.ReceivedAt.Before(*v.ReceivedAt)
+}
+
 // isStale reports whether a newer event than r was applied to r's
-// resource (see Resource for what newer means). Called with the resource
-// locked, so the answer holds until commit.
+// resource. Called with the resource locked, so the answer holds until
+// commit.
 func isStale(ctx context.Context, tx pgx.Tx, source string, r Resource) (bool, error) {
 	if r.Key == "" {
 		return false, nil
 	}
-	var applied, appliedReceived, receiptApplied *time.Time
+	var v Version
 	err := tx.QueryRow(ctx, resourceVersionGetSQL, pgx.NamedArgs{"source": source, "resource_key": r.Key}).
-		Scan(&applied, &appliedReceived, &receiptApplied)
+		Scan(&v.At, &v.ReceivedAt, &v.ReceiptAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return false, nil
 	}
 	if err != nil {
 		return false, fmt.Errorf("read resource version: %w", err)
 	}
-	// Equal is not stale: a replay of the newest event applies again.
-	if r.AtIsReceipt {
-		return receiptApplied != nil && r.ReceivedAt.Before(*receiptApplied), nil
-	}
-	if applied == nil {
-		return false, nil
-	}
-	if !r.At.Equal(*applied) {
-		return r.At.Before(*applied), nil
-	}
-	return appliedReceived != nil && r.ReceivedAt.Before(*appliedReceived), nil
+	return r.OlderThan(v), nil
 }
 
 // recordApplied moves the resource's version forward (never back), on the

@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -182,6 +183,12 @@ func NewClient(pool *pgxpool.Pool, cfg ClientConfig) (*river.Client[pgx.Tx], err
 			QueueDeliveries:          {MaxWorkers: deliveryWorkers(cfg)},
 			handlers.QueueDownstream: {MaxWorkers: cfg.MaxWorkers},
 			river.QueueDefault:       {MaxWorkers: cfg.MaxWorkers},
+		}
+		for name, workers := range cfg.Registry.Queues() {
+			if _, taken := rc.Queues[name]; taken {
+				return nil, fmt.Errorf("jobs: queue %q is hookinbox's own", name)
+			}
+			rc.Queues[name] = river.QueueConfig{MaxWorkers: workers}
 		}
 	}
 	return river.NewClient(riverpgxv5.New(pool), rc)
