@@ -1,0 +1,123 @@
+package destination_test
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/hookinbox/hookinbox/handlers/destination"
+	"github.com/hookinbox/hookinbox/internal/receiver"
+)
+
+// A 429 whose Retry-After asks for longer than the schedule is honoured.
+func TestRetryAfterIsHonoured(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.recv.Script(receiver.Action{Status: http.StatusTooManyRequests, RetryAfter: "2"})
+	id, _ := b.deliver(t, "invoice.paid", "inv_3", time.Now())
+	require.Equal(t, "succeeded", b.waitSend(t, id, "succeeded", "failed"))
+	reqs := b.recv.Requests()
+	require.Len(t, reqs, 2)
+	require.GreaterOrEqual(t, reqs[1].At.Sub(reqs[0].At), 1900*time.Millisecond, "waited for Retry-After, not the 50ms schedule")
+}
+
+// When the schedule runs out the send fails, visibly; an operator's retry
+// sends it again with the same key.
+func TestExhaustedSendFailsAndAnOperatorRetries(t *testing.T) {
+	t.Parallel()
+	b := setupWith(t, setupOpts{dest: func(d *destination.Destination) {
+		d.Retry = destination.Retry{Schedule: []time.Duration{20 * time.Millisecond, 20 * time.Millisecond}}
+		d.Circuit.Failures = 100
+	}})
+	b.recv.SetFallback(receiver.Fail)
+	id, _ := b.deliver(t, "invoice.paid", "inv_4", time.Now())
+	require.Equal(t, "failed", b.waitSend(t, id, "succeeded", "failed"))
+	require.Len(t, b.recv.Requests(), 3, "the first request and two retries")
+	var lastErr string
+	require.NoError(t, b.pool.QueryRow(context.Background(), "SELECT last_error FROM destination_send WHERE delivery_id = $1", id).Scan(&lastErr))
+	require.Contains(t, lastErr, "HTTP 500")
+
+	b.recv.SetFallback(receiver.Apply)
+	var n int
+	require.NoError(t, pgx.BeginFunc(context.Background(), b.pool, func(tx pgx.Tx) error {
+		var err error
+		n, err = b.svc.RetryFailedTx(context.Background(), tx, b.client, "app", time.Now().Add(-time.Hour))
+		return err
+	}))
+	require.Equal(t, 1, n)
+	require.Equal(t, "succeeded", b.waitSend(t, id, "succeeded"))
+	key := destination.Key("billing", id, "app")
+	for _, r := range b.recv.Requests() {
+		require.Equal(t, key, r.WebhookID)
+	}
+	require.Equal(t, map[string]int{key: 1}, b.recv.Effects())
+}
+
+// After circuit.failures consecutive failures the destination is open:
+// only a probe every probe_every is sent. The first success closes it and
+// the waiting sends go; nothing is dropped.
+func TestCircuitOpensProbesAndCloses(t *testing.T) {
+	t.Parallel()
+	b := setupWith(t, setupOpts{dest: func(d *destination.Destination) {
+		d.Circuit = destination.Circuit{Failures: 3, ProbeEvery: 700 * time.Millisecond}
+		d.Retry = destination.Retry{Schedule: []time.Duration{20 * time.Millisecond, 20 * time.Millisecond,
+			20 * time.Millisecond, 20 * time.Millisecond, 20 * time.Millisecond, 20 * time.Millisecond, 20 * time.Millisecond,
+			20 * time.Millisecond, 20 * time.Millisecond, 20 * time.Millisecond, 20 * time.Millisecond, 20 * time.Millisecond}}
+	}})
+	b.recv.SetFallback(receiver.Fail)
+	var ids []string
+	for i := range 5 {
+		id, _ := b.deliver(t, "invoice.paid", "inv_c"+string(rune('a'+i)), time.Now())
+		ids = append(ids, id)
+	}
+	require.Eventually(t, func() bool {
+		sts, err := b.svc.Statuses(context.Background())
+		return err == nil && sts[0].State == "open"
+	}, 10*time.Second, 10*time.Millisecond)
+	opened := time.Now()
+	time.Sleep(2 * time.Second) // the circuit under test: about two probes
+	during := 0
+	for _, r := range b.recv.Requests() {
+		if r.At.After(opened.Add(50 * time.Millisecond)) {
+			during++
+		}
+	}
+	require.LessOrEqual(t, during, 4, "only probes while open, one per probe_every")
+	require.GreaterOrEqual(t, during, 1, "at least one probe")
+
+	b.recv.SetFallback(receiver.Apply)
+	for _, id := range ids {
+		require.Equal(t, "succeeded", b.waitSend(t, id, "succeeded", "failed"))
+	}
+	sts, err := b.svc.Statuses(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, "active", sts[0].State)
+	require.Nil(t, sts[0].FailingSince)
+	require.Len(t, b.recv.Effects(), 5)
+}
+
+// A paused destination holds its sends; resuming sends them.
+func TestPauseHoldsAndResumeSends(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	require.NoError(t, pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error { return b.svc.SetPausedTx(ctx, tx, "app", true) }))
+	id, _ := b.deliver(t, "invoice.paid", "inv_5", time.Now())
+	require.Eventually(t, func() bool {
+		return b.count(t, "SELECT count(*) FROM river_job WHERE kind = 'destination_send' AND state IN ('scheduled', 'available') AND metadata ? 'snoozes'") == 1
+	}, 10*time.Second, 10*time.Millisecond, "the send job is held")
+	require.Empty(t, b.recv.Requests())
+	sts, err := b.svc.Statuses(ctx)
+	require.NoError(t, err)
+	require.Equal(t, "paused", sts[0].State)
+	require.EqualValues(t, 1, sts[0].Pending)
+
+	resumed := time.Now()
+	require.NoError(t, pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error { return b.svc.SetPausedTx(ctx, tx, "app", false) }))
+	require.Equal(t, "succeeded", b.waitSend(t, id, "succeeded"))
+	require.Less(t, time.Since(resumed), 5*time.Second, "sent on resume, not at the held snooze's end")
+}

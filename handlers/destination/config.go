@@ -1,0 +1,220 @@
+package destination
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"regexp"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+)
+
+// Destination is one of the user's HTTP services.
+type Destination struct {
+	// Name identifies the destination: [a-z0-9-]{1,64}. It is part of the
+	// derived key of every send, so renaming a destination makes its
+	// receivers see new ids. Required.
+	Name string
+
+	// URL receives POST requests. Required: http or https.
+	URL string
+
+	// Secret, when set, signs every request as Standard Webhooks do
+	// (webhook-signature: v1,<base64 HMAC-SHA256> of
+	// "{webhook-id}.{webhook-timestamp}.{body}", keyed with the base64 part
+	// of "whsec_<base64>"). Empty: requests are not signed.
+	Secret string
+
+	// Header is sent with every request (e.g. Authorization). Values are
+	// never logged.
+	Header http.Header
+
+	// Timeout bounds one request. Defaults to 10s.
+	Timeout time.Duration
+
+	// MaxInFlight is how many requests to this destination may be in
+	// flight at once, across every replica. Defaults to 10.
+	MaxInFlight int
+
+	// RateLimit is the most requests per second to this destination,
+	// across every replica. 0: no limit. Defaults to 0.
+	RateLimit float64
+
+	// Retry says when a failed request is made again.
+	Retry Retry
+
+	// Circuit says when to stop sending to a failing destination.
+	Circuit Circuit
+}
+
+// Retry is a destination's retry schedule.
+type Retry struct {
+	// Schedule is the wait before each retry (the first is after the first
+	// failure), each jittered by ±20%. A 429 or 503 whose Retry-After asks
+	// for longer gets that. Defaults to DefaultSchedule.
+	Schedule []time.Duration
+
+	// MaxAge is how long after its first attempt a send may still be
+	// retried. Defaults to 72h.
+	MaxAge time.Duration
+}
+
+// DefaultSchedule is Retry.Schedule's default: about 10 hours of retries.
+var DefaultSchedule = []time.Duration{5 * time.Second, 30 * time.Second, 2 * time.Minute, 10 * time.Minute, time.Hour, 3 * time.Hour, 6 * time.Hour}
+
+// Circuit is a destination's circuit breaker: after Failures consecutive
+// failed requests the destination is open, and only one request, a probe,
+// is sent every ProbeEvery until one succeeds. Pending sends wait.
+type Circuit struct {
+	// Failures opens the circuit. Defaults to 20.
+	Failures int
+	// ProbeEvery is the time between probes of an open circuit. Defaults
+	// to 30s.
+	ProbeEvery time.Duration
+}
+
+// Route sends a source's events to destinations.
+type Route struct {
+	// Source is a configured source's name, or "*" for every source.
+	// Required.
+	Source string
+
+	// Events are the event types routed: exact names, "x.*" prefix
+	// patterns, or "*" (see handlers.MatchEvent). Required.
+	Events []string
+
+	// To names the destinations. Required.
+	To []string
+
+	// Ordered sends one resource's events to a destination one at a time,
+	// in the order they were processed: the next only after the previous
+	// succeeded or finally failed. Different resources flow in parallel.
+	// Defaults to false.
+	Ordered bool
+
+	// SkipStale, for ordered routes, does not send an event older than one
+	// the destination already got for its resource (otherwise it is sent
+	// with Hookinbox-Stale: true). Defaults to false.
+	SkipStale bool
+}
+
+// Config configures destinations and their routes.
+type Config struct {
+	Destinations []Destination
+	Routes       []Route
+
+	// Sources are the configured sources' names, to expand Route.Source
+	// "*" and to refuse a route naming an unknown source. Required.
+	Sources []string
+
+	// Pool is where sends are recorded and payloads read. Required.
+	Pool *pgxpool.Pool
+
+	// Observe, when set, is told about every request: the destination,
+	// the outcome (succeeded, failed, retry) and how long it took.
+	Observe func(destination, outcome string, d time.Duration)
+
+	// Logger defaults to a discard logger.
+	Logger *slog.Logger
+}
+
+const (
+	DefaultTimeout     = 10 * time.Second
+	DefaultMaxInFlight = 10
+	DefaultMaxAge      = 72 * time.Hour
+	DefaultFailures    = 20
+	DefaultProbeEvery  = 30 * time.Second
+)
+
+// WithDefaults fills what a Destination leaves unset.
+func (d Destination) WithDefaults() Destination {
+	if d.Timeout == 0 {
+		d.Timeout = DefaultTimeout
+	}
+	if d.MaxInFlight == 0 {
+		d.MaxInFlight = DefaultMaxInFlight
+	}
+	if len(d.Retry.Schedule) == 0 {
+		d.Retry.Schedule = DefaultSchedule
+	}
+	if d.Retry.MaxAge == 0 {
+		d.Retry.MaxAge = DefaultMaxAge
+	}
+	if d.Circuit.Failures == 0 {
+		d.Circuit.Failures = DefaultFailures
+	}
+	if d.Circuit.ProbeEvery == 0 {
+		d.Circuit.ProbeEvery = DefaultProbeEvery
+	}
+	return d
+}
+
+var nameRE = regexp.MustCompile(`^[a-z0-9-]{1,64}$`)
+
+// Validate checks one destination, naming the field at fault.
+func (d Destination) Validate() error {
+	switch {
+	case !nameRE.MatchString(d.Name):
+		return fmt.Errorf("name: %q must be 1–64 of a-z, 0-9 and -", d.Name)
+	case d.Timeout < 0 || d.MaxInFlight < 0 || d.RateLimit < 0 || d.Retry.MaxAge < 0 || d.Circuit.Failures < 0 || d.Circuit.ProbeEvery < 0:
+		return errors.New("timeout, max_in_flight, rate_limit, retry.max_age and circuit values must not be negative")
+	}
+	u, err := url.Parse(d.URL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("url: %q is not an http(s) URL", d.URL)
+	}
+	for _, s := range d.Retry.Schedule {
+		if s <= 0 {
+			return errors.New("retry.schedule: every wait must be positive")
+		}
+	}
+	if d.Secret != "" {
+		if _, err := standardwebhooks.NewWebhook(d.Secret); err != nil {
+			return fmt.Errorf("secret: not a Standard Webhooks secret (want whsec_<base64>): %v", err)
+		}
+	}
+	return nil
+}
+
+// validate checks the whole configuration.
+func (c Config) validate() error {
+	if c.Pool == nil {
+		return errors.New("destination: Config.Pool is required")
+	}
+	names := map[string]bool{}
+	for i, d := range c.Destinations {
+		if err := d.Validate(); err != nil {
+			return fmt.Errorf("destinations[%d] (%s).%w", i, d.Name, err)
+		}
+		if names[d.Name] {
+			return fmt.Errorf("destinations[%d].name: %q is used twice", i, d.Name)
+		}
+		names[d.Name] = true
+	}
+	sources := map[string]bool{"*": true}
+	for _, s := range c.Sources {
+		sources[s] = true
+	}
+	for i, r := range c.Routes {
+		switch {
+		case !sources[r.Source]:
+			return fmt.Errorf("routes[%d].source: no source named %q", i, r.Source)
+		case len(r.Events) == 0:
+			return fmt.Errorf("routes[%d].events: empty (use \"*\" for every event)", i)
+		case len(r.To) == 0:
+			return fmt.Errorf("routes[%d].to: names no destination", i)
+		case r.SkipStale && !r.Ordered:
+			return fmt.Errorf("routes[%d].skip_stale: only ordered routes know what is stale", i)
+		}
+		for _, to := range r.To {
+			if !names[to] {
+				return fmt.Errorf("routes[%d].to: no destination named %q", i, to)
+			}
+		}
+	}
+	return nil
+}

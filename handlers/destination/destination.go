@@ -1,0 +1,204 @@
+// Package destination delivers stored deliveries to the user's own HTTP
+// services: signed as Standard Webhooks, retried on a schedule, limited
+// in rate and concurrency across replicas, behind a circuit breaker, and,
+// for ordered routes, one resource at a time in the order the deliveries
+// were processed.
+//
+// The outbox: when a delivery is processed, the destinations its routes
+// name each get one send row and one River job, inserted in the
+// delivery's processing transaction. The row is unique per (delivery,
+// destination), so a replay, a retry or a crash never makes a second,
+// distinct request. Every request for a send carries the same key as
+// webhook-id and Idempotency-Key, derived from the delivery and the
+// destination, so a receiver dedupes a request whose answer was lost.
+package destination
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+
+	"github.com/hookinbox/hookinbox/handlers"
+)
+
+var (
+	//go:embed sql/send_insert.sql
+	sendInsertSQL string
+)
+
+// HandlerName is the name under which destination keys are derived:
+// Key = handlers.DeriveKey(source, delivery id, HandlerName, "dest:"+name).
+const HandlerName = "destinations"
+
+// Key is the webhook-id and Idempotency-Key of the send of one delivery to
+// one destination: the same on every retry and replay, different for
+// every other delivery or destination.
+func Key(source, deliveryID, destination string) string {
+	return handlers.DeriveKey(source, deliveryID, HandlerName, "dest:"+destination)
+}
+
+// Service sends deliveries to destinations.
+type Service struct {
+	cfg     Config
+	dests   map[string]*dest
+	targets map[string][]target // by source
+	logger  *slog.Logger
+}
+
+// dest is a configured destination with what sending to it needs.
+type dest struct {
+	Destination
+	queue  string
+	client *http.Client
+	signer *standardwebhooks.Webhook // nil: unsigned
+	ready  onceOK                    // its shared rows exist
+}
+
+// target is one destination a route sends a source's events to.
+type target struct {
+	route       Route
+	destination string
+}
+
+// Register validates cfg, registers the outbox handler of every source
+// that routes name and the send worker, and returns the service that the
+// admin API and metrics ask about destinations.
+func Register(r *handlers.Registry, cfg Config) (*Service, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Observe == nil {
+		cfg.Observe = func(string, string, time.Duration) {}
+	}
+	s := &Service{cfg: cfg, dests: map[string]*dest{}, targets: map[string][]target{}, logger: cfg.Logger}
+	for _, d := range cfg.Destinations {
+		d = d.WithDefaults()
+		transport := http.DefaultTransport.(*http.Transport).Clone()
+		transport.MaxIdleConnsPerHost = max(d.MaxInFlight, 2) // reuse a connection per request in flight
+		nd := &dest{Destination: d, queue: QueueFor(d.Name), client: &http.Client{Timeout: d.Timeout, Transport: transport}}
+		if d.Secret != "" {
+			var err error
+			if nd.signer, err = standardwebhooks.NewWebhook(d.Secret); err != nil {
+				return nil, fmt.Errorf("destination %s: secret: %w", d.Name, err)
+			}
+		}
+		s.dests[d.Name] = nd
+		r.AddQueue(nd.queue, d.MaxInFlight)
+	}
+	for _, route := range cfg.Routes {
+		sources := []string{route.Source}
+		if route.Source == "*" {
+			sources = cfg.Sources
+		}
+		for _, src := range sources {
+			for _, to := range route.To {
+				s.targets[src] = append(s.targets[src], target{route: route, destination: to})
+			}
+		}
+	}
+	handlers.AddWorker(r, &sendWorker{svc: s})
+	for _, src := range cfg.Sources {
+		ts := s.targets[src]
+		if len(ts) == 0 {
+			continue
+		}
+		var events []string
+		for _, t := range ts {
+			events = append(events, t.route.Events...)
+		}
+		if err := r.Register(handlers.Registration{
+			Name:     HandlerName + "." + src,
+			Source:   src,
+			Events:   events,
+			Batch:    true,                // database work only: the requests go from their own jobs
+			Ordering: handlers.EveryEvent, // a destination is told an event is stale, or skips it
+			Handler:  handlers.HandlerFunc(s.enqueue),
+		}); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// Names lists the configured destinations.
+func (s *Service) Names() []string {
+	names := make([]string, 0, len(s.cfg.Destinations))
+	for _, d := range s.cfg.Destinations {
+		names = append(names, d.Name)
+	}
+	return names
+}
+
+// targetsFor returns the destinations e is routed to, each once; the first
+// route (in configuration order) that matches decides its ordering.
+func (s *Service) targetsFor(source, eventType string) []target {
+	var out []target
+	seen := map[string]bool{}
+	for _, t := range s.targets[source] {
+		if seen[t.destination] {
+			continue
+		}
+		for _, p := range t.route.Events {
+			if handlers.MatchEvent(p, eventType) {
+				out = append(out, t)
+				seen[t.destination] = true
+				break
+			}
+		}
+	}
+	return out
+}
+
+// enqueue is the outbox: in the delivery's processing transaction, one
+// send and its job per routed destination, unless the delivery already has
+// them (a replay, a retried processing).
+func (s *Service) enqueue(ctx context.Context, e *handlers.Event) error {
+	for _, t := range s.targetsFor(e.Source, e.EventType) {
+		ordered := t.route.Ordered && e.Resource.Key != ""
+		sd := sendRow{
+			Destination: t.destination, Source: e.Source, DeliveryID: e.DeliveryID, InboxID: e.InboxID,
+			EventType: e.EventType, Key: Key(e.Source, e.DeliveryID, t.destination), Ordered: ordered,
+			SkipStale: ordered && t.route.SkipStale, Resource: e.Resource,
+		}
+		var resourceKey *string
+		if ordered {
+			resourceKey = &e.Resource.Key
+		}
+		err := e.Tx.QueryRow(ctx, sendInsertSQL, pgx.NamedArgs{
+			"destination": sd.Destination, "source": sd.Source, "delivery_id": sd.DeliveryID, "inbox_id": sd.InboxID,
+			"event_type": sd.EventType, "key": sd.Key, "ordered": sd.Ordered, "skip_stale": sd.SkipStale,
+			"resource_key": resourceKey, "event_at": e.Resource.At, "event_received_at": e.Resource.ReceivedAt,
+			"at_is_receipt": e.Resource.AtIsReceipt, "state": "waiting",
+		}).Scan(&sd.ID)
+		if errors.Is(err, pgx.ErrNoRows) {
+			continue // sent (or being sent) already: the same key, nothing new
+		}
+		if err != nil {
+			return fmt.Errorf("destination %s: record send: %w", t.destination, err)
+		}
+		if err := s.scheduleTx(ctx, e.Tx, e.Enqueue, sd); err != nil {
+			return fmt.Errorf("destination %s: %w", t.destination, err)
+		}
+	}
+	return nil
+}
+
+// sendRow is a send as enqueueing knows it.
+type sendRow struct {
+	ID                                   int64
+	Destination, Source, DeliveryID, Key string
+	EventType                            string
+	InboxID                              int64
+	Ordered, SkipStale                   bool
+	Resource                             handlers.Resource
+}

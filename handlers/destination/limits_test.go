@@ -1,0 +1,47 @@
+package destination_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/require"
+
+	"github.com/hookinbox/hookinbox/handlers/destination"
+	"github.com/hookinbox/hookinbox/internal/receiver"
+)
+
+// max_in_flight and rate_limit hold across replicas: three processes'
+// clients, each with a pool of its own on one database, send to one
+// receiver, which sees no more than max_in_flight at once and no
+// one-second window above 1.5 × rate_limit.
+func TestLimitsHoldAcrossReplicas(t *testing.T) {
+	t.Parallel()
+	const maxInFlight, rate = 3, 20.0
+	limits := func(d *destination.Destination) { d.MaxInFlight, d.RateLimit = maxInFlight, rate }
+	first := setupWith(t, setupOpts{dest: limits})
+	first.recv.SetFallback(receiver.Action{Delay: 120 * time.Millisecond})
+	for range 2 {
+		pool, err := pgxpool.NewWithConfig(context.Background(), first.pool.Config().Copy())
+		require.NoError(t, err)
+		t.Cleanup(pool.Close)
+		setupWith(t, setupOpts{dest: limits, pool: pool, recv: first.recv})
+	}
+	var ids []string
+	for i := range 60 {
+		id, _ := first.deliver(t, "invoice.paid", fmt.Sprintf("inv_l%d", i), time.Now())
+		ids = append(ids, id)
+	}
+	for _, id := range ids {
+		first.waitSend(t, id, "succeeded")
+	}
+	require.Len(t, first.recv.Effects(), 60)
+	require.LessOrEqual(t, first.recv.MaxInFlight(), maxInFlight)
+	perSecond := first.recv.MaxPerWindow(time.Second)
+	require.LessOrEqual(t, perSecond, int(1.5*rate))
+	jobsByProcess := first.count(t, "SELECT count(DISTINCT attempted_by[1]) FROM river_job WHERE kind = 'destination_send'")
+	t.Logf("in flight at most %d, busiest second %d requests, sends worked by %d clients", first.recv.MaxInFlight(), perSecond, jobsByProcess)
+	require.Greater(t, jobsByProcess, 1, "the replicas shared the work")
+}

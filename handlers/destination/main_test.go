@@ -1,0 +1,161 @@
+package destination_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+	"github.com/stretchr/testify/require"
+
+	"github.com/hookinbox/hookinbox/handlers"
+	"github.com/hookinbox/hookinbox/handlers/destination"
+	"github.com/hookinbox/hookinbox/ingest"
+	"github.com/hookinbox/hookinbox/internal/receiver"
+	"github.com/hookinbox/hookinbox/internal/testdb"
+	"github.com/hookinbox/hookinbox/internal/testlog"
+	"github.com/hookinbox/hookinbox/jobs"
+)
+
+func TestMain(m *testing.M) { testdb.Main(m) }
+
+const secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+
+// fast is a retry schedule for tests: many quick retries.
+var fast = destination.Retry{Schedule: []time.Duration{50 * time.Millisecond, 50 * time.Millisecond, 50 * time.Millisecond,
+	50 * time.Millisecond, 50 * time.Millisecond, 50 * time.Millisecond, 50 * time.Millisecond, 50 * time.Millisecond}}
+
+type bundle struct {
+	pool     *pgxpool.Pool
+	client   *river.Client[pgx.Tx]
+	inbox    *ingest.Inbox
+	svc      *destination.Service
+	recv     *receiver.Receiver
+	log      *testlog.Buffer
+	observed atomic.Int64
+}
+
+type setupOpts struct {
+	dest    func(d *destination.Destination) // adjusts the destination "app"
+	route   func(r *destination.Route)       // adjusts the route billing → app
+	extra   []destination.Destination        // more destinations
+	pool    *pgxpool.Pool                    // a replica shares the first's database
+	recv    *receiver.Receiver               // and its receiver
+	noStart bool
+}
+
+func setup(t *testing.T) *bundle { return setupWith(t, setupOpts{}) }
+
+// setupWith runs one "process": a registry with destination "app" routed
+// from source billing (standard), a River client working its jobs, and an
+// inbox to deliver into.
+func setupWith(t *testing.T, opts setupOpts) *bundle {
+	t.Helper()
+	logger, logs := testlog.New(t)
+	b := &bundle{pool: opts.pool, recv: opts.recv, log: logs}
+	if b.pool == nil {
+		b.pool = testdb.New(t)
+	}
+	if b.recv == nil {
+		b.recv = receiver.New(t, secret)
+	}
+	d := destination.Destination{Name: "app", URL: b.recv.URL + "/webhooks", Secret: secret, Timeout: 500 * time.Millisecond,
+		Header: http.Header{"Authorization": {"Bearer app-token"}}, Retry: fast}
+	if opts.dest != nil {
+		opts.dest(&d)
+	}
+	route := destination.Route{Source: "billing", Events: []string{"*"}, To: []string{"app"}}
+	if opts.route != nil {
+		opts.route(&route)
+	}
+	reg := handlers.NewRegistry(handlers.Config{Logger: logger, Sources: []handlers.Source{
+		{Name: "billing", Provider: "standard"}, {Name: "github", Provider: "github"},
+	}})
+	var err error
+	b.svc, err = destination.Register(reg, destination.Config{
+		Destinations: append([]destination.Destination{d}, opts.extra...), Routes: []destination.Route{route},
+		Sources: []string{"billing", "github"}, Pool: b.pool, Logger: logger,
+		Observe: func(string, string, time.Duration) { b.observed.Add(1) },
+	})
+	require.NoError(t, err)
+	b.client, err = jobs.NewClient(b.pool, jobs.ClientConfig{
+		Registry: reg, FetchPollInterval: 50 * time.Millisecond, Logger: logger, RetryPolicy: fastRetry{},
+	})
+	require.NoError(t, err)
+	b.inbox = ingest.NewInbox(b.pool, b.client)
+	if !opts.noStart {
+		b.start(t)
+	}
+	return b
+}
+
+func (b *bundle) start(t *testing.T) {
+	t.Helper()
+	require.NoError(t, b.client.Start(context.Background()))
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := b.client.Stop(ctx); err != nil {
+			_ = b.client.StopAndCancel(context.Background())
+		}
+	})
+}
+
+type fastRetry struct{}
+
+func (fastRetry) NextRetry(*rivertype.JobRow) time.Time { return time.Now().Add(20 * time.Millisecond) }
+
+var seq atomic.Int64
+
+func newID(prefix string) string {
+	return fmt.Sprintf("%s_%d_%d", prefix, time.Now().UnixNano(), seq.Add(1))
+}
+
+func payload(eventType, resource string, at time.Time) []byte {
+	return []byte(fmt.Sprintf(`{"type":%q,"timestamp":%q,"data":{"id":%q}}`, eventType, at.UTC().Format(time.RFC3339), resource))
+}
+
+// deliver records a billing delivery as ingest does and returns its id and
+// inbox id.
+func (b *bundle) deliver(t *testing.T, eventType, resource string, at time.Time) (string, int64) {
+	t.Helper()
+	id := newID("msg")
+	rec, err := b.inbox.Record(context.Background(), ingest.Delivery{
+		Source: "billing", DeliveryID: id, EventType: eventType, OccurredAt: at,
+		Headers: http.Header{"Content-Type": {"application/json"}}, Payload: payload(eventType, resource, at),
+	})
+	require.NoError(t, err)
+	return id, rec.ID
+}
+
+// sendState waits for the send of a delivery to reach one of states.
+func (b *bundle) waitSend(t *testing.T, deliveryID string, states ...string) string {
+	t.Helper()
+	var state string
+	require.Eventually(t, func() bool {
+		err := b.pool.QueryRow(context.Background(), "SELECT state FROM destination_send WHERE delivery_id = $1", deliveryID).Scan(&state)
+		if err != nil {
+			return false
+		}
+		for _, s := range states {
+			if s == state {
+				return true
+			}
+		}
+		return false
+	}, 20*time.Second, 10*time.Millisecond, "send of %s never became %v (last %q)", deliveryID, states, state)
+	return state
+}
+
+func (b *bundle) count(t *testing.T, sql string, args ...any) int {
+	t.Helper()
+	var n int
+	require.NoError(t, b.pool.QueryRow(context.Background(), sql, args...).Scan(&n))
+	return n
+}

@@ -1,0 +1,268 @@
+package destination
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/hookinbox/hookinbox/handlers"
+)
+
+var (
+	//go:embed sql/status_list.sql
+	statusListSQL string
+	//go:embed sql/outcome_counts.sql
+	outcomeCountsSQL string
+	//go:embed sql/state_set_paused.sql
+	stateSetPausedSQL string
+	//go:embed sql/send_retry_pick.sql
+	sendRetryPickSQL string
+	//go:embed sql/send_retry_reset.sql
+	sendRetryResetSQL string
+	//go:embed sql/sends_of_delivery.sql
+	sendsOfDeliverySQL string
+	//go:embed sql/attempts_of_sends.sql
+	attemptsOfSendsSQL string
+	//go:embed sql/pending_counts.sql
+	pendingCountsSQL string
+)
+
+// ErrNotFound: no destination of that name is configured.
+var ErrNotFound = errors.New("destination: no such destination")
+
+// Status is a destination's health.
+type Status struct {
+	Name string `json:"name"`
+	// State is active, paused or open (the circuit breaker stopped
+	// sending, but for a probe every circuit.probe_every).
+	State               string           `json:"state"`
+	InFlight            int64            `json:"in_flight"`
+	Pending             int64            `json:"pending"` // sends not yet finished
+	FailingSince        *time.Time       `json:"failing_since"`
+	ConsecutiveFailures int              `json:"consecutive_failures"`
+	LastError           *string          `json:"last_error"`
+	Counts              map[string]int64 `json:"counts"` // sends by state: succeeded, failed, skipped, pending, waiting
+}
+
+// Statuses returns every configured destination's health.
+func (s *Service) Statuses(ctx context.Context) ([]Status, error) {
+	names := s.Names()
+	for _, name := range names {
+		if err := s.ensureShared(ctx, s.dests[name]); err != nil {
+			return nil, err
+		}
+	}
+	rows, err := s.cfg.Pool.Query(ctx, statusListSQL, pgx.NamedArgs{"destinations": names})
+	if err != nil {
+		return nil, err
+	}
+	var out []Status
+	byName := map[string]*Status{}
+	for rows.Next() {
+		var (
+			st           Status
+			paused, open bool
+		)
+		if err := rows.Scan(&st.Name, &paused, &open, &st.FailingSince, &st.LastError, &st.ConsecutiveFailures, &st.InFlight, &st.Pending); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		switch {
+		case paused:
+			st.State = "paused"
+		case open:
+			st.State = "open"
+		default:
+			st.State = "active"
+		}
+		st.Counts = map[string]int64{}
+		out = append(out, st)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	for i := range out {
+		byName[out[i].Name] = &out[i]
+	}
+	rows, err = s.cfg.Pool.Query(ctx, outcomeCountsSQL, pgx.NamedArgs{"destinations": names})
+	if err != nil {
+		return nil, err
+	}
+	var (
+		name, state string
+		n           int64
+	)
+	if _, err := pgx.ForEachRow(rows, []any{&name, &state, &n}, func() error {
+		if st := byName[name]; st != nil {
+			st.Counts[state] = n
+		}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// SetPausedTx pauses or resumes a destination in tx. A paused destination
+// holds its sends (they wait, nothing is dropped); resuming sends them.
+func (s *Service) SetPausedTx(ctx context.Context, tx pgx.Tx, name string, paused bool) error {
+	if _, ok := s.dests[name]; !ok {
+		return ErrNotFound
+	}
+	if _, err := tx.Exec(ctx, stateSetPausedSQL, pgx.NamedArgs{"destination": name, "paused": paused}); err != nil {
+		return err
+	}
+	if !paused {
+		if _, err := tx.Exec(ctx, jobsWakeSQL, pgx.NamedArgs{"destination": name}); err != nil {
+			return fmt.Errorf("wake held sends: %w", err)
+		}
+	}
+	return nil
+}
+
+// MaxRetry bounds the failed sends one RetryFailedTx sends again.
+const MaxRetry = 10_000
+
+// RetryFailedTx sends again, with their same keys, a destination's sends
+// that failed for good at or after since: each starts a fresh retry
+// schedule. Ordered sends take their turn behind their resource's send in
+// progress. It returns how many it took.
+func (s *Service) RetryFailedTx(ctx context.Context, tx pgx.Tx, client interface {
+	InsertTx(context.Context, pgx.Tx, river.JobArgs, *river.InsertOpts) (*rivertype.JobInsertResult, error)
+}, name string, since time.Time) (int, error) {
+	if _, ok := s.dests[name]; !ok {
+		return 0, ErrNotFound
+	}
+	rows, err := tx.Query(ctx, sendRetryPickSQL, pgx.NamedArgs{"destination": name, "since": since, "limit": MaxRetry})
+	if err != nil {
+		return 0, err
+	}
+	type picked struct {
+		sendRow
+		resourceKey *string
+		jobID       *int64
+	}
+	var sends []picked
+	for rows.Next() {
+		var p picked
+		if err := rows.Scan(&p.ID, &p.Source, &p.DeliveryID, &p.Ordered, &p.resourceKey, &p.jobID); err != nil {
+			rows.Close()
+			return 0, err
+		}
+		p.Destination = name
+		if p.resourceKey != nil {
+			p.Resource = handlers.Resource{Key: *p.resourceKey}
+		}
+		p.Ordered = p.Ordered && p.resourceKey != nil
+		sends = append(sends, p)
+	}
+	if err := rows.Err(); err != nil {
+		return 0, err
+	}
+	insert := inTx(client, tx)
+	for _, p := range sends {
+		if _, err := tx.Exec(ctx, sendRetryResetSQL, pgx.NamedArgs{"id": p.ID}); err != nil {
+			return 0, err
+		}
+		if err := s.scheduleTx(ctx, tx, insert, p.sendRow); err != nil {
+			return 0, err
+		}
+	}
+	return len(sends), nil
+}
+
+// Send is one destination's send of a delivery, with its attempts.
+type Send struct {
+	ID          int64      `json:"id"`
+	Destination string     `json:"destination"`
+	Key         string     `json:"webhook_id"`
+	State       string     `json:"state"`
+	Stale       bool       `json:"stale"`
+	Attempts    []Attempt  `json:"attempts"`
+	LastStatus  *int       `json:"last_status"`
+	LastError   *string    `json:"last_error"`
+	JobID       *int64     `json:"job_id"`
+	CreatedAt   time.Time  `json:"created_at"`
+	FinishedAt  *time.Time `json:"finished_at"`
+	attempts    int
+}
+
+// Attempt is one request of a send.
+type Attempt struct {
+	Attempt     int       `json:"attempt"`
+	AttemptedAt time.Time `json:"attempted_at"`
+	DurationMS  int       `json:"duration_ms"`
+	Status      *int      `json:"status"`
+	Error       *string   `json:"error"`
+	Response    *string   `json:"response"`
+	Stale       bool      `json:"stale"`
+	Probe       bool      `json:"probe"`
+}
+
+// SendsOf returns what every destination got of one delivery.
+func SendsOf(ctx context.Context, q interface {
+	Query(context.Context, string, ...any) (pgx.Rows, error)
+}, source, deliveryID string) ([]Send, error) {
+	rows, err := q.Query(ctx, sendsOfDeliverySQL, pgx.NamedArgs{"source": source, "delivery_id": deliveryID})
+	if err != nil {
+		return nil, err
+	}
+	sends := []Send{}
+	for rows.Next() {
+		var sd Send
+		if err := rows.Scan(&sd.ID, &sd.Destination, &sd.Key, &sd.State, &sd.Stale, &sd.attempts, &sd.LastStatus,
+			&sd.LastError, &sd.JobID, &sd.CreatedAt, &sd.FinishedAt); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		sd.Attempts = []Attempt{}
+		sends = append(sends, sd)
+	}
+	if err := rows.Err(); err != nil || len(sends) == 0 {
+		return sends, err
+	}
+	ids := make([]int64, len(sends))
+	index := map[int64]int{}
+	for i, sd := range sends {
+		ids[i], index[sd.ID] = sd.ID, i
+	}
+	rows, err = q.Query(ctx, attemptsOfSendsSQL, pgx.NamedArgs{"send_ids": ids})
+	if err != nil {
+		return nil, err
+	}
+	var (
+		sendID int64
+		a      Attempt
+	)
+	_, err = pgx.ForEachRow(rows, []any{&sendID, &a.Attempt, &a.AttemptedAt, &a.DurationMS, &a.Status, &a.Error, &a.Response, &a.Stale, &a.Probe}, func() error {
+		i := index[sendID]
+		sends[i].Attempts = append(sends[i].Attempts, a)
+		a = Attempt{}
+		return nil
+	})
+	return sends, err
+}
+
+// Pending returns the unfinished sends per destination, for metrics.
+func (s *Service) Pending(ctx context.Context) (map[string]float64, error) {
+	out := map[string]float64{}
+	for _, n := range s.Names() {
+		out[n] = 0
+	}
+	rows, err := s.cfg.Pool.Query(ctx, pendingCountsSQL, pgx.NamedArgs{"destinations": s.Names()})
+	if err != nil {
+		return nil, err
+	}
+	var (
+		name string
+		n    float64
+	)
+	_, err = pgx.ForEachRow(rows, []any{&name, &n}, func() error { out[name] = n; return nil })
+	return out, err
+}

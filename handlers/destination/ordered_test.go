@@ -1,0 +1,121 @@
+package destination_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/hookinbox/hookinbox/handlers/destination"
+	"github.com/hookinbox/hookinbox/internal/receiver"
+)
+
+// Ordered: for one (destination, resource) the next send goes only after
+// the previous one is done, so under shuffled arrival each resource's
+// events reach the destination in the order they were processed, one at a
+// time, while different resources flow in parallel. Events processed
+// after a newer one of their resource are sent marked stale.
+func TestOrderedSendsOneResourceAtATime(t *testing.T) {
+	t.Parallel()
+	b := setupWith(t, setupOpts{route: func(r *destination.Route) { r.Ordered = true }, dest: func(d *destination.Destination) {
+		d.MaxInFlight = 20
+	}})
+	b.recv.SetFallback(receiver.Action{Delay: 5 * time.Millisecond})
+	const resources, perResource = 50, 4
+	base := time.Now().Add(-time.Hour).Truncate(time.Second)
+	type ev struct {
+		resource string
+		n        int
+	}
+	var evs []ev
+	for r := range resources {
+		for n := range perResource {
+			evs = append(evs, ev{fmt.Sprintf("res_%02d", r), n})
+		}
+	}
+	rand.Shuffle(len(evs), func(i, j int) { evs[i], evs[j] = evs[j], evs[i] })
+	ids := make([]string, len(evs))
+	var wg sync.WaitGroup
+	for i, e := range evs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ids[i], _ = b.deliver(t, "invoice.updated", e.resource, base.Add(time.Duration(e.n)*time.Minute))
+		}()
+	}
+	wg.Wait()
+	for _, id := range ids {
+		b.waitSend(t, id, "succeeded")
+	}
+
+	// Per resource, what the destination got: in the order processed, one
+	// at a time (each request began after the previous one's answer).
+	type got struct {
+		at    time.Time
+		n     int
+		stale bool
+	}
+	byRes := map[string][]got{}
+	for _, r := range b.recv.Requests() {
+		var body struct {
+			Timestamp time.Time           `json:"timestamp"`
+			Data      struct{ ID string } `json:"data"`
+		}
+		require.NoError(t, json.Unmarshal(r.Body, &body))
+		byRes[body.Data.ID] = append(byRes[body.Data.ID], got{r.At, int(body.Timestamp.Sub(base) / time.Minute), r.Header.Get("Hookinbox-Stale") == "true"})
+	}
+	require.Len(t, byRes, resources)
+	staleSeen := 0
+	for res, gs := range byRes {
+		require.Len(t, gs, perResource, res)
+		newest := -1
+		for i, g := range gs {
+			if i > 0 {
+				require.GreaterOrEqual(t, g.at.Sub(gs[i-1].at), 5*time.Millisecond, "%s: one at a time", res)
+			}
+			require.Equal(t, g.n < newest, g.stale, "%s: stale exactly when older than what was sent before", res)
+			newest = max(newest, g.n)
+			if g.stale {
+				staleSeen++
+			}
+		}
+	}
+	require.Greater(t, b.recv.MaxInFlight(), 1, "different resources in parallel")
+	t.Logf("stale sends: %d of %d", staleSeen, len(evs))
+	require.Zero(t, b.count(t, "SELECT count(*) FROM destination_resource WHERE busy"))
+}
+
+// skip_stale: an event older than what the destination got is not sent.
+func TestSkipStaleDoesNotSendOlderEvents(t *testing.T) {
+	t.Parallel()
+	b := setupWith(t, setupOpts{route: func(r *destination.Route) { r.Ordered, r.SkipStale = true, true }})
+	base := time.Now().Add(-time.Hour).Truncate(time.Second)
+	newer, _ := b.deliver(t, "invoice.updated", "inv_s", base.Add(time.Minute))
+	require.Equal(t, "succeeded", b.waitSend(t, newer, "succeeded"))
+	older, _ := b.deliver(t, "invoice.updated", "inv_s", base)
+	require.Equal(t, "skipped", b.waitSend(t, older, "succeeded", "skipped"))
+	require.Len(t, b.recv.Requests(), 1)
+}
+
+// A dead destination delays nothing else: ingest answers at once and
+// another destination's sends go on.
+func TestDeadDestinationDoesNotHoldUpOthers(t *testing.T) {
+	t.Parallel()
+	live := receiver.New(t, "")
+	b := setupWith(t, setupOpts{
+		dest:  func(d *destination.Destination) { d.URL = "http://127.0.0.1:1/dead"; d.MaxInFlight = 2 },
+		extra: []destination.Destination{{Name: "live", URL: live.URL}},
+		route: func(r *destination.Route) { r.To = []string{"app", "live"} },
+	})
+	for i := range 20 {
+		start := time.Now()
+		b.deliver(t, "invoice.paid", fmt.Sprintf("inv_d%d", i), time.Now())
+		require.Less(t, time.Since(start), time.Second)
+	}
+	require.Eventually(t, func() bool { return len(live.Effects()) == 20 }, 20*time.Second, 20*time.Millisecond)
+	require.Empty(t, b.recv.Requests())
+}

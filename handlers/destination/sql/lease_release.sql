@@ -1,0 +1,2 @@
+UPDATE destination_lease SET holder = NULL, expires_at = '-infinity'
+WHERE destination = @destination AND slot = @slot AND holder = @holder

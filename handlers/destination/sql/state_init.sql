@@ -1,0 +1,2 @@
+-- A destination's shared state row.
+INSERT INTO destination_state (destination) VALUES (@destination) ON CONFLICT DO NOTHING

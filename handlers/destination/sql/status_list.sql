@@ -1,0 +1,11 @@
+-- Every destination's health for operators, from its shared rows and its
+-- sends (unfinished ones through their partial index).
+SELECT st.destination, st.paused, st.circuit_open_since IS NOT NULL, st.failing_since, st.last_error,
+       st.consecutive_failures,
+       (SELECT count(*) FROM destination_lease l
+         WHERE l.destination = st.destination AND l.holder IS NOT NULL AND l.expires_at > clock_timestamp()),
+       (SELECT count(*) FROM destination_send s
+         WHERE s.destination = st.destination AND s.state IN ('waiting', 'pending'))
+FROM destination_state st
+WHERE st.destination = ANY(@destinations)
+ORDER BY st.destination
