@@ -60,8 +60,6 @@ type bulkReplayRequest struct {
 	Limit     int    `json:"limit"`
 }
 
-var replayableStatuses = map[string]bool{"received": true, "processed": true, "skipped": true, "failed": true}
-
 // createBulkReplay records a bulk replay and enqueues the job that does it
 // in batches; the request only starts it.
 func (s *Server) createBulkReplay(c *fiber.Ctx) error {
@@ -71,8 +69,8 @@ func (s *Server) createBulkReplay(c *fiber.Ctx) error {
 	if err := decodeOne(dec, &req); err != nil {
 		return errBadRequest("body must be one JSON filter: {\"source\",\"status\",\"event_type\",\"since\",\"until\",\"limit\"}: " + err.Error())
 	}
-	if req.Status != "" && !replayableStatuses[req.Status] {
-		return errBadRequest("status must be one of received, processed, skipped, failed")
+	if err := checkStatus(req.Status); err != nil {
+		return err
 	}
 	if req.Limit < 0 || req.Limit > jobs.MaxBulkReplay {
 		return errBadRequest(fmt.Sprintf("limit must be 1 to %d (default %d)", jobs.MaxBulkReplay, jobs.DefaultBulkReplayLimit))
