@@ -39,7 +39,7 @@ func TestAuth(t *testing.T) {
 		}
 	}
 	// Unauthenticated requests reach nothing but /healthz, mutations included.
-	r := b.do(t, http.MethodPost, "/admin/replays", `{}`, map[string]string{"Authorization": ""})
+	r := b.do(t, http.MethodPost, "/admin/bulk-replays", `{}`, map[string]string{"Authorization": ""})
 	require.Equal(t, http.StatusUnauthorized, r.status)
 	require.Zero(t, b.count(t, "SELECT count(*) FROM bulk_replay"))
 	r = b.do(t, http.MethodGet, "/healthz", "", map[string]string{"Authorization": ""})

@@ -20,6 +20,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
+
+	"github.com/hookinbox/hookinbox/jobs"
 )
 
 // Recovery recovers one source's missed deliveries since a time and
@@ -142,8 +144,14 @@ func NewServer(cfg Config) (*Server, error) {
 	s.app.Get("/admin/deliveries", s.listDeliveries)
 	s.app.Get("/admin/deliveries/:id", s.getDelivery)
 	s.app.Post("/admin/deliveries/:id/replay", s.mutation("replay_delivery", s.replayDelivery))
-	s.app.Post("/admin/replays", s.mutation("bulk_replay", s.createBulkReplay))
-	s.app.Get("/admin/replays/:id", s.getBulkReplay)
+	s.app.Get("/admin/replays/:id", getOne("replay", func(ctx context.Context, id int64) (Replay, error) {
+		return readReplay(ctx, cfg.Pool, id)
+	}))
+	s.app.Post("/admin/bulk-replays", s.mutation("bulk_replay", s.createBulkReplay))
+	s.app.Get("/admin/bulk-replays/:id", getOne("bulk replay", func(ctx context.Context, id int64) (jobs.BulkReplay, error) {
+		return jobs.GetBulkReplay(ctx, cfg.Pool, id)
+	}))
+	s.app.Post("/admin/replays", bulkReplaysMoved)
 	s.app.Post("/admin/sources/:name/redeliver", s.mutation("github_redeliver", s.recover(cfg.Redeliver, "github")))
 	s.app.Post("/admin/sources/:name/reconcile", s.mutation("stripe_reconcile", s.recover(cfg.Reconcile, "stripe")))
 	if cfg.Metrics != nil {
