@@ -2,7 +2,6 @@ package admin_test
 
 import (
 	"context"
-	"encoding/base64"
 	"net/http"
 	"testing"
 	"time"
@@ -15,9 +14,6 @@ import (
 func TestAuth(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	basic := func(user, pass string) string {
-		return "Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+pass))
-	}
 	for name, tc := range map[string]struct {
 		auth string
 		want int

@@ -2,6 +2,7 @@ package admin_test
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"net"
@@ -15,6 +16,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 	"github.com/stretchr/testify/require"
+	"riverqueue.com/riverui"
 
 	"github.com/hookinbox/hookinbox/handlers"
 	"github.com/hookinbox/hookinbox/ingest"
@@ -38,6 +40,7 @@ type testBundle struct {
 
 type setupOpts struct {
 	cfg      func(*admin.Config)
+	riverUI  bool           // mount River UI under /riverui/
 	noWorker bool           // jobs stay queued, for tests that inspect them
 	server   **admin.Server // set to the server, for tests that stop it
 }
@@ -64,6 +67,12 @@ func setupWith(t *testing.T, opts setupOpts) *testBundle {
 	require.NoError(t, err)
 	cfg := admin.Config{Token: token, Listen: ln.Addr().String(), Pool: pool, River: rc, Logger: logger,
 		Sources: []string{"github", "stripe", "billing"}}
+	if opts.riverUI {
+		ui, err := riverui.NewHandler(&riverui.HandlerOpts{Endpoints: riverui.NewEndpoints(rc, nil), Logger: logger, Prefix: "/riverui"})
+		require.NoError(t, err)
+		require.NoError(t, ui.Start(context.Background()))
+		cfg.RiverUI = ui
+	}
 	if opts.cfg != nil {
 		opts.cfg(&cfg)
 	}
@@ -128,6 +137,12 @@ func (r response) errorCode(t *testing.T) string {
 	}
 	r.json(t, &e)
 	return e.Error.Code
+}
+
+// basic is an Authorization header with the token as Basic's password, as
+// a browser sends it.
+func basic(user, pass string) string {
+	return "Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+pass))
 }
 
 // do sends a request with the admin token unless header sets Authorization.

@@ -140,6 +140,7 @@ func NewServer(cfg Config) (*Server, error) {
 	})
 	s.app.Get("/healthz", func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "ok"}) })
 	s.app.Use(s.authenticate)
+	s.app.Use(s.refuseCrossSite)
 
 	s.app.Get("/admin/deliveries", s.listDeliveries)
 	s.app.Get("/admin/deliveries/:id", s.getDelivery)
@@ -147,7 +148,7 @@ func NewServer(cfg Config) (*Server, error) {
 	s.app.Get("/admin/replays/:id", getOne("replay", func(ctx context.Context, id int64) (Replay, error) {
 		return readReplay(ctx, cfg.Pool, id)
 	}))
-	s.app.Post("/admin/bulk-replays", s.mutation("bulk_replay", s.createBulkReplay))
+	s.app.Post("/admin/bulk-replays", requireJSON, s.mutation("bulk_replay", s.createBulkReplay))
 	s.app.Get("/admin/bulk-replays/:id", getOne("bulk replay", func(ctx context.Context, id int64) (jobs.BulkReplay, error) {
 		return jobs.GetBulkReplay(ctx, cfg.Pool, id)
 	}))
