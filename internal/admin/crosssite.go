@@ -8,11 +8,12 @@ import (
 )
 
 // refuseCrossSite refuses a state-changing request that rides on
-// credentials a browser attaches by itself (Basic; nothing at all when no
-// token is configured) unless it comes from our own origin. A bearer token
-// is never attached by a browser, so bearer calls pass. It runs before
-// every route, River UI's API included, so a refused request does nothing
-// and stores nothing under its Idempotency-Key.
+// credentials a browser attaches by itself (Basic, the session cookie;
+// nothing at all when no token is configured) unless it comes from our own
+// origin or carries its session's CSRF token. A bearer token is never
+// attached by a browser, so bearer calls pass. It runs before every route,
+// River UI's API included, so a refused request does nothing and stores
+// nothing under its Idempotency-Key.
 func (s *Server) refuseCrossSite(c *fiber.Ctx) error {
 	switch c.Method() {
 	case fiber.MethodGet, fiber.MethodHead, fiber.MethodOptions:
@@ -20,16 +21,18 @@ func (s *Server) refuseCrossSite(c *fiber.Ctx) error {
 		return c.Next()
 	}
 	switch {
-	case authOf(c) == authBearer, sameOrigin(c):
+	case authOf(c) == authBearer, sameOrigin(c), s.validCSRF(c):
 		return c.Next()
 	case authOf(c) == authNone && c.Get("Sec-Fetch-Site") == "" && c.Get(fiber.HeaderOrigin) == "":
 		// No token, and no browser made this request (browsers send Origin
 		// with every POST, PUT, PATCH and DELETE): the CLI, curl.
 		return c.Next()
 	}
-	return &apiError{http.StatusForbidden, CodeCrossSite,
-		"a state-changing request with browser credentials must come from this origin (Sec-Fetch-Site: same-origin, or an Origin equal to this server's); other clients use Authorization: Bearer"}
+	return errCrossSite
 }
+
+var errCrossSite = &apiError{http.StatusForbidden, CodeCrossSite,
+	"a state-changing request with browser credentials must come from this origin (Sec-Fetch-Site: same-origin, an Origin equal to this server's, or the page's X-CSRF-Token); other clients use Authorization: Bearer"}
 
 // sameOrigin reports whether the browser says the request comes from a
 // page of our own origin: Sec-Fetch-Site where the browser sends it (HTTPS

@@ -88,7 +88,9 @@ func setupWith(t *testing.T, opts setupOpts) *testBundle {
 		_ = srv.Shutdown(shutCtx)
 	})
 	return &testBundle{pool: pool, river: rc, inbox: ingest.NewInbox(pool, rc),
-		baseURL: "http://" + ln.Addr().String(), client: &http.Client{Timeout: 10 * time.Second}}
+		baseURL: "http://" + ln.Addr().String(), client: &http.Client{Timeout: 10 * time.Second,
+			// Redirects are answers to check, not to follow.
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
 }
 
 // startWorker runs a River client working every hookinbox job on pool
@@ -128,6 +130,16 @@ type response struct {
 func (r response) json(t *testing.T, v any) {
 	t.Helper()
 	require.NoError(t, json.Unmarshal(r.body, v), "body: %s", r.body)
+}
+
+// cookie is the cookie the response sets, or nil.
+func (r response) cookie(name string) *http.Cookie {
+	for _, c := range (&http.Response{Header: r.header}).Cookies() {
+		if c.Name == name {
+			return c
+		}
+	}
+	return nil
 }
 
 func (r response) errorCode(t *testing.T) string {

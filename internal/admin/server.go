@@ -69,6 +69,10 @@ type Config struct {
 	// (404) from one not configured for recovery (409).
 	Sources []string
 
+	// SessionTTL is how long a browser's session cookie (a sign-in at
+	// /login, or a page loaded with Basic) lasts. Defaults to 12h.
+	SessionTTL time.Duration
+
 	// Logger defaults to a discard logger.
 	Logger *slog.Logger
 }
@@ -79,6 +83,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.IdempotencyLock == 0 {
 		c.IdempotencyLock = 2 * time.Minute
+	}
+	if c.SessionTTL == 0 {
+		c.SessionTTL = 12 * time.Hour
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
@@ -121,6 +128,8 @@ type Server struct {
 	// cancelled when Shutdown starts.
 	base       context.Context
 	cancelBase context.CancelFunc
+	key        []byte // signs sessions and CSRF tokens (session.go)
+	scope      string // the token holders' idempotency scope
 }
 
 func NewServer(cfg Config) (*Server, error) {
@@ -128,7 +137,7 @@ func NewServer(cfg Config) (*Server, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, logger: cfg.Logger}
+	s := &Server{cfg: cfg, logger: cfg.Logger, key: sessionKey(cfg.Token), scope: tokenScope(cfg.Token)}
 	s.base, s.cancelBase = context.WithCancel(context.Background())
 	s.app = fiber.New(fiber.Config{
 		AppName:               "hookinbox-admin",
@@ -139,6 +148,9 @@ func NewServer(cfg Config) (*Server, error) {
 		ErrorHandler:          s.errorHandler,
 	})
 	s.app.Get("/healthz", func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "ok"}) })
+	s.app.Get("/login", s.loginPage)
+	s.app.Post("/login", s.login)
+	s.app.Post("/logout", s.logout)
 	s.app.Use(s.authenticate)
 	s.app.Use(s.refuseCrossSite)
 
