@@ -1,7 +1,9 @@
 // Package admin serves the operators' API on its own listener: browse and
 // replay deliveries, recover what providers failed to deliver, the River UI
 // and Prometheus metrics. Every mutating route follows the Idempotency-Key
-// contract (idempotency.go).
+// contract (idempotency.go). Browsers authenticate with Basic or a session
+// cookie (session.go, login.go), and their state-changing requests must
+// come from our own origin (crosssite.go).
 package admin
 
 import (
