@@ -49,7 +49,7 @@ func (f ReplayFilter) args() pgx.NamedArgs {
 
 // BulkReplay is a bulk replay's progress.
 type BulkReplay struct {
-	ID         int64        `json:"id"`
+	ID         int64        `json:"bulk_replay_id"`
 	Filter     ReplayFilter `json:"filter"`
 	State      string       `json:"state"`    // running | finished
 	Matched    int          `json:"matched"`  // deliveries the filter selected when the replay was created

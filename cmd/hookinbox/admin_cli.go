@@ -200,12 +200,12 @@ func replayCmd(ctx context.Context, args []string, e env) error {
 		return errors.New("give a delivery id, or a filter (--status failed, --source, --event-type, --since, --until) for a bulk replay")
 	}
 	filter := map[string]any{"source": *source, "status": *status, "event_type": *eventType, "since": *since, "until": *until, "limit": *limit}
-	_, raw, err := client.call(ctx, http.MethodPost, "/admin/replays", filter, *key)
+	_, raw, err := client.call(ctx, http.MethodPost, "/admin/bulk-replays", filter, *key)
 	if err != nil {
 		return err
 	}
 	var progress struct {
-		ID       int64  `json:"id"`
+		ID       int64  `json:"bulk_replay_id"`
 		State    string `json:"state"`
 		Matched  int    `json:"matched"`
 		Enqueued int    `json:"enqueued"`
@@ -225,7 +225,7 @@ func replayCmd(ctx context.Context, args []string, e env) error {
 			return ctx.Err()
 		case <-time.After(time.Second):
 		}
-		if _, raw, err = client.call(ctx, http.MethodGet, "/admin/replays/"+strconv.FormatInt(progress.ID, 10), nil, ""); err != nil {
+		if _, raw, err = client.call(ctx, http.MethodGet, "/admin/bulk-replays/"+strconv.FormatInt(progress.ID, 10), nil, ""); err != nil {
 			return err
 		}
 	}

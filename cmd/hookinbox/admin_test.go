@@ -107,7 +107,8 @@ func TestDeliveriesAndReplayCommands(t *testing.T) {
 	require.Regexp(t, `bulk replay 1: finished, matched 1, enqueued 1, done 1\n$`, out)
 
 	code, out = b.run(t, "deliveries", "--status", "exploded")
-	require.Equal(t, 0, code, out, "an unknown status filter simply matches nothing")
+	require.Equal(t, 1, code, out, "an unknown status filter is refused, not an empty list")
+	require.Contains(t, out, "status must be one of received, processed, skipped, failed")
 	code, out = b.run(t, "deliveries", "--since", "yesterday")
 	require.Equal(t, 1, code)
 	require.Contains(t, out, "400 Bad Request")

@@ -7,57 +7,113 @@ import (
 	"encoding/hex"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 )
 
-const scopeLocal = "admin.scope"
+const (
+	scopeLocal = "admin.scope"
+	authLocal  = "admin.auth"
+)
 
-// authenticate requires the admin token as a bearer token, or as the
-// password of HTTP Basic (so a browser can open the River UI). With no
-// token configured (allowed on loopback only) everyone is "anonymous".
+// authKind is how a request authenticated. Browsers attach Basic
+// credentials and cookies by themselves, to any request to our origin, a
+// form another site submits included; they never attach a bearer token.
+type authKind int
+
+const (
+	authNone   authKind = iota // no token configured (loopback only): nothing to present
+	authBearer                 // Authorization: Bearer
+	authBasic                  // HTTP Basic, the token as password
+	authCookie                 // the session cookie (session.go)
+)
+
+// authenticate requires the admin token as a bearer token, as the
+// password of HTTP Basic (so a browser can open the River UI), or a
+// session cookie. With no token configured (allowed on loopback only)
+// everyone is "anonymous".
+//
+// A page loaded with Basic starts a session and is redirected to its own
+// URL without userinfo: with the token in the URL
+// (http://x:TOKEN@host/riverui/), the page's fetch() calls fail while the
+// document's URL holds credentials.
 func (s *Server) authenticate(c *fiber.Ctx) error {
 	if s.cfg.Token == "" {
 		c.Locals(scopeLocal, "anonymous")
+		c.Locals(authLocal, authNone)
 		return c.Next()
 	}
-	presented, ok := credential(c.Get(fiber.HeaderAuthorization))
-	// Compare hashes: ConstantTimeCompare is constant-time only for equal
-	// lengths, and the hash hides the token's length.
+	kind, ok := s.tokenIn(c.Get(fiber.HeaderAuthorization))
+	sess, hasSession := s.sessionOf(c)
+	if !ok {
+		if !hasSession {
+			c.Response().Header.Add(fiber.HeaderWWWAuthenticate, `Bearer realm="hookinbox admin"`)
+			c.Response().Header.Add(fiber.HeaderWWWAuthenticate, `Basic realm="hookinbox admin", charset="UTF-8"`)
+			return &apiError{http.StatusUnauthorized, CodeUnauthorized, "the admin token is missing or wrong (browsers: sign in at /login)"}
+		}
+		kind = authCookie
+	}
+	// The caller's identity for idempotency scopes: tokens differ, scopes
+	// do; a session is its token's.
+	c.Locals(scopeLocal, s.scope)
+	c.Locals(authLocal, kind)
+	if kind == authBasic && c.Method() == fiber.MethodGet && isNavigation(c) &&
+		(!hasSession || time.Since(sess.issued) > sessionFresh) {
+		s.startSession(c)
+		return c.Redirect(ownURL(c), http.StatusSeeOther)
+	}
+	return c.Next()
+}
+
+// tokenIn reports whether an Authorization header holds the admin token,
+// and how.
+func (s *Server) tokenIn(header string) (authKind, bool) {
+	presented, kind, ok := credential(header)
+	return kind, ok && s.isToken(presented)
+}
+
+// isToken compares hashes: ConstantTimeCompare is constant-time only for
+// equal lengths, and the hash hides the token's length.
+func (s *Server) isToken(presented string) bool {
 	want := sha256.Sum256([]byte(s.cfg.Token))
 	got := sha256.Sum256([]byte(presented))
-	if !ok || subtle.ConstantTimeCompare(want[:], got[:]) != 1 {
-		c.Response().Header.Add(fiber.HeaderWWWAuthenticate, `Bearer realm="hookinbox admin"`)
-		c.Response().Header.Add(fiber.HeaderWWWAuthenticate, `Basic realm="hookinbox admin", charset="UTF-8"`)
-		return &apiError{http.StatusUnauthorized, CodeUnauthorized, "the admin token is missing or wrong"}
-	}
-	// The caller's identity for idempotency scopes: tokens differ, scopes do.
-	c.Locals(scopeLocal, "token:"+hex.EncodeToString(got[:8]))
-	return c.Next()
+	return subtle.ConstantTimeCompare(want[:], got[:]) == 1
+}
+
+// tokenScope is the idempotency scope of the token's holders.
+func tokenScope(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return "token:" + hex.EncodeToString(sum[:8])
 }
 
 // credential extracts the token from "Bearer <token>" or from Basic's
 // password (the user name is ignored).
-func credential(header string) (string, bool) {
+func credential(header string) (string, authKind, bool) {
 	scheme, value, ok := strings.Cut(header, " ")
 	if !ok {
-		return "", false
+		return "", authNone, false
 	}
 	switch strings.ToLower(scheme) {
 	case "bearer":
-		return strings.TrimSpace(value), true
+		return strings.TrimSpace(value), authBearer, true
 	case "basic":
 		raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(value))
 		if err != nil {
-			return "", false
+			return "", authNone, false
 		}
 		_, password, ok := strings.Cut(string(raw), ":")
-		return password, ok
+		return password, authBasic, ok
 	}
-	return "", false
+	return "", authNone, false
 }
 
 func scopeOf(c *fiber.Ctx) string {
 	s, _ := c.Locals(scopeLocal).(string)
 	return s
+}
+
+func authOf(c *fiber.Ctx) authKind {
+	k, _ := c.Locals(authLocal).(authKind)
+	return k
 }

@@ -2,7 +2,6 @@ package admin_test
 
 import (
 	"context"
-	"encoding/base64"
 	"net/http"
 	"testing"
 	"time"
@@ -15,9 +14,6 @@ import (
 func TestAuth(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	basic := func(user, pass string) string {
-		return "Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+pass))
-	}
 	for name, tc := range map[string]struct {
 		auth string
 		want int
@@ -39,7 +35,7 @@ func TestAuth(t *testing.T) {
 		}
 	}
 	// Unauthenticated requests reach nothing but /healthz, mutations included.
-	r := b.do(t, http.MethodPost, "/admin/replays", `{}`, map[string]string{"Authorization": ""})
+	r := b.do(t, http.MethodPost, "/admin/bulk-replays", `{}`, map[string]string{"Authorization": ""})
 	require.Equal(t, http.StatusUnauthorized, r.status)
 	require.Zero(t, b.count(t, "SELECT count(*) FROM bulk_replay"))
 	r = b.do(t, http.MethodGet, "/healthz", "", map[string]string{"Authorization": ""})

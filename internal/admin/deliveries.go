@@ -58,6 +58,9 @@ func (s *Server) listDeliveries(c *fiber.Ctx) error {
 	for _, name := range []string{"source", "status", "event_type", "resource"} {
 		args[name] = optional(c.Query(name))
 	}
+	if err := checkStatus(c.Query("status")); err != nil {
+		return err
+	}
 	var err error
 	if args["since"], err = optionalTime(c.Query("since"), "since"); err != nil {
 		return err
@@ -197,6 +200,18 @@ func optional(s string) *string {
 		return nil
 	}
 	return &s
+}
+
+// deliveryStatuses are the inbox's statuses (the CHECK on inbox.status).
+var deliveryStatuses = map[string]bool{"received": true, "processed": true, "skipped": true, "failed": true}
+
+// checkStatus refuses a status filter no delivery can have: a typo would
+// otherwise match nothing and look like an empty inbox.
+func checkStatus(status string) error {
+	if status != "" && !deliveryStatuses[status] {
+		return errBadRequest("status must be one of received, processed, skipped, failed")
+	}
+	return nil
 }
 
 func optionalTime(s, name string) (*time.Time, error) {

@@ -85,11 +85,14 @@ func TestListDeliveriesFilters(t *testing.T) {
 		}
 		require.Equal(t, want, got, q)
 	}
-	for _, q := range []string{"limit=0", "limit=501", "limit=x", "since=yesterday", "cursor=nope"} {
+	for _, q := range []string{"limit=0", "limit=501", "limit=x", "since=yesterday", "cursor=nope", "status=bogus", "status=FAILED"} {
 		r := b.do(t, http.MethodGet, "/admin/deliveries?"+q, "", nil)
 		require.Equal(t, http.StatusBadRequest, r.status, q)
 		require.Equal(t, "bad_request", r.errorCode(t), q)
 	}
+	// An unknown status is a mistake to name, not an empty match.
+	r := b.do(t, http.MethodGet, "/admin/deliveries?status=bogus", "", nil)
+	require.Contains(t, string(r.body), "received, processed, skipped, failed")
 }
 
 func TestGetDelivery(t *testing.T) {

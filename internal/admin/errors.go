@@ -12,6 +12,8 @@ const (
 	CodeUnauthorized         = "unauthorized"
 	CodeNotFound             = "not_found"
 	CodeBadRequest           = "bad_request"
+	CodeCrossSite            = "cross_site_request"
+	CodeUnsupportedMediaType = "unsupported_media_type"
 	CodeInvalidIdempotency   = "invalid_idempotency_key"
 	CodeIdempotencyKeyReused = "idempotency_key_reused"
 	CodeRequestInProgress    = "request_in_progress"

@@ -57,16 +57,16 @@ func TestIdempotencyCanonicalBody(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	key := map[string]string{"Idempotency-Key": "bulk-1"}
-	first := b.do(t, http.MethodPost, "/admin/replays", `{"status":"failed","limit":10}`, key)
+	first := b.do(t, http.MethodPost, "/admin/bulk-replays", `{"status":"failed","limit":10}`, key)
 	require.Equal(t, http.StatusAccepted, first.status, "%s", first.body)
-	again := b.do(t, http.MethodPost, "/admin/replays", "{ \"limit\": 10,\n \"status\": \"failed\" }", key)
+	again := b.do(t, http.MethodPost, "/admin/bulk-replays", "{ \"limit\": 10,\n \"status\": \"failed\" }", key)
 	require.Equal(t, "true", again.header.Get("Idempotent-Replayed"))
 	require.Equal(t, first.body, again.body)
-	r := b.do(t, http.MethodPost, "/admin/replays", `{"status":"failed","limit":11}`, key)
+	r := b.do(t, http.MethodPost, "/admin/bulk-replays", `{"status":"failed","limit":11}`, key)
 	require.Equal(t, http.StatusUnprocessableEntity, r.status)
 	// Only whitespace may follow the JSON value: with more after it, the
 	// body is another request (one the route refuses), not a retry.
-	r = b.do(t, http.MethodPost, "/admin/replays", `{"status":"failed","limit":10} {"limit":1}`, key)
+	r = b.do(t, http.MethodPost, "/admin/bulk-replays", `{"status":"failed","limit":10} {"limit":1}`, key)
 	require.Equal(t, http.StatusUnprocessableEntity, r.status, "%s", r.body)
 	require.Equal(t, "idempotency_key_reused", r.errorCode(t))
 	require.Equal(t, 1, b.count(t, "SELECT count(*) FROM bulk_replay"))

@@ -2,6 +2,7 @@ package admin_test
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"net"
@@ -15,6 +16,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 	"github.com/stretchr/testify/require"
+	"riverqueue.com/riverui"
 
 	"github.com/hookinbox/hookinbox/handlers"
 	"github.com/hookinbox/hookinbox/ingest"
@@ -38,6 +40,7 @@ type testBundle struct {
 
 type setupOpts struct {
 	cfg      func(*admin.Config)
+	riverUI  bool           // mount River UI under /riverui/
 	noWorker bool           // jobs stay queued, for tests that inspect them
 	server   **admin.Server // set to the server, for tests that stop it
 }
@@ -64,6 +67,12 @@ func setupWith(t *testing.T, opts setupOpts) *testBundle {
 	require.NoError(t, err)
 	cfg := admin.Config{Token: token, Listen: ln.Addr().String(), Pool: pool, River: rc, Logger: logger,
 		Sources: []string{"github", "stripe", "billing"}}
+	if opts.riverUI {
+		ui, err := riverui.NewHandler(&riverui.HandlerOpts{Endpoints: riverui.NewEndpoints(rc, nil), Logger: logger, Prefix: "/riverui"})
+		require.NoError(t, err)
+		require.NoError(t, ui.Start(context.Background()))
+		cfg.RiverUI = ui
+	}
 	if opts.cfg != nil {
 		opts.cfg(&cfg)
 	}
@@ -79,7 +88,9 @@ func setupWith(t *testing.T, opts setupOpts) *testBundle {
 		_ = srv.Shutdown(shutCtx)
 	})
 	return &testBundle{pool: pool, river: rc, inbox: ingest.NewInbox(pool, rc),
-		baseURL: "http://" + ln.Addr().String(), client: &http.Client{Timeout: 10 * time.Second}}
+		baseURL: "http://" + ln.Addr().String(), client: &http.Client{Timeout: 10 * time.Second,
+			// Redirects are answers to check, not to follow.
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
 }
 
 // startWorker runs a River client working every hookinbox job on pool
@@ -121,6 +132,16 @@ func (r response) json(t *testing.T, v any) {
 	require.NoError(t, json.Unmarshal(r.body, v), "body: %s", r.body)
 }
 
+// cookie is the cookie the response sets, or nil.
+func (r response) cookie(name string) *http.Cookie {
+	for _, c := range (&http.Response{Header: r.header}).Cookies() {
+		if c.Name == name {
+			return c
+		}
+	}
+	return nil
+}
+
 func (r response) errorCode(t *testing.T) string {
 	t.Helper()
 	var e struct {
@@ -128,6 +149,12 @@ func (r response) errorCode(t *testing.T) string {
 	}
 	r.json(t, &e)
 	return e.Error.Code
+}
+
+// basic is an Authorization header with the token as Basic's password, as
+// a browser sends it.
+func basic(user, pass string) string {
+	return "Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+pass))
 }
 
 // do sends a request with the admin token unless header sets Authorization.

@@ -1,11 +1,13 @@
 package admin
 
 import (
+	"context"
 	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/jackc/pgx/v5"
@@ -13,15 +15,25 @@ import (
 	"github.com/hookinbox/hookinbox/jobs"
 )
 
-//go:embed sql/inbox_exists.sql
-var inboxExistsSQL string
+var (
+	//go:embed sql/inbox_exists.sql
+	inboxExistsSQL string
+	//go:embed sql/replay_get.sql
+	replayGetSQL string
+)
 
-type replayResponse struct {
-	ReplayID   int64  `json:"replay_id"`
-	ID         int64  `json:"id"`          // the inbox id
-	Source     string `json:"source"`      //
-	DeliveryID string `json:"delivery_id"` // the provider's delivery id
-	JobID      int64  `json:"job_id"`
+// Replay is one re-run of a stored delivery: GET /admin/replays/{id}, and
+// the answer to POST /admin/deliveries/{id}/replay. A bulk replay is
+// another resource (/admin/bulk-replays/{id}) that makes many of these.
+type Replay struct {
+	ReplayID     int64     `json:"replay_id"`
+	ID           int64     `json:"id"`          // the inbox id
+	Source       string    `json:"source"`      //
+	DeliveryID   string    `json:"delivery_id"` // the provider's delivery id
+	JobID        int64     `json:"job_id"`
+	JobState     *string   `json:"job_state"`      // null once River's cleaner deleted the finished job
+	BulkReplayID *int64    `json:"bulk_replay_id"` // the bulk replay that made it; null for a single replay
+	RequestedAt  time.Time `json:"requested_at"`
 }
 
 // replayDelivery re-runs the handlers for one stored delivery: the replay
@@ -34,8 +46,8 @@ func (s *Server) replayDelivery(c *fiber.Ctx) error {
 		return err
 	}
 	ctx, t := c.UserContext(), tx(c)
-	var resp replayResponse
-	err = t.QueryRow(ctx, inboxExistsSQL, pgx.NamedArgs{"id": id}).Scan(&resp.Source, &resp.DeliveryID)
+	var exists bool
+	err = t.QueryRow(ctx, inboxExistsSQL, pgx.NamedArgs{"id": id}).Scan(&exists)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return errNotFound(fmt.Sprintf("no delivery with id %d", id))
 	}
@@ -46,11 +58,44 @@ func (s *Server) replayDelivery(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	resp.ReplayID, resp.ID, resp.JobID = replays[0].ID, id, replays[0].JobID
-	return c.Status(http.StatusAccepted).JSON(resp)
+	r, err := readReplay(ctx, t, replays[0].ID)
+	if err != nil {
+		return err
+	}
+	c.Set(fiber.HeaderLocation, fmt.Sprintf("/admin/replays/%d", r.ReplayID))
+	return c.Status(http.StatusAccepted).JSON(r)
 }
 
-// bulkReplayRequest is POST /admin/replays's body.
+// getOne answers GET /…/{id} with what read finds, or 404 naming what.
+func getOne[T any](what string, read func(ctx context.Context, id int64) (T, error)) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		id, err := pathID(c)
+		if err != nil {
+			return err
+		}
+		v, err := read(c.UserContext(), id)
+		if errors.Is(err, jobs.ErrNotFound) {
+			return errNotFound(fmt.Sprintf("no %s with id %d", what, id))
+		}
+		if err != nil {
+			return err
+		}
+		return c.JSON(v)
+	}
+}
+
+// readReplay reads one replay, or jobs.ErrNotFound.
+func readReplay(ctx context.Context, q jobs.Querier, id int64) (Replay, error) {
+	var r Replay
+	err := q.QueryRow(ctx, replayGetSQL, pgx.NamedArgs{"id": id}).Scan(
+		&r.ReplayID, &r.ID, &r.Source, &r.DeliveryID, &r.JobID, &r.JobState, &r.BulkReplayID, &r.RequestedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Replay{}, jobs.ErrNotFound
+	}
+	return r, err
+}
+
+// bulkReplayRequest is POST /admin/bulk-replays's body.
 type bulkReplayRequest struct {
 	Source    string `json:"source"`
 	Status    string `json:"status"`
@@ -59,8 +104,6 @@ type bulkReplayRequest struct {
 	Until     string `json:"until"`
 	Limit     int    `json:"limit"`
 }
-
-var replayableStatuses = map[string]bool{"received": true, "processed": true, "skipped": true, "failed": true}
 
 // createBulkReplay records a bulk replay and enqueues the job that does it
 // in batches; the request only starts it.
@@ -71,8 +114,8 @@ func (s *Server) createBulkReplay(c *fiber.Ctx) error {
 	if err := decodeOne(dec, &req); err != nil {
 		return errBadRequest("body must be one JSON filter: {\"source\",\"status\",\"event_type\",\"since\",\"until\",\"limit\"}: " + err.Error())
 	}
-	if req.Status != "" && !replayableStatuses[req.Status] {
-		return errBadRequest("status must be one of received, processed, skipped, failed")
+	if err := checkStatus(req.Status); err != nil {
+		return err
 	}
 	if req.Limit < 0 || req.Limit > jobs.MaxBulkReplay {
 		return errBadRequest(fmt.Sprintf("limit must be 1 to %d (default %d)", jobs.MaxBulkReplay, jobs.DefaultBulkReplayLimit))
@@ -89,21 +132,12 @@ func (s *Server) createBulkReplay(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	c.Set(fiber.HeaderLocation, fmt.Sprintf("/admin/replays/%d", b.ID))
+	c.Set(fiber.HeaderLocation, fmt.Sprintf("/admin/bulk-replays/%d", b.ID))
 	return c.Status(http.StatusAccepted).JSON(b)
 }
 
-func (s *Server) getBulkReplay(c *fiber.Ctx) error {
-	id, err := pathID(c)
-	if err != nil {
-		return err
-	}
-	b, err := jobs.GetBulkReplay(c.UserContext(), s.cfg.Pool, id)
-	if errors.Is(err, jobs.ErrNotFound) {
-		return errNotFound(fmt.Sprintf("no bulk replay with id %d", id))
-	}
-	if err != nil {
-		return err
-	}
-	return c.JSON(b)
+// bulkReplaysMoved answers the route bulk replays had before replays got
+// /admin/replays/{id}: one path, two resources, made ids ambiguous.
+func bulkReplaysMoved(*fiber.Ctx) error {
+	return errNotFound("bulk replays are created with POST /admin/bulk-replays (POST /admin/replays is no more)")
 }

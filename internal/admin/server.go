@@ -1,7 +1,9 @@
 // Package admin serves the operators' API on its own listener: browse and
 // replay deliveries, recover what providers failed to deliver, the River UI
 // and Prometheus metrics. Every mutating route follows the Idempotency-Key
-// contract (idempotency.go).
+// contract (idempotency.go). Browsers authenticate with Basic or a session
+// cookie (session.go, login.go), and their state-changing requests must
+// come from our own origin (crosssite.go).
 package admin
 
 import (
@@ -20,6 +22,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
+
+	"github.com/hookinbox/hookinbox/jobs"
 )
 
 // Recovery recovers one source's missed deliveries since a time and
@@ -67,6 +71,10 @@ type Config struct {
 	// (404) from one not configured for recovery (409).
 	Sources []string
 
+	// SessionTTL is how long a browser's session cookie (a sign-in at
+	// /login, or a page loaded with Basic) lasts. Defaults to 12h.
+	SessionTTL time.Duration
+
 	// Logger defaults to a discard logger.
 	Logger *slog.Logger
 }
@@ -77,6 +85,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.IdempotencyLock == 0 {
 		c.IdempotencyLock = 2 * time.Minute
+	}
+	if c.SessionTTL == 0 {
+		c.SessionTTL = 12 * time.Hour
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
@@ -119,6 +130,8 @@ type Server struct {
 	// cancelled when Shutdown starts.
 	base       context.Context
 	cancelBase context.CancelFunc
+	key        []byte // signs sessions and CSRF tokens (session.go)
+	scope      string // the token holders' idempotency scope
 }
 
 func NewServer(cfg Config) (*Server, error) {
@@ -126,7 +139,7 @@ func NewServer(cfg Config) (*Server, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, logger: cfg.Logger}
+	s := &Server{cfg: cfg, logger: cfg.Logger, key: sessionKey(cfg.Token), scope: tokenScope(cfg.Token)}
 	s.base, s.cancelBase = context.WithCancel(context.Background())
 	s.app = fiber.New(fiber.Config{
 		AppName:               "hookinbox-admin",
@@ -137,13 +150,23 @@ func NewServer(cfg Config) (*Server, error) {
 		ErrorHandler:          s.errorHandler,
 	})
 	s.app.Get("/healthz", func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "ok"}) })
+	s.app.Get("/login", s.loginPage)
+	s.app.Post("/login", s.login)
+	s.app.Post("/logout", s.logout)
 	s.app.Use(s.authenticate)
+	s.app.Use(s.refuseCrossSite)
 
 	s.app.Get("/admin/deliveries", s.listDeliveries)
 	s.app.Get("/admin/deliveries/:id", s.getDelivery)
 	s.app.Post("/admin/deliveries/:id/replay", s.mutation("replay_delivery", s.replayDelivery))
-	s.app.Post("/admin/replays", s.mutation("bulk_replay", s.createBulkReplay))
-	s.app.Get("/admin/replays/:id", s.getBulkReplay)
+	s.app.Get("/admin/replays/:id", getOne("replay", func(ctx context.Context, id int64) (Replay, error) {
+		return readReplay(ctx, cfg.Pool, id)
+	}))
+	s.app.Post("/admin/bulk-replays", requireJSON, s.mutation("bulk_replay", s.createBulkReplay))
+	s.app.Get("/admin/bulk-replays/:id", getOne("bulk replay", func(ctx context.Context, id int64) (jobs.BulkReplay, error) {
+		return jobs.GetBulkReplay(ctx, cfg.Pool, id)
+	}))
+	s.app.Post("/admin/replays", bulkReplaysMoved)
 	s.app.Post("/admin/sources/:name/redeliver", s.mutation("github_redeliver", s.recover(cfg.Redeliver, "github")))
 	s.app.Post("/admin/sources/:name/reconcile", s.mutation("stripe_reconcile", s.recover(cfg.Reconcile, "stripe")))
 	if cfg.Metrics != nil {

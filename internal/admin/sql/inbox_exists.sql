@@ -1,1 +1,1 @@
-SELECT source, delivery_id FROM inbox WHERE id = @id
+SELECT true FROM inbox WHERE id = @id
