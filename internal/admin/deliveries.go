@@ -13,6 +13,8 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/jackc/pgx/v5"
+
+	"github.com/hookinbox/hookinbox/handlers/destination"
 )
 
 var (
@@ -113,6 +115,8 @@ type DeliveryDetail struct {
 	SHA256        string              `json:"sha256"`
 	Attempts      []Attempt           `json:"attempts"`
 	Keys          []DerivedKey        `json:"downstream_keys"`
+	// Destinations is what each destination got: its send and attempts.
+	Destinations []destination.Send `json:"destinations"`
 }
 
 // Attempt is one processing job of a delivery (the original or a replay).
@@ -183,6 +187,9 @@ func (s *Server) getDelivery(c *fiber.Ctx) error {
 	}
 	if d.Keys == nil {
 		d.Keys = []DerivedKey{}
+	}
+	if d.Destinations, err = destination.SendsOf(ctx, s.cfg.Pool, d.Source, d.DeliveryID); err != nil {
+		return err
 	}
 	return c.JSON(d)
 }

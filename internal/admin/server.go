@@ -23,6 +23,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 
+	"github.com/hookinbox/hookinbox/handlers/destination"
 	"github.com/hookinbox/hookinbox/jobs"
 )
 
@@ -66,6 +67,10 @@ type Config struct {
 	// and the Stripe reconciliation of sources configured for them.
 	Redeliver map[string]Recovery
 	Reconcile map[string]Recovery
+
+	// Destinations answers about destinations and acts on them. Nil: none
+	// configured.
+	Destinations *destination.Service
 
 	// Sources lists every configured source name, to tell an unknown source
 	// (404) from one not configured for recovery (409).
@@ -167,6 +172,10 @@ func NewServer(cfg Config) (*Server, error) {
 		return jobs.GetBulkReplay(ctx, cfg.Pool, id)
 	}))
 	s.app.Post("/admin/replays", bulkReplaysMoved)
+	s.app.Get("/admin/destinations", s.listDestinations)
+	s.app.Post("/admin/destinations/:name/pause", s.mutation("destination_pause", s.setPaused(true)))
+	s.app.Post("/admin/destinations/:name/resume", s.mutation("destination_resume", s.setPaused(false)))
+	s.app.Post("/admin/destinations/:name/retry", requireJSON, s.mutation("destination_retry", s.retryDestination))
 	s.app.Post("/admin/sources/:name/redeliver", s.mutation("github_redeliver", s.recover(cfg.Redeliver, "github")))
 	s.app.Post("/admin/sources/:name/reconcile", s.mutation("stripe_reconcile", s.recover(cfg.Reconcile, "stripe")))
 	if cfg.Metrics != nil {
