@@ -304,3 +304,24 @@ func appendConfig(path, extra string) error {
 	_, err = f.WriteString(extra)
 	return err
 }
+
+// A second serve, or anything else on the port, stops startup with an error
+// that says which variable (or key) moves it.
+func TestServeRefusesATakenPort(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ envVar, key string }{{"HOOKINBOX_LISTEN", "listen"}, {"HOOKINBOX_ADMIN_LISTEN", "admin.listen"}} {
+		b := setup(t, "postgres://unused")
+		addr := b.listen
+		if tc.key == "admin.listen" {
+			addr = b.adminAddr
+		}
+		taken, err := net.Listen("tcp", addr)
+		require.NoError(t, err)
+		defer taken.Close()
+		code := run(context.Background(), []string{"serve", "--config", b.configPath}, b.env)
+		require.Equal(t, 1, code, b.stderr.String())
+		require.Contains(t, b.stderr.String(), tc.key+" "+addr+": the address is already in use")
+		require.Contains(t, b.stderr.String(), "is another hookinbox serve running?")
+		require.Contains(t, b.stderr.String(), tc.envVar)
+	}
+}

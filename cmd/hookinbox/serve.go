@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/KimMachineGun/automemlimit/memlimit"
@@ -52,6 +53,19 @@ func serveCmd(ctx context.Context, args []string, e env) error {
 	if len(sources) == 0 {
 		logger.Warn("no sources configured: every webhook will get 404 unknown_source")
 	}
+
+	// The ports first: a second serve on the same config should be told
+	// at once, before it waits for a database it cannot use.
+	ln, err := listen("listen", "HOOKINBOX_LISTEN", cfg.Listen)
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
+	adminLn, err := listen("admin.listen", "HOOKINBOX_ADMIN_LISTEN", cfg.Admin.Listen)
+	if err != nil {
+		return err
+	}
+	defer adminLn.Close()
 
 	db, err := openDatabase(ctx, cfg, logger)
 	if err != nil {
@@ -108,15 +122,6 @@ func serveCmd(ctx context.Context, args []string, e env) error {
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", cfg.Listen)
-	if err != nil {
-		return fmt.Errorf("listen: %w", err)
-	}
-	adminLn, err := net.Listen("tcp", cfg.Admin.Listen)
-	if err != nil {
-		ln.Close()
-		return fmt.Errorf("admin listen: %w", err)
-	}
 	serveErr := make(chan error, 2)
 	go func() { serveErr <- srv.Serve(ln) }()
 	go func() { serveErr <- adminSrv.Serve(adminLn) }()
@@ -146,6 +151,20 @@ func serveCmd(ctx context.Context, args []string, e env) error {
 	<-startDone
 	shutdown(srv, adminSrv, riverClient, ready.Load() && *role != "ingest", cfg.ShutdownTimeout.Std(), logger)
 	return nil
+}
+
+// listen opens a listener on addr; its errors name the config key and the
+// variable that choose the address.
+func listen(key, envVar, addr string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return nil, fmt.Errorf("%s %s: the address is already in use (is another hookinbox serve running? stop it, "+
+			"or choose another address with %s or %s in the config)", key, addr, envVar, key)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", key, err)
+	}
+	return ln, nil
 }
 
 // startWorkers waits for the database with backoff, migrates (or checks
