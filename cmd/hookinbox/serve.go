@@ -37,6 +37,10 @@ func serveCmd(ctx context.Context, args []string, e env) error {
 	if err != nil {
 		return err
 	}
+	// Files that clash can never be applied: stop now rather than retry.
+	if _, err := migrations.All(); err != nil {
+		return err
+	}
 	logger := configLogger(e.stderr, cfg.Log).With("role", *role)
 	tuneGC(e.lookup, logger, gcTuning{limits: memlimit.FromCgroup, embeddedDatabase: cfg.DatabaseURL == ""})
 
