@@ -49,6 +49,9 @@ func (s *Server) receive(c *fiber.Ctx) (string, error) {
 	if !ok {
 		return "", errUnknownSource
 	}
+	if err := s.cfg.Accepting(); err != nil {
+		return "", fmt.Errorf("not accepting deliveries yet: %w", err)
+	}
 	header := requestHeader(c)
 	// Fiber reuses the request buffer once the handler returns; the payload
 	// goes to the database and may be batched later, so it gets its own copy.

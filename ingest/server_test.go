@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -44,6 +45,7 @@ type setupOpts struct {
 	observeBatch func(n int)
 	batchWindow  time.Duration
 	batchRunners int
+	accepting    func() error
 }
 
 // modes are the two ways ingest commits: one transaction per request, and
@@ -92,6 +94,7 @@ func setupWith(t *testing.T, opts setupOpts) *testBundle {
 		BatchWindow:  opts.batchWindow,
 		BatchRunners: opts.batchRunners,
 		ObserveBatch: opts.observeBatch,
+		Accepting:    opts.accepting,
 	})
 	require.NoError(t, err)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -215,4 +218,33 @@ func unreachablePool(t *testing.T) *pgxpool.Pool {
 	require.NoError(t, err)
 	t.Cleanup(pool.Close)
 	return pool
+}
+
+// Until the schema is known to be right, nothing is stored or
+// acknowledged: the provider is asked to come back, as when the database
+// is down.
+func TestNotAcceptingAnswers503(t *testing.T) {
+	t.Parallel()
+	forModes(t, func(t *testing.T, opts setupOpts) {
+		var accepting atomic.Bool
+		opts.accepting = func() error {
+			if !accepting.Load() {
+				return errors.New("schema not verified")
+			}
+			return nil
+		}
+		b := setupWith(t, opts)
+		body := githubBody(80)
+		h := githubHeaders(t, githubSecret, "gh-before-migrated", body)
+		r := b.post(t, "/webhooks/github", body, h)
+		require.Equal(t, http.StatusServiceUnavailable, r.status, "%s", r.raw)
+		require.Equal(t, "unavailable", r.Error.Code)
+		require.Equal(t, "5", r.header.Get("Retry-After"))
+		require.Equal(t, counts{0, 0}, b.counts(t))
+
+		accepting.Store(true)
+		r = b.post(t, "/webhooks/github", body, h)
+		require.Equal(t, http.StatusAccepted, r.status, "%s", r.raw)
+		require.Equal(t, counts{1, 1}, b.counts(t))
+	})
 }

@@ -105,7 +105,10 @@ func serveCmd(ctx context.Context, args []string, e env) error {
 	if err != nil {
 		return err
 	}
-	var ready atomic.Bool
+	// migrated is set once the schema is known to be this binary's, ready
+	// once the workers run too. Neither is ever unset: a database lost
+	// later is judged per request.
+	var migrated, ready atomic.Bool
 	srv, err := ingest.NewServer(ingest.Config{
 		Sources: sources,
 		Inbox:   inbox,
@@ -115,6 +118,12 @@ func serveCmd(ctx context.Context, args []string, e env) error {
 				return errors.New("starting: waiting for the database")
 			}
 			return db.pool.Ping(ctx)
+		},
+		Accepting: func() error {
+			if !migrated.Load() {
+				return errors.New("the database schema is not verified yet")
+			}
+			return nil
 		},
 		MaxBodyBytes: cfg.MaxBodyBytes,
 		ReadTimeout:  cfg.ReadTimeout.Std(),
@@ -139,7 +148,7 @@ func serveCmd(ctx context.Context, args []string, e env) error {
 	startDone := make(chan struct{})
 	go func() {
 		defer close(startDone)
-		if startWorkers(startCtx, db, riverClient, *migrate, *role != "ingest", logger) == nil {
+		if startWorkers(startCtx, db, riverClient, *migrate, *role != "ingest", func() { migrated.Store(true) }, logger) == nil {
 			ready.Store(true)
 			logger.Info("hookinbox ready")
 		}
@@ -172,9 +181,10 @@ func listen(key, envVar, addr string) (net.Listener, error) {
 }
 
 // startWorkers waits for the database with backoff, migrates (or checks
-// that someone did), and starts River when this process works jobs. It returns nil once River runs, or
-// ctx's error if shutdown came first.
-func startWorkers(ctx context.Context, db *database, rc *river.Client[pgx.Tx], migrate, work bool, logger *slog.Logger) error {
+// that someone did), calls migrated, and starts River when this process
+// works jobs. It returns nil once River runs, or ctx's error if shutdown
+// came first.
+func startWorkers(ctx context.Context, db *database, rc *river.Client[pgx.Tx], migrate, work bool, migrated func(), logger *slog.Logger) error {
 	delay := 500 * time.Millisecond
 	for {
 		err := func() error {
@@ -190,6 +200,7 @@ func startWorkers(ctx context.Context, db *database, rc *river.Client[pgx.Tx], m
 			} else if err := migrations.Check(ctx, db.pool); err != nil {
 				return err
 			}
+			migrated()
 			if !work {
 				return nil // an ingest-only process inserts jobs and never works them
 			}
