@@ -18,8 +18,10 @@ import (
 	"path"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
+	"github.com/hookinbox/hookinbox/ingest"
 	"github.com/hookinbox/hookinbox/internal/config"
 	"github.com/hookinbox/hookinbox/verify"
 )
@@ -60,6 +62,13 @@ func sendCmd(ctx context.Context, args []string, e env) error {
 	if err != nil {
 		return err
 	}
+	tooLarge := fmt.Sprintf("the body is %d bytes, over max_body_bytes (%d) in %s", len(body), cfg.MaxBodyBytes, *configPath)
+	if len(body) > cfg.MaxBodyBytes && *target == "" {
+		// The service would answer 413 before reading the body and close
+		// the connection, which the client may see only as a reset.
+		return fmt.Errorf("%s: %s; the service would answer 413 and store nothing, so nothing was sent",
+			ingest.CodePayloadTooLarge, tooLarge)
+	}
 	signer, err := verify.NewSigner(src.Provider, src.Secrets[0])
 	if err != nil {
 		return err
@@ -81,6 +90,12 @@ func sendCmd(ctx context.Context, args []string, e env) error {
 	client := &http.Client{Timeout: 30 * time.Second}
 	resp, err := client.Do(req)
 	if err != nil {
+		if len(body) > cfg.MaxBodyBytes && (errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)) {
+			// hookinbox answers an oversized body with 413 and closes at
+			// once; the answer can be lost to the reset that follows.
+			return fmt.Errorf("%w\n(the server closed the connection before reading the body, as hookinbox does with "+
+				"413 %s: %s)", err, ingest.CodePayloadTooLarge, tooLarge)
+		}
 		return err
 	}
 	defer resp.Body.Close()
@@ -89,6 +104,9 @@ func sendCmd(ctx context.Context, args []string, e env) error {
 		return err
 	}
 	fmt.Fprintf(e.stdout, "POST %s (delivery %s)\n%s\n%s\n", url, deliveryLabel(src.Provider, msg, body), resp.Status, bytes.TrimSpace(respBody))
+	if resp.StatusCode == http.StatusRequestEntityTooLarge {
+		return fmt.Errorf("the service answered %s (%s)", resp.Status, tooLarge)
+	}
 	if resp.StatusCode >= 300 {
 		return fmt.Errorf("the service answered %s", resp.Status)
 	}
