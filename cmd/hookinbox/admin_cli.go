@@ -136,7 +136,10 @@ func deliveriesCmd(ctx context.Context, args []string, e env) error {
 		if err != nil {
 			return err
 		}
-		return printJSON(e, raw)
+		if *asJSON {
+			return printJSON(e, raw)
+		}
+		return printDelivery(e.stdout, raw)
 	}
 	for name, v := range filters {
 		if *v != "" {
@@ -172,7 +175,7 @@ func deliveriesCmd(ctx context.Context, args []string, e env) error {
 		if d.LastError != nil {
 			lastErr, _, _ = strings.Cut(*d.LastError, "\n")
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", d.ID, d.ReceivedAt.Local().Format(time.DateTime),
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", d.ID, localTime(&d.ReceivedAt),
 			d.Source, d.EventType, d.Status, d.DeliveryID, lastErr)
 	}
 	tw.Flush()

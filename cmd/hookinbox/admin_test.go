@@ -99,6 +99,17 @@ func TestDeliveriesAndReplayCommands(t *testing.T) {
 
 	code, out = b.run(t, "deliveries", "1")
 	require.Equal(t, 0, code, out)
+	require.Regexp(t, `(?m)^delivery 1\s+github issues, (received|processed)$`, out)
+	require.Regexp(t, `(?m)^delivery id\s+[0-9a-f-]{36}$`, out)
+	require.Contains(t, out, "\nheaders\n  Accept-Encoding: gzip\n")
+	require.Contains(t, out, "\n  Content-Type: application/json\n")
+	require.Contains(t, out, "\n  X-Github-Event: issues\n")
+	require.Contains(t, out, "\npayload\n  {\n    \"action\": \"opened\",\n")
+	require.Regexp(t, `(?m)^attempts\n\s+JOB\s+STATE\s+ATTEMPT`, out)
+	require.Contains(t, out, "\ndownstream keys\n  none\n")
+
+	code, out = b.run(t, "deliveries", "1", "--json")
+	require.Equal(t, 0, code, out)
 	require.Contains(t, out, `"attempts": [`)
 
 	code, out = b.run(t, "replay", "1")
