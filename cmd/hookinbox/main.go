@@ -29,6 +29,7 @@ commands:
             replay one delivery, or start a bulk replay and follow it
   healthcheck [--ready]
             probe a running serve (for container health checks)
+  db-url    print the database URL, password included (psql "$(hookinbox db-url)")
   stub-downstream
             a stand-in for the APIs the shipped handlers call, for trying them out
 
@@ -67,6 +68,8 @@ func run(ctx context.Context, args []string, e env) int {
 		err = replayCmd(ctx, args[1:], e)
 	case "healthcheck":
 		err = healthcheckCmd(ctx, args[1:], e)
+	case "db-url":
+		err = dbURLCmd(ctx, args[1:], e)
 	case "stub-downstream":
 		err = stubDownstreamCmd(ctx, args[1:], e)
 	case "-h", "--help", "help":
