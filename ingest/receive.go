@@ -55,6 +55,9 @@ func (s *Server) observed(c *fiber.Ctx) error {
 // receive is POST /webhooks/:source for a configured source: verify,
 // record with its job, answer.
 func (s *Server) receive(c *fiber.Ctx, src Source) (string, error) {
+	if err := s.cfg.Accepting(); err != nil {
+		return "", fmt.Errorf("not accepting deliveries yet: %w", err)
+	}
 	header := requestHeader(c)
 	// Fiber reuses the request buffer once the handler returns; the payload
 	// goes to the database and may be batched later, so it gets its own copy.

@@ -34,6 +34,14 @@ type Config struct {
 	// Defaults to always ready.
 	Ready func(ctx context.Context) error
 
+	// Accepting reports whether deliveries may be stored: an error while
+	// the database's schema is not yet known to be the one this binary
+	// expects, so nothing is stored in, or acknowledged from, a schema
+	// that may be wrong. Webhooks then get 503 unavailable with
+	// Retry-After; the error goes to the log. Once it returns nil,
+	// database errors are judged per request. Defaults to always nil.
+	Accepting func() error
+
 	// MaxBodyBytes bounds a request body; larger ones get 413. Defaults to 5 MiB.
 	MaxBodyBytes int
 
@@ -87,6 +95,9 @@ type Config struct {
 func (c Config) WithDefaults() Config {
 	if c.Ready == nil {
 		c.Ready = func(context.Context) error { return nil }
+	}
+	if c.Accepting == nil {
+		c.Accepting = func() error { return nil }
 	}
 	if c.MaxBodyBytes == 0 {
 		c.MaxBodyBytes = 5 << 20

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -47,6 +48,7 @@ type setupOpts struct {
 	batchRunners int
 	logger       *slog.Logger
 	rejectEvery  time.Duration
+	accepting    func() error
 }
 
 // modes are the two ways ingest commits: one transaction per request, and
@@ -96,6 +98,7 @@ func setupWith(t *testing.T, opts setupOpts) *testBundle {
 		BatchRunners: opts.batchRunners,
 		ObserveBatch: opts.observeBatch,
 		Logger:       opts.logger,
+		Accepting:    opts.accepting,
 
 		RejectLogInterval: opts.rejectEvery,
 	})
@@ -221,4 +224,33 @@ func unreachablePool(t *testing.T) *pgxpool.Pool {
 	require.NoError(t, err)
 	t.Cleanup(pool.Close)
 	return pool
+}
+
+// Until the schema is known to be right, nothing is stored or
+// acknowledged: the provider is asked to come back, as when the database
+// is down.
+func TestNotAcceptingAnswers503(t *testing.T) {
+	t.Parallel()
+	forModes(t, func(t *testing.T, opts setupOpts) {
+		var accepting atomic.Bool
+		opts.accepting = func() error {
+			if !accepting.Load() {
+				return errors.New("schema not verified")
+			}
+			return nil
+		}
+		b := setupWith(t, opts)
+		body := githubBody(80)
+		h := githubHeaders(t, githubSecret, "gh-before-migrated", body)
+		r := b.post(t, "/webhooks/github", body, h)
+		require.Equal(t, http.StatusServiceUnavailable, r.status, "%s", r.raw)
+		require.Equal(t, "unavailable", r.Error.Code)
+		require.Equal(t, "5", r.header.Get("Retry-After"))
+		require.Equal(t, counts{0, 0}, b.counts(t))
+
+		accepting.Store(true)
+		r = b.post(t, "/webhooks/github", body, h)
+		require.Equal(t, http.StatusAccepted, r.status, "%s", r.raw)
+		require.Equal(t, counts{1, 1}, b.counts(t))
+	})
 }

@@ -31,12 +31,20 @@ const advisoryLockKey int64 = 0x686f6f6b696e62 // "hookinb"
 type Migration struct {
 	Version int
 	Name    string
+	File    string // e.g. 003_inbox_origin.up.sql
 	SQL     string
 }
 
+// ErrInvalidFiles means the migration files built into this binary are
+// wrong: a name without a version, or two files with one version. No retry
+// can fix that; the files must be renamed and the binary rebuilt.
+var ErrInvalidFiles = errors.New("invalid migration files")
+
 // All returns the app's migrations in version order.
-func All() ([]Migration, error) {
-	names, err := fs.Glob(files, "*.up.sql")
+func All() ([]Migration, error) { return all(files) }
+
+func all(fsys fs.FS) ([]Migration, error) {
+	names, err := fs.Glob(fsys, "*.up.sql")
 	if err != nil {
 		return nil, err
 	}
@@ -45,18 +53,19 @@ func All() ([]Migration, error) {
 		prefix, rest, ok := strings.Cut(name, "_")
 		version, err := strconv.Atoi(prefix)
 		if !ok || err != nil || version <= 0 {
-			return nil, fmt.Errorf("migration file %q: name must start with a positive version, e.g. 001_name.up.sql", name)
+			return nil, fmt.Errorf("%w: %s: the name must start with a positive version, e.g. 001_name.up.sql", ErrInvalidFiles, name)
 		}
-		sql, err := files.ReadFile(name)
+		sql, err := fs.ReadFile(fsys, name)
 		if err != nil {
 			return nil, err
 		}
-		all = append(all, Migration{Version: version, Name: strings.TrimSuffix(rest, ".up.sql"), SQL: string(sql)})
+		all = append(all, Migration{Version: version, Name: strings.TrimSuffix(rest, ".up.sql"), File: name, SQL: string(sql)})
 	}
-	sort.Slice(all, func(i, j int) bool { return all[i].Version < all[j].Version })
+	sort.SliceStable(all, func(i, j int) bool { return all[i].Version < all[j].Version })
 	for i := 1; i < len(all); i++ {
-		if all[i].Version == all[i-1].Version {
-			return nil, fmt.Errorf("two migrations with version %d", all[i].Version)
+		if a, b := all[i-1], all[i]; a.Version == b.Version {
+			return nil, fmt.Errorf("%w: %s and %s both have version %d; rename one of them to the next free version, %03d",
+				ErrInvalidFiles, a.File, b.File, a.Version, all[len(all)-1].Version+1)
 		}
 	}
 	return all, nil

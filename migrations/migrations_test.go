@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/fstest"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
@@ -114,4 +115,25 @@ func TestPayloadsAreLZ4Compressed(t *testing.T) {
 	var method string
 	require.NoError(t, pool.QueryRow(ctx, `SELECT pg_column_compression(payload) FROM inbox`).Scan(&method))
 	require.Equal(t, "lz4", method)
+}
+
+// The README's handler example once told users to add a 003 that clashed
+// with ours: the error must name both files and say what to do.
+func TestVersionClashNamesBothFiles(t *testing.T) {
+	t.Parallel()
+	sql := &fstest.MapFile{Data: []byte("SELECT 1")}
+	_, err := migrations.AllFrom(fstest.MapFS{
+		"001_inbox.up.sql": sql, "003_inbox_origin.up.sql": sql, "003_release_notice.up.sql": sql, "005_lz4.up.sql": sql,
+	})
+	require.ErrorIs(t, err, migrations.ErrInvalidFiles)
+	require.EqualError(t, err, "invalid migration files: 003_inbox_origin.up.sql and 003_release_notice.up.sql both have version 3; "+
+		"rename one of them to the next free version, 006")
+
+	_, err = migrations.AllFrom(fstest.MapFS{"release_notice.up.sql": sql})
+	require.ErrorIs(t, err, migrations.ErrInvalidFiles)
+	require.ErrorContains(t, err, "release_notice.up.sql: the name must start with a positive version")
+
+	all, err := migrations.All()
+	require.NoError(t, err, "the shipped files")
+	require.Equal(t, "001_inbox.up.sql", all[0].File)
 }

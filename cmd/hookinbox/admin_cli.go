@@ -16,11 +16,9 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
-
-	"github.com/hookinbox/hookinbox/internal/config"
 )
 
-// adminClient calls the admin API of the configured (or --admin-url) server.
+// adminClient calls the admin API of a running serve.
 type adminClient struct {
 	base  string
 	token string
@@ -30,19 +28,34 @@ type adminClient struct {
 // adminFlags registers the flags every admin command shares.
 func adminFlags(fs *flag.FlagSet, e env) {
 	configFlag(fs, e)
-	fs.String("admin-url", "", "admin API base URL (default: from admin.listen in the config)")
+	fs.String("admin-url", "", "admin API base URL (env HOOKINBOX_ADMIN_URL; default: from admin.listen in the config)")
+	fs.String("admin-token", "", "admin token (env HOOKINBOX_ADMIN_TOKEN; default: admin.token in the config)")
 }
 
-func newAdminClient(configPath, adminURL string, e env) (*adminClient, error) {
-	cfg, err := config.Load(configPath, e.lookup)
-	if err != nil {
-		return nil, err
+// newAdminClient needs only the admin URL and token: from the flags, else
+// the environment, else the config file, which is read only if it exists
+// or was named, so the binary works from any directory.
+func newAdminClient(fs *flag.FlagSet, e env) (*adminClient, error) {
+	base, token := fs.Lookup("admin-url").Value.String(), fs.Lookup("admin-token").Value.String()
+	if v, ok := e.lookup("HOOKINBOX_ADMIN_URL"); ok && base == "" {
+		base = v
 	}
-	base := adminURL
-	if base == "" {
-		base = listenURL(cfg.Admin.Listen)
+	if v, ok := e.lookup("HOOKINBOX_ADMIN_TOKEN"); ok && token == "" {
+		token = v
 	}
-	return &adminClient{base: strings.TrimSuffix(base, "/"), token: cfg.Admin.Token, http: &http.Client{Timeout: 60 * time.Second}}, nil
+	if base == "" || token == "" {
+		cfg, err := loadOptionalConfig(fs, e)
+		if err != nil {
+			return nil, err
+		}
+		if base == "" {
+			base = listenURL(cfg.Admin.Listen)
+		}
+		if token == "" {
+			token = cfg.Admin.Token
+		}
+	}
+	return &adminClient{base: strings.TrimSuffix(base, "/"), token: token, http: &http.Client{Timeout: 60 * time.Second}}, nil
 }
 
 // call sends one request. A POST carries an Idempotency-Key and is retried
@@ -75,7 +88,7 @@ func (a *adminClient) call(ctx context.Context, method, path string, body any, k
 		}
 		resp, err := a.http.Do(req)
 		if err != nil {
-			lastErr = err
+			lastErr = fmt.Errorf("%w\n(is hookinbox serve running there? --admin-url or HOOKINBOX_ADMIN_URL names its admin listener)", err)
 			if method == http.MethodPost && key == "" {
 				break // not safe to repeat without a key
 			}
@@ -123,7 +136,10 @@ func deliveriesCmd(ctx context.Context, args []string, e env) error {
 		if err != nil {
 			return err
 		}
-		return printJSON(e, raw)
+		if *asJSON {
+			return printJSON(e, raw)
+		}
+		return printDelivery(e.stdout, raw)
 	}
 	for name, v := range filters {
 		if *v != "" {
@@ -159,7 +175,7 @@ func deliveriesCmd(ctx context.Context, args []string, e env) error {
 		if d.LastError != nil {
 			lastErr, _, _ = strings.Cut(*d.LastError, "\n")
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", d.ID, d.ReceivedAt.Local().Format(time.DateTime),
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", d.ID, localTime(&d.ReceivedAt),
 			d.Source, d.EventType, d.Status, d.DeliveryID, lastErr)
 	}
 	tw.Flush()
@@ -238,7 +254,7 @@ func parseAdminCommand(fs *flag.FlagSet, args []string, e env) (string, *adminCl
 	if err := parseFlags(fs, rest); err != nil {
 		return "", nil, err
 	}
-	client, err := newAdminClient(fs.Lookup("config").Value.String(), fs.Lookup("admin-url").Value.String(), e)
+	client, err := newAdminClient(fs, e)
 	return id, client, err
 }
 

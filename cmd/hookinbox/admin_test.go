@@ -4,12 +4,15 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/hookinbox/hookinbox/internal/config"
 	"github.com/hookinbox/hookinbox/internal/testdb"
 	"github.com/hookinbox/hookinbox/internal/testlog"
 )
@@ -96,6 +99,17 @@ func TestDeliveriesAndReplayCommands(t *testing.T) {
 
 	code, out = b.run(t, "deliveries", "1")
 	require.Equal(t, 0, code, out)
+	require.Regexp(t, `(?m)^delivery 1\s+github issues, (received|processed)$`, out)
+	require.Regexp(t, `(?m)^delivery id\s+[0-9a-f-]{36}$`, out)
+	require.Contains(t, out, "\nheaders\n  Accept-Encoding: gzip\n")
+	require.Contains(t, out, "\n  Content-Type: application/json\n")
+	require.Contains(t, out, "\n  X-Github-Event: issues\n")
+	require.Contains(t, out, "\npayload\n  {\n    \"action\": \"opened\",\n")
+	require.Regexp(t, `(?m)^attempts\n\s+JOB\s+STATE\s+ATTEMPT`, out)
+	require.Contains(t, out, "\ndownstream keys\n  none\n")
+
+	code, out = b.run(t, "deliveries", "1", "--json")
+	require.Equal(t, 0, code, out)
 	require.Contains(t, out, `"attempts": [`)
 
 	code, out = b.run(t, "replay", "1")
@@ -112,4 +126,50 @@ func TestDeliveriesAndReplayCommands(t *testing.T) {
 	code, out = b.run(t, "deliveries", "--since", "yesterday")
 	require.Equal(t, 1, code)
 	require.Contains(t, out, "400 Bad Request")
+}
+
+// The built binary, run outside the repository, needs no config file to
+// reach the admin API: flags or the environment give the URL and token.
+func TestAdminCommandsWithoutConfigFile(t *testing.T) {
+	t.Parallel()
+	b := setup(t, testdb.URL(t))
+	b.serve(t)
+	code, out := b.send(t, "--source", "github", "--event", "issues")
+	require.Equal(t, 0, code, out)
+
+	// Tests run in cmd/hookinbox, where the default ./hookinbox.yaml is
+	// missing, as it is for a binary run outside a checkout.
+	_, err := os.Stat(config.DefaultPath)
+	require.ErrorIs(t, err, os.ErrNotExist)
+	runIn := func(vars map[string]string, args ...string) (int, string) {
+		out := &testlog.Buffer{}
+		e := env{stdout: out, stderr: out, lookup: func(k string) (string, bool) { v, ok := vars[k]; return v, ok }}
+		return run(context.Background(), args, e), out.String()
+	}
+	missing := filepath.Join(t.TempDir(), "hookinbox.yaml")
+
+	code, out = runIn(nil, "deliveries", "--config", missing)
+	require.Equal(t, 1, code, "a named config must exist")
+	require.Contains(t, out, "no such file or directory")
+
+	adminURL := "http://" + b.adminAddr
+	code, out = runIn(nil, "deliveries", "--admin-url", adminURL, "--admin-token", adminToken)
+	require.Equal(t, 0, code, out)
+	require.Regexp(t, `(?m)^1\s+\S+ \S+\s+github\s+issues\s+`, out)
+
+	vars := map[string]string{"HOOKINBOX_ADMIN_URL": adminURL, "HOOKINBOX_ADMIN_TOKEN": adminToken}
+	code, out = runIn(vars, "deliveries", "1")
+	require.Equal(t, 0, code, out)
+	require.Contains(t, out, "X-Github-Event")
+	code, out = runIn(vars, "replay", "1")
+	require.Equal(t, 0, code, out)
+	require.Contains(t, out, `"replay_id": 1`)
+
+	code, out = runIn(map[string]string{"HOOKINBOX_ADMIN_URL": adminURL, "HOOKINBOX_ADMIN_TOKEN": "wrong"}, "deliveries")
+	require.Equal(t, 1, code)
+	require.Contains(t, out, "401 Unauthorized")
+
+	// healthcheck reads only listen, so it too works without the file.
+	code, out = runIn(map[string]string{"HOOKINBOX_LISTEN": b.listen}, "healthcheck", "--ready")
+	require.Equal(t, 0, code, out)
 }

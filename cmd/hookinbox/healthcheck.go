@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"time"
-
-	"github.com/hookinbox/hookinbox/internal/config"
 )
 
 // healthcheckCmd probes a running serve's /healthz (or /readyz with
@@ -14,12 +12,12 @@ import (
 // this instead.
 func healthcheckCmd(ctx context.Context, args []string, e env) error {
 	fs := newFlagSet("healthcheck", e)
-	configPath := configFlag(fs, e)
+	configFlag(fs, e)
 	ready := fs.Bool("ready", false, "probe /readyz (database reachable) instead of /healthz (process up)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	cfg, err := config.Load(*configPath, e.lookup)
+	cfg, err := loadOptionalConfig(fs, e)
 	if err != nil {
 		return err
 	}

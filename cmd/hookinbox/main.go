@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -28,6 +29,7 @@ commands:
             replay one delivery, or start a bulk replay and follow it
   healthcheck [--ready]
             probe a running serve (for container health checks)
+  db-url    print the database URL, password included (psql "$(hookinbox db-url)")
   stub-downstream
             a stand-in for the APIs the shipped handlers call, for trying them out
 
@@ -66,6 +68,8 @@ func run(ctx context.Context, args []string, e env) int {
 		err = replayCmd(ctx, args[1:], e)
 	case "healthcheck":
 		err = healthcheckCmd(ctx, args[1:], e)
+	case "db-url":
+		err = dbURLCmd(ctx, args[1:], e)
 	case "stub-downstream":
 		err = stubDownstreamCmd(ctx, args[1:], e)
 	case "-h", "--help", "help":
@@ -119,6 +123,27 @@ func configFlag(fs *flag.FlagSet, e env) *string {
 		def = v
 	}
 	return fs.String("config", def, "config file (env HOOKINBOX_CONFIG)")
+}
+
+// loadOptionalConfig reads the config for commands that can do without
+// one (admin clients, healthcheck, db-url). A missing file is fine unless
+// --config or HOOKINBOX_CONFIG named it: the defaults and the environment
+// stand in for it, so the built binary works from any directory.
+func loadOptionalConfig(flags *flag.FlagSet, e env) (config.Config, error) {
+	path := flags.Lookup("config").Value.String()
+	named := false
+	flags.Visit(func(f *flag.Flag) { named = named || f.Name == "config" })
+	if v, ok := e.lookup("HOOKINBOX_CONFIG"); ok && v != "" {
+		named = true
+	}
+	if _, err := os.Stat(path); !named && errors.Is(err, fs.ErrNotExist) {
+		cfg, err := config.Parse(nil, e.lookup)
+		if err != nil {
+			return config.Config{}, fmt.Errorf("no %s; from the environment: %w", path, err)
+		}
+		return cfg, nil
+	}
+	return config.Load(path, e.lookup)
 }
 
 // newLogger is the logger of commands run before a config is read.

@@ -91,10 +91,19 @@ func freeAddr(t *testing.T) string {
 // serve runs `hookinbox serve` until the test ends, and waits for /readyz.
 func (b *testBundle) serve(t *testing.T, args ...string) {
 	t.Helper()
+	b.waitReady(t, b.start(t, args...))
+}
+
+// start runs `hookinbox serve` until the test ends. The channel gets its
+// exit code if it stops before then.
+func (b *testBundle) start(t *testing.T, args ...string) <-chan int {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan int, 1)
+	done, exited := make(chan int, 1), make(chan int, 1)
 	go func() {
-		done <- run(ctx, append([]string{"serve", "--config", b.configPath}, args...), b.env)
+		code := run(ctx, append([]string{"serve", "--config", b.configPath}, args...), b.env)
+		done <- code
+		exited <- code
 	}()
 	t.Cleanup(func() {
 		cancel()
@@ -105,6 +114,12 @@ func (b *testBundle) serve(t *testing.T, args ...string) {
 			t.Errorf("serve did not stop within 30s; log:\n%s", b.stderr.String())
 		}
 	})
+	return exited
+}
+
+// waitReady polls /readyz until it answers 200 or serve exits.
+func (b *testBundle) waitReady(t *testing.T, exited <-chan int) {
+	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		resp, err := http.Get("http://" + b.listen + "/readyz")
@@ -115,7 +130,7 @@ func (b *testBundle) serve(t *testing.T, args ...string) {
 			}
 		}
 		select {
-		case code := <-done:
+		case code := <-exited:
 			t.Fatalf("serve exited with %d before ready; log:\n%s", code, b.stderr.String())
 		default:
 		}
@@ -303,4 +318,25 @@ func appendConfig(path, extra string) error {
 	defer f.Close()
 	_, err = f.WriteString(extra)
 	return err
+}
+
+// A second serve, or anything else on the port, stops startup with an error
+// that says which variable (or key) moves it.
+func TestServeRefusesATakenPort(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ envVar, key string }{{"HOOKINBOX_LISTEN", "listen"}, {"HOOKINBOX_ADMIN_LISTEN", "admin.listen"}} {
+		b := setup(t, "postgres://unused")
+		addr := b.listen
+		if tc.key == "admin.listen" {
+			addr = b.adminAddr
+		}
+		taken, err := net.Listen("tcp", addr)
+		require.NoError(t, err)
+		defer taken.Close()
+		code := run(context.Background(), []string{"serve", "--config", b.configPath}, b.env)
+		require.Equal(t, 1, code, b.stderr.String())
+		require.Contains(t, b.stderr.String(), tc.key+" "+addr+": the address is already in use")
+		require.Contains(t, b.stderr.String(), "is another hookinbox serve running?")
+		require.Contains(t, b.stderr.String(), tc.envVar)
+	}
 }

@@ -17,6 +17,9 @@ func migrateCmd(ctx context.Context, args []string, e env) error {
 	if err != nil {
 		return err
 	}
+	if _, err := migrations.All(); err != nil {
+		return err // before starting a database to apply them to
+	}
 	logger := newLogger(e.stderr)
 	db, err := openDatabase(ctx, cfg, logger)
 	if err != nil {

@@ -18,8 +18,10 @@ import (
 	"path"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
+	"github.com/hookinbox/hookinbox/ingest"
 	"github.com/hookinbox/hookinbox/internal/config"
 	"github.com/hookinbox/hookinbox/verify"
 )
@@ -29,14 +31,40 @@ import (
 //go:embed samples
 var samples embed.FS
 
+// sampleIDStem is part of every id in a built-in sample that names what
+// the event is about (Stripe's evt_, pi_ and ch_): --new-id renews them
+// all, so the saga sees a new payment rather than one it already credited.
+const sampleIDStem = "3QxHookinboxSample01"
+
+const sendUsage = `usage: hookinbox send --source NAME (--event TYPE | --file F) [flags]
+
+Signs a payload with the source's first secret, as its provider would, and
+POSTs it. Built-in samples are embedded in the binary; their source files
+are cmd/hookinbox/samples/<provider>/<event>.json in the repository:
+%s
+The delivery id is derived from the payload, so sending the same payload
+again is a provider's retry; --new-id makes a new delivery, and for a
+built-in sample also a new payment (fresh Stripe event, payment intent and
+charge ids).
+
+`
+
 func sendCmd(ctx context.Context, args []string, e env) error {
 	fs := newFlagSet("send", e)
+	fs.Usage = func() {
+		var list strings.Builder
+		for _, provider := range []string{verify.ProviderGitHub, verify.ProviderStripe, verify.ProviderStandard} {
+			fmt.Fprintf(&list, "  %-9s %s\n", provider, strings.Join(sampleEvents(provider), ", "))
+		}
+		fmt.Fprintf(fs.Output(), sendUsage, list.String())
+		fs.PrintDefaults()
+	}
 	configPath := configFlag(fs, e)
 	sourceName := fs.String("source", "", "source name from the config (required)")
 	event := fs.String("event", "", "event type; picks a built-in sample when --file is not given")
 	file := fs.String("file", "", "payload file to send instead of a sample")
 	target := fs.String("url", "", "URL to POST to (default: this config's listen address + /webhooks/<source>)")
-	newID := fs.Bool("new-id", false, "use a fresh delivery id instead of one derived from the payload")
+	newID := fs.Bool("new-id", false, "a new delivery instead of a retry: fresh delivery id (and, for a built-in sample, fresh payment ids)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -56,9 +84,16 @@ func sendCmd(ctx context.Context, args []string, e env) error {
 	if err != nil {
 		return err
 	}
-	msg, body, err := message(src, *event, body, *newID)
+	msg, body, err := message(src, *event, body, *file == "", *newID)
 	if err != nil {
 		return err
+	}
+	tooLarge := fmt.Sprintf("the body is %d bytes, over max_body_bytes (%d) in %s", len(body), cfg.MaxBodyBytes, *configPath)
+	if len(body) > cfg.MaxBodyBytes && *target == "" {
+		// The service would answer 413 before reading the body and close
+		// the connection, which the client may see only as a reset.
+		return fmt.Errorf("%s: %s; the service would answer 413 and store nothing, so nothing was sent",
+			ingest.CodePayloadTooLarge, tooLarge)
 	}
 	signer, err := verify.NewSigner(src.Provider, src.Secrets[0])
 	if err != nil {
@@ -81,6 +116,12 @@ func sendCmd(ctx context.Context, args []string, e env) error {
 	client := &http.Client{Timeout: 30 * time.Second}
 	resp, err := client.Do(req)
 	if err != nil {
+		if len(body) > cfg.MaxBodyBytes && (errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)) {
+			// hookinbox answers an oversized body with 413 and closes at
+			// once; the answer can be lost to the reset that follows.
+			return fmt.Errorf("%w\n(the server closed the connection before reading the body, as hookinbox does with "+
+				"413 %s: %s)", err, ingest.CodePayloadTooLarge, tooLarge)
+		}
 		return err
 	}
 	defer resp.Body.Close()
@@ -89,6 +130,9 @@ func sendCmd(ctx context.Context, args []string, e env) error {
 		return err
 	}
 	fmt.Fprintf(e.stdout, "POST %s (delivery %s)\n%s\n%s\n", url, deliveryLabel(src.Provider, msg, body), resp.Status, bytes.TrimSpace(respBody))
+	if resp.StatusCode == http.StatusRequestEntityTooLarge {
+		return fmt.Errorf("the service answered %s (%s)", resp.Status, tooLarge)
+	}
 	if resp.StatusCode >= 300 {
 		return fmt.Errorf("the service answered %s", resp.Status)
 	}
@@ -122,9 +166,10 @@ func sampleEvents(provider string) []string {
 
 // message derives the delivery id. By default it is a hash of what is sent,
 // so sending the same payload twice looks like a provider's retry; newID
-// makes a fresh one. Stripe carries its id inside the body, so there the
-// body itself changes.
-func message(src config.Source, event string, body []byte, newID bool) (verify.Message, []byte, error) {
+// makes a fresh one, and renews a built-in sample's ids (sampleIDStem).
+// Stripe carries its event id inside the body, so there the body itself
+// changes.
+func message(src config.Source, event string, body []byte, sample, newID bool) (verify.Message, []byte, error) {
 	sum := sha256.Sum256([]byte(src.Name + "\x00" + event + "\x00" + string(body)))
 	seed := sum[:16]
 	if newID {
@@ -133,6 +178,10 @@ func message(src config.Source, event string, body []byte, newID bool) (verify.M
 			return verify.Message{}, nil, err
 		}
 	}
+	renewed := newID && sample && bytes.Contains(body, []byte(sampleIDStem))
+	if renewed {
+		body = bytes.ReplaceAll(body, []byte(sampleIDStem), []byte(hex.EncodeToString(seed)[:len(sampleIDStem)]))
+	}
 	switch src.Provider {
 	case verify.ProviderGitHub:
 		if event == "" {
@@ -140,7 +189,7 @@ func message(src config.Source, event string, body []byte, newID bool) (verify.M
 		}
 		return verify.Message{ID: uuidString(seed), EventType: event}, body, nil
 	case verify.ProviderStripe:
-		if !newID {
+		if !newID || renewed {
 			return verify.Message{EventType: event}, body, nil
 		}
 		body, err := setJSONField(body, "id", "evt_"+hex.EncodeToString(seed)[:24])

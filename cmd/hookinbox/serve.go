@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/KimMachineGun/automemlimit/memlimit"
@@ -36,6 +37,10 @@ func serveCmd(ctx context.Context, args []string, e env) error {
 	if err != nil {
 		return err
 	}
+	// Files that clash can never be applied: stop now rather than retry.
+	if _, err := migrations.All(); err != nil {
+		return err
+	}
 	logger := configLogger(e.stderr, cfg.Log).With("role", *role)
 	tuneGC(e.lookup, logger, gcTuning{limits: memlimit.FromCgroup, embeddedDatabase: cfg.DatabaseURL == ""})
 
@@ -52,6 +57,19 @@ func serveCmd(ctx context.Context, args []string, e env) error {
 	if len(sources) == 0 {
 		logger.Warn("no sources configured: every webhook will get 404 unknown_source")
 	}
+
+	// The ports first: a second serve on the same config should be told
+	// at once, before it waits for a database it cannot use.
+	ln, err := listen("listen", "HOOKINBOX_LISTEN", cfg.Listen)
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
+	adminLn, err := listen("admin.listen", "HOOKINBOX_ADMIN_LISTEN", cfg.Admin.Listen)
+	if err != nil {
+		return err
+	}
+	defer adminLn.Close()
 
 	db, err := openDatabase(ctx, cfg, logger)
 	if err != nil {
@@ -87,7 +105,10 @@ func serveCmd(ctx context.Context, args []string, e env) error {
 	if err != nil {
 		return err
 	}
-	var ready atomic.Bool
+	// migrated is set once the schema is known to be this binary's, ready
+	// once the workers run too. Neither is ever unset: a database lost
+	// later is judged per request.
+	var migrated, ready atomic.Bool
 	srv, err := ingest.NewServer(ingest.Config{
 		Sources: sources,
 		Inbox:   inbox,
@@ -98,6 +119,12 @@ func serveCmd(ctx context.Context, args []string, e env) error {
 			}
 			return db.pool.Ping(ctx)
 		},
+		Accepting: func() error {
+			if !migrated.Load() {
+				return errors.New("the database schema is not verified yet")
+			}
+			return nil
+		},
 		MaxBodyBytes: cfg.MaxBodyBytes,
 		ReadTimeout:  cfg.ReadTimeout.Std(),
 		HealthOnly:   *role == "worker",
@@ -107,15 +134,6 @@ func serveCmd(ctx context.Context, args []string, e env) error {
 	})
 	if err != nil {
 		return err
-	}
-	ln, err := net.Listen("tcp", cfg.Listen)
-	if err != nil {
-		return fmt.Errorf("listen: %w", err)
-	}
-	adminLn, err := net.Listen("tcp", cfg.Admin.Listen)
-	if err != nil {
-		ln.Close()
-		return fmt.Errorf("admin listen: %w", err)
 	}
 	serveErr := make(chan error, 2)
 	go func() { serveErr <- srv.Serve(ln) }()
@@ -130,7 +148,7 @@ func serveCmd(ctx context.Context, args []string, e env) error {
 	startDone := make(chan struct{})
 	go func() {
 		defer close(startDone)
-		if startWorkers(startCtx, db, riverClient, *migrate, *role != "ingest", logger) == nil {
+		if startWorkers(startCtx, db, riverClient, *migrate, *role != "ingest", func() { migrated.Store(true) }, logger) == nil {
 			ready.Store(true)
 			logger.Info("hookinbox ready")
 		}
@@ -148,10 +166,25 @@ func serveCmd(ctx context.Context, args []string, e env) error {
 	return nil
 }
 
+// listen opens a listener on addr; its errors name the config key and the
+// variable that choose the address.
+func listen(key, envVar, addr string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return nil, fmt.Errorf("%s %s: the address is already in use (is another hookinbox serve running? stop it, "+
+			"or choose another address with %s or %s in the config)", key, addr, envVar, key)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", key, err)
+	}
+	return ln, nil
+}
+
 // startWorkers waits for the database with backoff, migrates (or checks
-// that someone did), and starts River when this process works jobs. It returns nil once River runs, or
-// ctx's error if shutdown came first.
-func startWorkers(ctx context.Context, db *database, rc *river.Client[pgx.Tx], migrate, work bool, logger *slog.Logger) error {
+// that someone did), calls migrated, and starts River when this process
+// works jobs. It returns nil once River runs, or ctx's error if shutdown
+// came first.
+func startWorkers(ctx context.Context, db *database, rc *river.Client[pgx.Tx], migrate, work bool, migrated func(), logger *slog.Logger) error {
 	delay := 500 * time.Millisecond
 	for {
 		err := func() error {
@@ -167,6 +200,7 @@ func startWorkers(ctx context.Context, db *database, rc *river.Client[pgx.Tx], m
 			} else if err := migrations.Check(ctx, db.pool); err != nil {
 				return err
 			}
+			migrated()
 			if !work {
 				return nil // an ingest-only process inserts jobs and never works them
 			}

@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/url"
 	"os"
 	"regexp"
+	"strconv"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -79,6 +81,10 @@ type Config struct {
 
 	// Ingest tunes the receiving side.
 	Ingest Ingest `yaml:"ingest"`
+
+	// listenEnv and adminListenEnv name the variable that set Listen or
+	// Admin.Listen, for errors: a bad address may not be in the file at all.
+	listenEnv, adminListenEnv string
 }
 
 // DefaultIngestBatchWindow is on: in the benchmark it took ingest from
@@ -309,13 +315,13 @@ func Parse(raw []byte, lookup func(string) (string, bool)) (Config, error) {
 		}
 	}
 	if v, ok := lookup("HOOKINBOX_LISTEN"); ok && v != "" {
-		cfg.Listen = v
+		cfg.Listen, cfg.listenEnv = v, "HOOKINBOX_LISTEN"
 	}
 	if v, ok := lookup("DATABASE_URL"); ok && v != "" {
 		cfg.DatabaseURL = v
 	}
 	if v, ok := lookup("HOOKINBOX_ADMIN_LISTEN"); ok && v != "" {
-		cfg.Admin.Listen = v
+		cfg.Admin.Listen, cfg.adminListenEnv = v, "HOOKINBOX_ADMIN_LISTEN"
 	}
 	if v, ok := lookup("HOOKINBOX_ADMIN_TOKEN"); ok && v != "" {
 		cfg.Admin.Token = v
@@ -463,6 +469,14 @@ func (c Config) WithDefaults() Config {
 }
 
 func (c Config) validate() error {
+	for _, l := range []struct{ key, addr, env string }{{"listen", c.Listen, c.listenEnv}, {"admin.listen", c.Admin.Listen, c.adminListenEnv}} {
+		if err := checkListen(l.addr); err != nil {
+			if l.env != "" {
+				return fmt.Errorf("%s: %w (set by %s)", l.key, err, l.env)
+			}
+			return fmt.Errorf("%s: %w", l.key, err)
+		}
+	}
 	if c.MaxBodyBytes < 0 {
 		return errors.New("max_body_bytes: must be positive")
 	}
@@ -551,6 +565,22 @@ func (c Config) validate() error {
 				return fmt.Errorf("%s.secrets: %w", key, err)
 			}
 		}
+	}
+	return nil
+}
+
+// checkListen accepts a host:port with a numeric port. A bare port is the
+// likeliest slip, and net.Listen would take it for a host name.
+func checkListen(addr string) error {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		if _, convErr := strconv.ParseUint(addr, 10, 16); convErr == nil {
+			return fmt.Errorf("%q is not host:port; did you mean %q?", addr, ":"+addr)
+		}
+		return fmt.Errorf("%q is not host:port (e.g. \":8080\" or \"127.0.0.1:8080\")", addr)
+	}
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		return fmt.Errorf("%q: the port must be a number from 0 to 65535", addr)
 	}
 	return nil
 }

@@ -173,3 +173,30 @@ func TestDeployManifestsParse(t *testing.T) {
 		}
 	}
 }
+
+// A bare port is taken by net.Listen for a host name, and the error it
+// gives ("lookup 8080: no such host") names neither the key nor the fix.
+func TestListenMustBeHostPort(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name, yaml string
+		env        map[string]string
+		want       string
+	}{
+		{"bare port", `listen: "8080"`, nil, `listen: "8080" is not host:port; did you mean ":8080"?`},
+		{"bare admin port", `admin: {listen: "8081"}`, nil, `admin.listen: "8081" is not host:port; did you mean ":8081"?`},
+		{"host without port", `listen: localhost`, nil, `listen: "localhost" is not host:port (e.g. ":8080" or "127.0.0.1:8080")`},
+		{"port not a number", `listen: "127.0.0.1:eighty"`, nil, `listen: "127.0.0.1:eighty": the port must be a number from 0 to 65535`},
+		{"from the environment", ``, map[string]string{"HOOKINBOX_LISTEN": "9000"}, `listen: "9000" is not host:port; did you mean ":9000"? (set by HOOKINBOX_LISTEN)`},
+		{"admin from the environment", ``, map[string]string{"HOOKINBOX_ADMIN_LISTEN": "9001"}, `admin.listen: "9001" is not host:port; did you mean ":9001"? (set by HOOKINBOX_ADMIN_LISTEN)`},
+	}
+	for _, tc := range cases {
+		_, err := Parse([]byte(tc.yaml), envOf(tc.env))
+		require.Error(t, err, tc.name)
+		require.Equal(t, tc.want, err.Error(), tc.name)
+	}
+	for _, ok := range []string{":8080", "127.0.0.1:0", "[::1]:8080", "0.0.0.0:65535"} {
+		_, err := Parse([]byte("listen: \""+ok+"\""), envOf(nil))
+		require.NoError(t, err, ok)
+	}
+}

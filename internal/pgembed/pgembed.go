@@ -20,7 +20,9 @@ import (
 	"log/slog"
 	"net"
 	"net/url"
+	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -232,6 +234,41 @@ func redacted(raw string) string {
 		return "(unparseable URL)"
 	}
 	return u.Redacted()
+}
+
+// ErrNoCluster means no cluster has been created in the data dir yet.
+var ErrNoCluster = errors.New("pgembed: no PostgreSQL cluster here yet")
+
+// URLOf returns the URL of the cluster in cfg.DataDir, wherever Start
+// would run it (the fallback directory included), without starting it:
+// its password and the port of its last start. It is for a person
+// connecting while a Server runs the cluster; the port may change on the
+// next start if another program took it meanwhile.
+func URLOf(ctx context.Context, cfg Config) (string, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return "", err
+	}
+	c, err := resolveCluster(ctx, cfg.DataDir, cfg.Logger)
+	if err != nil {
+		return "", err
+	}
+	if !c.initialized() {
+		return "", fmt.Errorf("%w: %s", ErrNoCluster, c.dir)
+	}
+	password, err := c.password()
+	if err != nil {
+		return "", err
+	}
+	b, err := os.ReadFile(c.companion("port"))
+	if err != nil {
+		return "", fmt.Errorf("pgembed: port file: %w", err)
+	}
+	port, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		return "", fmt.Errorf("pgembed: port file %s: %w", c.companion("port"), err)
+	}
+	return serverURL(password, port, cfg.Database), nil
 }
 
 // URL returns the connection URL for Config.Database:

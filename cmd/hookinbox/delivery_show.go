@@ -1,0 +1,121 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/hookinbox/hookinbox/internal/admin"
+)
+
+// printDelivery prints one delivery for a person: a header block, the
+// headers, the payload (indented when it is JSON), its processing attempts
+// and the downstream keys its handlers derived.
+func printDelivery(w io.Writer, raw []byte) error {
+	var d admin.DeliveryDetail
+	if err := json.Unmarshal(raw, &d); err != nil {
+		return fmt.Errorf("reading the delivery: %w", err)
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "delivery %d\t%s %s, %s\n", d.ID, d.Source, d.EventType, d.Status)
+	fmt.Fprintf(tw, "delivery id\t%s\n", d.DeliveryID)
+	fmt.Fprintf(tw, "received\t%s\n", localTime(&d.ReceivedAt))
+	if d.OccurredAt != nil {
+		fmt.Fprintf(tw, "occurred\t%s\n", localTime(d.OccurredAt))
+	}
+	if d.ProcessedAt != nil {
+		fmt.Fprintf(tw, "processed\t%s\n", localTime(d.ProcessedAt))
+	}
+	if d.ResourceKey != nil {
+		fmt.Fprintf(tw, "resource\t%s\n", *d.ResourceKey)
+	}
+	fmt.Fprintf(tw, "origin\t%s\n", d.Origin)
+	fmt.Fprintf(tw, "size\t%d bytes, sha256 %s\n", d.Size, d.SHA256)
+	if d.LastError != nil {
+		fmt.Fprintf(tw, "last error\t%s\n", *d.LastError)
+	}
+	tw.Flush()
+
+	fmt.Fprintln(w, "\nheaders")
+	names := make([]string, 0, len(d.Headers))
+	for name := range d.Headers {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		for _, v := range d.Headers[name] {
+			fmt.Fprintf(w, "  %s: %s\n", name, v)
+		}
+	}
+
+	fmt.Fprintln(w, "\npayload")
+	var payload bytes.Buffer
+	switch {
+	case d.PayloadBase64:
+		fmt.Fprintln(w, "  (not UTF-8; base64)")
+		payload.WriteString(d.Payload)
+	case json.Indent(&payload, []byte(d.Payload), "  ", "  ") != nil:
+		payload.Reset()
+		payload.WriteString(d.Payload)
+	}
+	fmt.Fprintf(w, "  %s\n", strings.TrimRight(payload.String(), "\n"))
+
+	fmt.Fprintln(w, "\nattempts")
+	if len(d.Attempts) == 0 {
+		fmt.Fprintln(w, "  none")
+	} else {
+		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "  JOB\tSTATE\tATTEMPT\tCREATED\tFINALIZED\tREPLAY")
+		for _, a := range d.Attempts {
+			replay := "-"
+			if a.ReplayID != nil {
+				replay = fmt.Sprint(*a.ReplayID)
+			}
+			fmt.Fprintf(tw, "  %d\t%s\t%d/%d\t%s\t%s\t%s\n", a.JobID, a.State, a.Attempt, a.MaxAttempts,
+				localTime(&a.CreatedAt), localTime(a.FinalizedAt), replay)
+			for _, raw := range a.Errors {
+				var e struct { // River's record of a failed attempt
+					Attempt int    `json:"attempt"`
+					Error   string `json:"error"`
+				}
+				if json.Unmarshal(raw, &e) == nil {
+					msg, _, _ := strings.Cut(e.Error, "\n")
+					fmt.Fprintf(tw, "  \t  attempt %d: %s\n", e.Attempt, msg)
+				}
+			}
+		}
+		tw.Flush()
+	}
+
+	fmt.Fprintln(w, "\ndownstream keys")
+	if len(d.Keys) == 0 {
+		fmt.Fprintln(w, "  none")
+		return nil
+	}
+	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "  HANDLER\tSTEP\tKEY\tJOB\tJOB STATE")
+	for _, k := range d.Keys {
+		job, state := "-", "-"
+		if k.JobID != nil {
+			job = fmt.Sprint(*k.JobID)
+		}
+		if k.JobState != nil {
+			state = *k.JobState
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", k.Handler, k.Step, k.Key, job, state)
+	}
+	return tw.Flush()
+}
+
+// localTime formats a time for a person at this terminal; "-" for none.
+func localTime(t *time.Time) string {
+	if t == nil {
+		return "-"
+	}
+	return t.Local().Format(time.DateTime)
+}
