@@ -28,7 +28,8 @@ func TestIngestRefusesUntilTheSchemaIsVerified(t *testing.T) {
 	pool, err := pgxpool.New(ctx, url)
 	require.NoError(t, err)
 	defer pool.Close()
-	_, err = pool.Exec(ctx, "DELETE FROM hookinbox_migration WHERE version = (SELECT max(version) FROM hookinbox_migration)")
+	// 005 (payload compression) applies again cleanly when migrate runs.
+	_, err = pool.Exec(ctx, "DELETE FROM hookinbox_migration WHERE version = 5")
 	require.NoError(t, err)
 
 	b := setup(t, url)
