@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -185,8 +186,15 @@ func (c Config) validate() error {
 	if c.Pool == nil {
 		return errors.New("destination: Config.Pool is required")
 	}
+	return Validate(c.Destinations, c.Routes, c.Sources)
+}
+
+// Validate checks destinations and the routes to them, naming the key at
+// fault ("destinations[0] (orders-api).url: …", "routes[1].to: …").
+// sources are the configured sources' names.
+func Validate(dests []Destination, routes []Route, sources []string) error {
 	names := map[string]bool{}
-	for i, d := range c.Destinations {
+	for i, d := range dests {
 		if err := d.Validate(); err != nil {
 			return fmt.Errorf("destinations[%d] (%s).%w", i, d.Name, err)
 		}
@@ -195,13 +203,13 @@ func (c Config) validate() error {
 		}
 		names[d.Name] = true
 	}
-	sources := map[string]bool{"*": true}
-	for _, s := range c.Sources {
-		sources[s] = true
+	known := map[string]bool{"*": true}
+	for _, s := range sources {
+		known[s] = true
 	}
-	for i, r := range c.Routes {
+	for i, r := range routes {
 		switch {
-		case !sources[r.Source]:
+		case !known[r.Source]:
 			return fmt.Errorf("routes[%d].source: no source named %q", i, r.Source)
 		case len(r.Events) == 0:
 			return fmt.Errorf("routes[%d].events: empty (use \"*\" for every event)", i)
@@ -209,6 +217,11 @@ func (c Config) validate() error {
 			return fmt.Errorf("routes[%d].to: names no destination", i)
 		case r.SkipStale && !r.Ordered:
 			return fmt.Errorf("routes[%d].skip_stale: only ordered routes know what is stale", i)
+		}
+		for _, e := range r.Events {
+			if e == "" || (e != "*" && strings.Contains(strings.TrimSuffix(e, ".*"), "*")) {
+				return fmt.Errorf("routes[%d].events: %q is not an event type, \"x.*\" or \"*\"", i, e)
+			}
 		}
 		for _, to := range r.To {
 			if !names[to] {

@@ -82,6 +82,11 @@ type Config struct {
 	// Ingest tunes the receiving side.
 	Ingest Ingest `yaml:"ingest"`
 
+	// Destinations are the user's HTTP services deliveries are sent to,
+	// and Routes say which sources' events go where.
+	Destinations []Destination `yaml:"destinations"`
+	Routes       []Route       `yaml:"routes"`
+
 	// listenEnv and adminListenEnv name the variable that set Listen or
 	// Admin.Listen, for errors: a bad address may not be in the file at all.
 	listenEnv, adminListenEnv string
@@ -244,8 +249,9 @@ type Source struct {
 	// and standard). Defaults to 5m.
 	Tolerance Duration `yaml:"tolerance"`
 
-	// ForwardURL (standard sources) receives every delivery's raw payload,
-	// with Idempotency-Key and the original webhook-id. Empty: no forwarding.
+	// ForwardURL receives every delivery of the source: shorthand for a
+	// destination named "<name>-forward" with this URL and a route of every
+	// event of the source to it. Empty: no forwarding.
 	ForwardURL string `yaml:"forward_url"`
 
 	// ResourceField (standard sources) is the dotted JSON path of the id of
@@ -308,7 +314,7 @@ func Parse(raw []byte, lookup func(string) (string, bool)) (Config, error) {
 				// The line is of the re-marshalled text: parse that to find the key.
 				var out yaml.Node
 				if yaml.Unmarshal(expanded, &out) == nil {
-					return Config{}, fmt.Errorf("%s: %s", keyAtLine(&out, valueErr.line, ""), valueErr.msg)
+					return Config{}, fmt.Errorf("%s: %s", keyAtLine(&out, valueErr.line, valueErr.column, ""), valueErr.msg)
 				}
 			}
 			return Config{}, err
@@ -344,19 +350,19 @@ func expandNode(n *yaml.Node, lookup func(string) (string, bool)) {
 
 // valueError is a scalar that could not be read; Parse names its key.
 type valueError struct {
-	line int
-	msg  string
+	line, column int
+	msg          string
 }
 
 func (e *valueError) Error() string { return fmt.Sprintf("line %d: %s", e.line, e.msg) }
 
 // keyAtLine returns the dotted path ("sources[1].tolerance") of the value
-// on the given line of a parsed document.
-func keyAtLine(n *yaml.Node, line int, path string) string {
+// at the given line and column of a parsed document.
+func keyAtLine(n *yaml.Node, line, column int, path string) string {
 	switch n.Kind {
 	case yaml.DocumentNode:
 		for _, c := range n.Content {
-			if k := keyAtLine(c, line, path); k != "" {
+			if k := keyAtLine(c, line, column, path); k != "" {
 				return k
 			}
 		}
@@ -367,20 +373,20 @@ func keyAtLine(n *yaml.Node, line int, path string) string {
 			if path != "" {
 				p = path + "." + key.Value
 			}
-			if val.Kind == yaml.ScalarNode && val.Line == line {
+			if val.Kind == yaml.ScalarNode && val.Line == line && val.Column == column {
 				return p
 			}
-			if k := keyAtLine(val, line, p); k != "" {
+			if k := keyAtLine(val, line, column, p); k != "" {
 				return k
 			}
 		}
 	case yaml.SequenceNode:
 		for i, c := range n.Content {
 			p := fmt.Sprintf("%s[%d]", path, i)
-			if c.Kind == yaml.ScalarNode && c.Line == line {
+			if c.Kind == yaml.ScalarNode && c.Line == line && c.Column == column {
 				return p
 			}
-			if k := keyAtLine(c, line, p); k != "" {
+			if k := keyAtLine(c, line, column, p); k != "" {
 				return k
 			}
 		}
@@ -519,9 +525,6 @@ func (c Config) validate() error {
 		}
 		seen[s.Name] = true
 		if s.Provider != verify.ProviderStandard {
-			if s.ForwardURL != "" {
-				return fmt.Errorf("%s.forward_url: only standard sources forward", key)
-			}
 			if s.ResourceField != "" {
 				return fmt.Errorf("%s.resource_field: only standard sources take a resource field", key)
 			}
@@ -566,7 +569,7 @@ func (c Config) validate() error {
 			}
 		}
 	}
-	return nil
+	return c.validateDestinations()
 }
 
 // checkListen accepts a host:port with a numeric port. A bare port is the

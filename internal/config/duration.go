@@ -41,7 +41,7 @@ func (d *Duration) UnmarshalYAML(node *yaml.Node) error {
 	}
 	v, err := ParseDuration(s)
 	if err != nil {
-		return &valueError{line: node.Line, msg: err.Error()}
+		return &valueError{line: node.Line, column: node.Column, msg: err.Error()}
 	}
 	*d = Duration(v)
 	return nil

@@ -41,6 +41,10 @@ type Metrics struct {
 	handlerRuns     *prometheus.CounterVec
 	handlerDuration *prometheus.HistogramVec
 	batchSize       *prometheus.HistogramVec
+
+	destinationAttempts *prometheus.CounterVec
+	destinationDuration *prometheus.HistogramVec
+	logger              *slog.Logger
 }
 
 // New builds the metrics; pool feeds the scrape-time database gauges.
@@ -78,6 +82,17 @@ func newMetrics(pool *pgxpool.Pool, logger *slog.Logger, exactLimit int64) *Metr
 			Buckets: []float64{1, 2, 4, 8, 16, 32, 64, 128, 256, 512},
 		}, []string{"stage"}),
 	}
+	m.logger = logger
+	m.destinationAttempts = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "hookinbox_destination_attempts_total",
+		Help: "Requests to destinations by outcome (succeeded, retry, failed: failed for good).",
+	}, []string{"destination", "outcome"})
+	m.destinationDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "hookinbox_destination_duration_seconds",
+		Help:    "Time a destination took to answer a request (or to fail it).",
+		Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+	}, []string{"destination"})
+	m.registry.MustRegister(m.destinationAttempts, m.destinationDuration)
 	m.registry.MustRegister(m.deliveries, m.requestDuration, m.handlerRuns, m.handlerDuration, m.batchSize,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		&dbCollector{pool: pool, logger: logger, exactLimit: exactLimit})

@@ -3,10 +3,10 @@
 -- sources or every other one. Retention never deletes work:
 --   - rows not yet handled (received) or given up on (failed) are kept;
 --   - so are handled rows whose follow-up work is unfinished: a step a
---     handler enqueued once (handler_step: forwards, fulfillments,
---     refunds, destination sends) or a queued replay, whose job is not
---     completed, cancelled or discarded. Such a job may retry for weeks
---     and needs the row (its payload, its derived keys).
+--     handler enqueued once (handler_step: fulfillments, refunds) or a
+--     queued replay, whose job is not completed, cancelled or discarded,
+--     or a destination send not yet succeeded or failed. Such work may
+--     retry for days and needs the row (its payload, its derived keys).
 WITH doomed AS (
     SELECT i.id FROM inbox i
     WHERE i.received_at < @cutoff
@@ -20,6 +20,9 @@ WITH doomed AS (
           SELECT 1 FROM river_job j
           WHERE j.kind = 'process_delivery' AND (j.args->>'inbox_id')::bigint = i.id
             AND j.state NOT IN ('completed', 'cancelled', 'discarded'))
+      AND NOT EXISTS (
+          SELECT 1 FROM destination_send d
+          WHERE d.source = i.source AND d.delivery_id = i.delivery_id AND d.state IN ('waiting', 'pending'))
     ORDER BY i.received_at
     LIMIT @batch
 )

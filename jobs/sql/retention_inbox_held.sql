@@ -12,4 +12,7 @@ WHERE i.received_at < @cutoff
        OR EXISTS (
           SELECT 1 FROM river_job j
           WHERE j.kind = 'process_delivery' AND (j.args->>'inbox_id')::bigint = i.id
-            AND j.state NOT IN ('completed', 'cancelled', 'discarded')))
+            AND j.state NOT IN ('completed', 'cancelled', 'discarded'))
+       OR EXISTS (
+          SELECT 1 FROM destination_send d
+          WHERE d.source = i.source AND d.delivery_id = i.delivery_id AND d.state IN ('waiting', 'pending')))

@@ -1,7 +1,8 @@
--- What lives and dies with a source's deliveries: the derived-key steps
--- and resource versions. One batch of each. A step whose job is still
--- unfinished is kept, like its delivery (retention_inbox.sql): it is what
--- stops a replay from enqueueing the step a second time.
+-- What lives and dies with a source's deliveries: the derived-key steps,
+-- resource versions, finished destination sends (their attempts go with
+-- them) and idle ordered-route turns. One batch of each. A step whose job
+-- is still unfinished is kept, like its delivery (retention_inbox.sql): it
+-- is what stops a replay from enqueueing the step a second time.
 WITH steps AS (
     DELETE FROM handler_step
     WHERE key IN (SELECT s.key FROM handler_step s
@@ -17,5 +18,19 @@ WITH steps AS (
                                      WHERE updated_at < @cutoff AND (source = ANY(@sources)) = @include
                                      LIMIT @batch)
     RETURNING 1
+), sends AS (
+    DELETE FROM destination_send
+    WHERE id IN (SELECT id FROM destination_send
+                 WHERE created_at < @cutoff AND (source = ANY(@sources)) = @include
+                   AND state IN ('succeeded', 'failed', 'skipped')
+                 LIMIT @batch)
+    RETURNING 1
+), turns AS (
+    DELETE FROM destination_resource
+    WHERE (destination, source, resource_key) IN (SELECT destination, source, resource_key FROM destination_resource
+                                                  WHERE updated_at < @cutoff AND (source = ANY(@sources)) = @include
+                                                    AND NOT busy
+                                                  LIMIT @batch)
+    RETURNING 1
 )
-SELECT (SELECT count(*) FROM steps) + (SELECT count(*) FROM versions)
+SELECT (SELECT count(*) FROM steps) + (SELECT count(*) FROM versions) + (SELECT count(*) FROM sends) + (SELECT count(*) FROM turns)
