@@ -15,7 +15,7 @@ import (
 // RegisterReleaseNotifier records each published GitHub release and posts
 // a notice about it to a chat webhook, once.
 func RegisterReleaseNotifier(r *Registry, chatURL string) error {
-	AddWorker(r, &releaseNoticeWorker{url: chatURL, client: defaultClient(nil)})
+	AddWorker(r, &releaseNoticeWorker{url: chatURL, client: &http.Client{Timeout: DefaultDownstreamTimeout}})
 	return r.Register(Registration{
 		Name:     "github.release_notifier", // part of the derived keys: never rename
 		Provider: "github",
@@ -64,7 +64,8 @@ type releaseNoticeWorker struct {
 
 func (w *releaseNoticeWorker) Work(ctx context.Context, job *river.Job[ReleaseNoticeArgs]) error {
 	body, _ := json.Marshal(map[string]string{"text": job.Args.Text})
-	// post retries 5xx/timeouts (same key), cancels on 4xx.
-	_, err := post(ctx, w.client, downstreamCall{URL: w.url, Key: job.Args.Key, Body: body})
-	return jobResult(err)
+	// JobResult retries 5xx/timeouts (same key), waits on 409/429/503,
+	// cancels on other 4xx.
+	_, err := Call{URL: w.url, Key: job.Args.Key, Body: body}.Post(ctx, w.client)
+	return JobResult(job.JobRow, err)
 }
