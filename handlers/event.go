@@ -46,6 +46,16 @@ type Event struct {
 
 	handler string
 	jobs    JobInserter
+	wait    bool // false in a processing batch: see lock
+}
+
+// lock takes a transaction-scoped advisory lock on key, serialising this
+// delivery with every transaction that takes the same lock. In a
+// processing batch, which holds other deliveries' locks, it does not wait
+// (two batches could wait on each other): it returns ErrResourceBusy and
+// the delivery is processed alone.
+func (e *Event) lock(ctx context.Context, key string) error {
+	return advisoryLock(ctx, e.Tx, key, e.wait)
 }
 
 // Key returns the downstream idempotency key for step: stable across

@@ -185,7 +185,7 @@ func (r *Registry) process(ctx context.Context, tx pgx.Tx, jobs JobInserter, d D
 			logger.Info("stale event passed over", "handler", reg.Name, "resource", res.Key, "event_at", res.At)
 			continue
 		}
-		e := &Event{Delivery: d, Resource: res, Stale: stale, Tx: tx, Logger: logger.With("handler", reg.Name), handler: reg.Name, jobs: jobs}
+		e := &Event{Delivery: d, Resource: res, Stale: stale, Tx: tx, Logger: logger.With("handler", reg.Name), handler: reg.Name, jobs: jobs, wait: wait}
 		if err := call(ctx, reg, e); err != nil {
 			return Result{}, err
 		}

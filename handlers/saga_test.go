@@ -44,9 +44,17 @@ func (b *testBundle) waitSaga(t *testing.T, pi, state string) sagaState {
 // pay delivers a payment_intent.succeeded for a new payment intent.
 func (b *testBundle) pay(t *testing.T, amount int64) (evt, pi string, inboxID int64) {
 	t.Helper()
-	evt, pi = newID("evt"), newID("pi")
-	inboxID = b.deliver(t, "stripe", evt, "payment_intent.succeeded", paymentSucceededPayload(evt, pi, amount, time.Now()), time.Now())
+	pi = newID("pi")
+	evt, inboxID = b.payIntent(t, pi, amount)
 	return evt, pi, inboxID
+}
+
+// payIntent delivers a payment_intent.succeeded for pi.
+func (b *testBundle) payIntent(t *testing.T, pi string, amount int64) (evt string, inboxID int64) {
+	t.Helper()
+	evt = newID("evt")
+	inboxID = b.deliver(t, "stripe", evt, "payment_intent.succeeded", paymentSucceededPayload(evt, pi, amount, time.Now()), time.Now())
+	return evt, inboxID
 }
 
 // fulfilled pays and waits for the saga to be fulfilled and its

@@ -285,7 +285,16 @@ func (w *refundWorker) Work(ctx context.Context, job *river.Job[RefundArgs]) err
 	if err == nil {
 		log.Info("saga: refund accepted; booking the debit")
 		return completeWith(ctx, cfg.Pool, job, func(tx pgx.Tx) error {
-			if _, err := bookLedger(ctx, tx, a.sagaPayment, "refund", "", -a.Amount); err != nil {
+			// The refund is of the whole payment: debit what the
+			// provider's charge.refunded events have not debited yet.
+			if err := advisoryLock(ctx, tx, ledgerLockKey(a.PaymentIntent), true); err != nil {
+				return err
+			}
+			booked, err := readRefunds(ctx, tx, a.PaymentIntent, "")
+			if err != nil {
+				return err
+			}
+			if _, err := bookRefund(ctx, tx, a.sagaPayment, "refund", "", a.Amount, booked); err != nil {
 				return err
 			}
 			moved, err := advance(ctx, tx, a.PaymentIntent, "refunded", nil, "refunding")
