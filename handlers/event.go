@@ -17,6 +17,10 @@ var (
 	handlerStepInsertSQL string
 	//go:embed sql/handler_step_set_job.sql
 	handlerStepSetJobSQL string
+	//go:embed sql/handler_step_job.sql
+	handlerStepJobSQL string
+	//go:embed sql/handler_step_record_job.sql
+	handlerStepRecordJobSQL string
 )
 
 // JobInserter enqueues River jobs inside a transaction.
@@ -109,4 +113,63 @@ func enqueueOnce(ctx context.Context, tx pgx.Tx, jobs JobInserter, step stepReco
 		return false, fmt.Errorf("record step %s job: %w", step.Step, err)
 	}
 	return true, nil
+}
+
+// jobRetrier makes a finished job available again inside a transaction.
+// *river.Client[pgx.Tx] satisfies it.
+type jobRetrier interface {
+	JobRetryTx(ctx context.Context, tx pgx.Tx, id int64) (*rivertype.JobRow, error)
+}
+
+// errStepStillRunning: the step's job is still in its last attempt.
+var errStepStillRunning = errors.New("the step's job is still running its last attempt; retry the resume once it has ended")
+
+// rerunStep makes the job of a step recorded with enqueueOnce run again,
+// with the same args and so the same key: River's JobRetryTx on the
+// recorded job (which gives a job that used up its attempts one more), or,
+// when River no longer holds it, args enqueued anew and recorded under the
+// step's key. A job still running is not touched: errStepStillRunning,
+// which the caller retries.
+func rerunStep(ctx context.Context, tx pgx.Tx, jobs JobInserter, step stepRecord, args river.JobArgs) error {
+	retrier, ok := jobs.(jobRetrier)
+	if !ok {
+		return fmt.Errorf("rerun step %s: %T cannot retry jobs", step.Step, jobs)
+	}
+	// retry reports false when River no longer has the job.
+	retry := func(id int64) (bool, error) {
+		job, err := retrier.JobRetryTx(ctx, tx, id)
+		switch {
+		case errors.Is(err, rivertype.ErrNotFound):
+			return false, nil
+		case err != nil:
+			return false, fmt.Errorf("retry step %s job %d: %w", step.Step, id, err)
+		case job.State == rivertype.JobStateRunning:
+			return false, errStepStillRunning
+		}
+		return true, nil
+	}
+	var jobID *int64
+	if err := tx.QueryRow(ctx, handlerStepJobSQL, pgx.NamedArgs{"key": step.Key}).Scan(&jobID); err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("read step %s: %w", step.Step, err)
+	}
+	if jobID != nil {
+		if retried, err := retry(*jobID); retried || err != nil {
+			return err
+		}
+	}
+	// River pruned the job after it ended, or retention deleted the step.
+	res, err := jobs.InsertTx(ctx, tx, args, nil)
+	if err != nil {
+		return fmt.Errorf("enqueue step %s: %w", step.Step, err)
+	}
+	if _, err := tx.Exec(ctx, handlerStepRecordJobSQL, pgx.NamedArgs{
+		"key": step.Key, "source": step.Source, "delivery_id": step.DeliveryID,
+		"handler": step.Handler, "step": step.Step, "job_id": res.Job.ID,
+	}); err != nil {
+		return fmt.Errorf("record step %s job: %w", step.Step, err)
+	}
+	if res.UniqueSkippedAsDuplicate { // River holds a job with these args after all
+		_, err = retry(res.Job.ID)
+	}
+	return err
 }

@@ -51,11 +51,12 @@ type Config struct {
 // Registry holds the registered handlers and the follow-up workers they
 // need, and processes deliveries with them.
 type Registry struct {
-	sources map[string]Source
-	regs    []Registration
-	workers []func(*river.Workers) error
-	forward map[string]ForwardConfig // by source, for the one forward worker
-	logger  *slog.Logger
+	sources  map[string]Source
+	regs     []Registration
+	workers  []func(*river.Workers) error
+	periodic []*river.PeriodicJob
+	forward  map[string]ForwardConfig // by source, for the one forward worker
+	logger   *slog.Logger
 }
 
 func NewRegistry(cfg Config) *Registry {
@@ -88,6 +89,14 @@ func (r *Registry) Register(reg Registration) error {
 func AddWorker[T river.JobArgs](r *Registry, w river.Worker[T]) {
 	r.workers = append(r.workers, func(ws *river.Workers) error { return river.AddWorkerSafely(ws, w) })
 }
+
+// AddPeriodicJob registers a periodic job a handler needs, such as a
+// sweep, run by the River client that runs the handlers (River's leader
+// enqueues it: once cluster-wide). Its worker is added with AddWorker.
+func (r *Registry) AddPeriodicJob(j *river.PeriodicJob) { r.periodic = append(r.periodic, j) }
+
+// PeriodicJobs lists the periodic jobs the handlers registered.
+func (r *Registry) PeriodicJobs() []*river.PeriodicJob { return r.periodic }
 
 // AddWorkersTo adds every follow-up worker to ws.
 func (r *Registry) AddWorkersTo(ws *river.Workers) error {

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -49,6 +50,11 @@ type SagaConfig struct {
 	// 429 are never final (see CheckFinalStatuses). Defaults to
 	// DefaultFinalStatuses (422).
 	FinalStatuses []int
+	// SweepEvery is how often the sweep marks failed the sagas whose step's
+	// job ended without its worker deciding them (its process died on the
+	// last attempt, or an operator cancelled it). Defaults to
+	// DefaultSagaSweepEvery.
+	SweepEvery time.Duration
 	// Logger defaults to a discard logger.
 	Logger *slog.Logger
 }
@@ -83,12 +89,17 @@ func RegisterStripeSaga(r *Registry, cfg SagaConfig) error {
 	if cfg.FinalStatuses == nil {
 		cfg.FinalStatuses = DefaultFinalStatuses
 	}
+	if cfg.SweepEvery == 0 {
+		cfg.SweepEvery = DefaultSagaSweepEvery
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	s := &saga{cfg: cfg}
 	AddWorker(r, &fulfillWorker{saga: s})
 	AddWorker(r, &refundWorker{saga: s})
+	AddWorker(r, &sagaSweepWorker{saga: s})
+	r.AddPeriodicJob(sagaSweepJob(cfg.SweepEvery))
 	return r.Register(Registration{
 		Name:     SagaHandlerName,
 		Provider: "stripe",
@@ -133,8 +144,11 @@ func (s *saga) handle(ctx context.Context, e *Event) error {
 		return err
 	}
 	if !credited {
-		e.Logger.Info("saga: payment already credited; nothing to do", "step", "credit", "payment_intent", p.PaymentIntent)
-		return nil
+		resumed, err := s.resume(ctx, e, p.PaymentIntent)
+		if err == nil && !resumed {
+			e.Logger.Info("saga: payment already credited; nothing to do", "step", "credit", "payment_intent", p.PaymentIntent)
+		}
+		return err
 	}
 	fulfillKey, refundKey := e.Key("fulfill"), e.Key("refund")
 	if _, err := e.Tx.Exec(ctx, paymentSagaInsertSQL, pgx.NamedArgs{
@@ -242,15 +256,8 @@ func (w *fulfillWorker) Work(ctx context.Context, job *river.Job[FulfillArgs]) e
 			}, RefundArgs{sagaPayment: a.sagaPayment, Key: a.RefundKey}, nil)
 			return err
 		})
-	case IsPermanent(err):
-		log.Error("saga: fulfillment failed permanently; not compensating automatically", "error", err)
-		if ferr := markSagaFailed(ctx, cfg.Pool, a.PaymentIntent, err, "fulfilling"); ferr != nil {
-			return ferr
-		}
-		return JobResult(job.JobRow, err)
 	default:
-		log.Warn("saga: fulfillment failed; retrying with the same key", "error", err)
-		return JobResult(job.JobRow, err)
+		return w.saga.failOrRetry(ctx, job.JobRow, log, a.PaymentIntent, err, "fulfilling")
 	}
 }
 
@@ -304,23 +311,31 @@ func (w *refundWorker) Work(ctx context.Context, job *river.Job[RefundArgs]) err
 			return err
 		})
 	}
-	result := JobResult(job.JobRow, err)
-	if errors.As(result, new(*river.JobCancelError)) {
-		log.Error("saga: refund refused; the payment needs an operator", "error", err)
-		if ferr := markSagaFailed(ctx, cfg.Pool, a.PaymentIntent, err, "refunding"); ferr != nil {
-			return ferr
-		}
-		return result
-	}
-	log.Warn("saga: refund failed; retrying with the same key", "error", err)
-	return result
+	return w.saga.failOrRetry(ctx, job.JobRow, log, a.PaymentIntent, err, "refunding")
 }
 
-func markSagaFailed(ctx context.Context, pool *pgxpool.Pool, paymentIntent string, cause error, from string) error {
-	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		_, err := advance(ctx, tx, paymentIntent, "failed", cause, from)
+// failOrRetry returns what River should do with a step's job after err.
+// When River will not run the job again (cancelled, or failed on its last
+// attempt), it first marks the saga failed at the step it was waiting on,
+// so that the saga never waits on a job that will not come back. A replay
+// of the delivery resumes it (resume).
+func (s *saga) failOrRetry(ctx context.Context, job *rivertype.JobRow, log *slog.Logger, paymentIntent string, err error, waiting string) error {
+	result := JobResult(job, err)
+	if !gaveUp(job, result) {
+		log.Warn("saga: step failed; retrying with the same key", "error", err)
+		return result
+	}
+	log.Error("saga: step failed for good; the saga is failed until its delivery is replayed", "error", err)
+	// Detached: a job cancelled while running has its context cancelled.
+	dctx := context.WithoutCancel(ctx)
+	ferr := pgx.BeginFunc(dctx, s.cfg.Pool, func(tx pgx.Tx) error {
+		_, err := advance(dctx, tx, paymentIntent, "failed", err, waiting)
 		return err
 	})
+	if ferr != nil {
+		log.Error("saga: could not mark the saga failed; the sweep will", "error", ferr)
+	}
+	return result
 }
 
 // completeWith runs effects and completes job in one transaction: the

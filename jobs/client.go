@@ -3,6 +3,7 @@ package jobs
 import (
 	"errors"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -170,7 +171,7 @@ func NewClient(pool *pgxpool.Pool, cfg ClientConfig) (*river.Client[pgx.Tx], err
 				return nil, err
 			}
 		}
-		rc.PeriodicJobs = cfg.PeriodicJobs
+		rc.PeriodicJobs = slices.Concat(cfg.PeriodicJobs, cfg.Registry.PeriodicJobs())
 		if cfg.Retention != nil {
 			if err := river.AddWorkerSafely(workers, NewRetentionWorker(pool, *cfg.Retention, cfg.JobTimeout*2/3, cfg.Logger)); err != nil {
 				return nil, err
