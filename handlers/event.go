@@ -69,6 +69,17 @@ func (e *Event) Key(step string) string {
 	return DeriveKey(e.Source, e.DeliveryID, e.handler, step)
 }
 
+// KeyFor returns the downstream idempotency key for step on the business
+// intent that naturalKey names (a release's repository and tag, an
+// invoice's id). It is derived from (source, handler, step, naturalKey…),
+// not from the delivery (DeriveIntentKey): every delivery that describes
+// the same intent, a provider's resend with a new delivery id included,
+// gets the same key, so the downstream applies the intent once. With no
+// naturalKey, every delivery of the source shares one key.
+func (e *Event) KeyFor(step string, naturalKey ...string) string {
+	return DeriveIntentKey(e.Source, e.handler, step, naturalKey...)
+}
+
 // Enqueue inserts a follow-up job in the handler's transaction: it exists
 // exactly when the handler's effects commit.
 func (e *Event) Enqueue(ctx context.Context, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error) {
@@ -81,8 +92,17 @@ func (e *Event) Enqueue(ctx context.Context, args river.JobArgs, opts *river.Ins
 // insert in the same transaction as the job, so it holds under races and
 // outlives River's pruning of completed jobs.
 func (e *Event) EnqueueOnce(ctx context.Context, step string, args river.JobArgs, opts *river.InsertOpts) (bool, error) {
+	return e.EnqueueOnceForKey(ctx, e.Key(step), step, args, opts)
+}
+
+// EnqueueOnceForKey is EnqueueOnce deciding on key instead of this
+// delivery's Key(step): it inserts the follow-up job for step unless a job
+// was already enqueued under key, by this delivery or by any other. With
+// KeyFor(step, …) that is once per business intent. The step's record
+// (handler_step) names the delivery that enqueued it first.
+func (e *Event) EnqueueOnceForKey(ctx context.Context, key, step string, args river.JobArgs, opts *river.InsertOpts) (bool, error) {
 	return enqueueOnce(ctx, e.Tx, e.jobs, stepRecord{
-		Key: e.Key(step), Source: e.Source, DeliveryID: e.DeliveryID, Handler: e.handler, Step: step,
+		Key: key, Source: e.Source, DeliveryID: e.DeliveryID, Handler: e.handler, Step: step,
 	}, args, opts)
 }
 

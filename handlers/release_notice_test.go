@@ -39,9 +39,25 @@ func TestReleaseNoticePostsOnce(t *testing.T) {
 
 	reqs := chat.Requests("/chat")
 	require.Len(t, reqs, 1)
-	require.Equal(t, handlers.DeriveKey("github", gh, "github.release_notifier", "notify"), reqs[0].Key)
+	require.Equal(t, handlers.DeriveIntentKey("github", "github.release_notifier", "notify", "acme/app", "v1.2.0"), reqs[0].Key)
 	var body map[string]string
 	require.NoError(t, json.Unmarshal(reqs[0].Body, &body))
 	require.Equal(t, map[string]string{"text": "acme/app v1.2.0 is out"}, body)
 	require.Equal(t, 1, b.count(t, "SELECT count(*) FROM release_notice"))
+}
+
+// GitHub resends a release with a new delivery id (a redelivery, or a
+// second hook): the notice belongs to the release, so it is posted once,
+// with one key.
+func TestReleaseNoticeOncePerRelease(t *testing.T) {
+	t.Parallel()
+	b, chat := setupReleaseNotice(t)
+	for _, gh := range []string{newID("gh"), newID("gh")} {
+		b.waitStatus(t, b.deliver(t, "github", gh, "release", releasePayload("acme/app", "v2.0.0"), time.Time{}), "processed")
+	}
+	require.Equal(t, map[string]int{"completed": 1}, b.waitJobsFinalized(t, "release_notice"))
+	reqs := chat.Requests("/chat")
+	require.Len(t, reqs, 1, "one notice per release")
+	require.Equal(t, map[string]int{handlers.DeriveIntentKey("github", "github.release_notifier", "notify", "acme/app", "v2.0.0"): 1},
+		chat.Effects("/chat"), "one key, the release's")
 }

@@ -40,10 +40,12 @@ func notify(ctx context.Context, e *handlers.Event) error {
 		 ON CONFLICT (repo, tag) DO NOTHING`, repo, tag, e.DeliveryID); err != nil {
 		return err
 	}
-	// 2. The outside call goes to its own job, enqueued once, carrying a
-	//    key derived from this delivery.
-	_, err := e.EnqueueOnce(ctx, "notify", NoticeArgs{
-		Text: repo + " " + tag + " is out", Key: e.Key("notify"),
+	// 2. The outside call goes to its own job, enqueued once per release.
+	//    Its key belongs to the release, not to this delivery: GitHub may
+	//    send the same release again with a new delivery id.
+	key := e.KeyFor("notify", repo, tag)
+	_, err := e.EnqueueOnceForKey(ctx, key, "notify", NoticeArgs{
+		Text: repo + " " + tag + " is out", Key: key,
 	}, nil)
 	return err
 }
