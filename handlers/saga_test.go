@@ -235,3 +235,21 @@ func TestSagaStepOnAMovedSagaDoesNothing(t *testing.T) {
 	require.Empty(t, b.downstream.Requests("/v1/refunds"))
 	require.Contains(t, b.log.String(), `saga: not moved; it is no longer in the state this step expects`)
 }
+
+// The same on the refund side: a refund request that outlives the client's
+// timeout, then 409 for the retry, is in progress, not a failure. The saga
+// ends refunded with one refund and one debit.
+func TestSagaRefundInProgressConflictIsNotAFailure(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.downstream.SetFallback("/fulfill", downstreamstub.Refuse)
+	b.downstream.SetProcessingDelay("/v1/refunds", 5*clientTimeout)
+	evt, pi, _ := b.pay(t, 900)
+
+	s := b.waitSaga(t, pi, "refunded")
+	require.Equal(t, sagaState{state: "refunded", credits: 1, refunds: 1}, s)
+	require.Equal(t, map[string]int{"completed": 1}, b.waitJobsFinalized(t, "stripe_refund"))
+	require.GreaterOrEqual(t, len(b.downstream.Requests("/v1/refunds")), 3, "the slow first request, a retry answered 409, the retry answered 200")
+	key := handlers.DeriveKey("stripe", evt, handlers.SagaHandlerName, "refund")
+	require.Equal(t, map[string]int{key: 1}, b.downstream.Effects("/v1/refunds"))
+}
