@@ -75,10 +75,15 @@ type SagaConfig struct {
 //     fulfilling to refunding;
 //  4. the refund job POSTs {PaymentsURL}/v1/refunds with Key("refund"),
 //     retrying with the same key, and on success books a ledger debit
-//     unique on (payment_intent, 'refund').
+//     unique on (payment_intent, 'refund') of what charge.refunded has not
+//     debited yet (bookRefund).
 //
-// A replay of the delivery finds the credit booked and enqueues nothing, so
-// it causes no second fulfillment and no second refund.
+// When River will not run a step's job again, the saga is marked failed
+// at that step: by the step's worker, or by the sweep when no worker
+// decided the job's end. A replay of the delivery finds the credit booked
+// and enqueues nothing, so it causes no second fulfillment and no second
+// refund, except for a failed saga: the replay resumes its step with the
+// same key (resume).
 func RegisterStripeSaga(r *Registry, cfg SagaConfig) error {
 	if cfg.FulfillmentURL == "" || cfg.PaymentsURL == "" || cfg.Pool == nil {
 		return errors.New("handlers: the payment saga needs FulfillmentURL, PaymentsURL and Pool")
