@@ -79,7 +79,8 @@ type ClientConfig struct {
 	RiverDiscardedRetention time.Duration
 
 	// PeriodicJobs and AddWorkers bring jobs from outside the handlers, such
-	// as the periodic GitHub redelivery.
+	// as the periodic GitHub redelivery. The Registry's own periodic jobs
+	// (Registry.PeriodicJobs, such as the saga's sweep) run besides these.
 	PeriodicJobs []*river.PeriodicJob
 	AddWorkers   func(*river.Workers) error
 
