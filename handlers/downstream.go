@@ -3,13 +3,17 @@ package handlers
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
+	"strconv"
 	"time"
 
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
 )
 
 // QueueDownstream is the queue of follow-up jobs that call other systems,
@@ -19,9 +23,35 @@ const QueueDownstream = "downstream"
 // DefaultDownstreamTimeout bounds one downstream call.
 const DefaultDownstreamTimeout = 10 * time.Second
 
-// RefusedError is a downstream's deliberate, final "no" to a request (409
-// Conflict or 422 Unprocessable Entity): retrying with the same key gets the
-// same answer, so the caller compensates instead.
+// MaxRetryAfter bounds how long a downstream's Retry-After may make a job
+// wait, so that a wrong header cannot park a job for days.
+const MaxRetryAfter = time.Hour
+
+// DefaultFinalStatuses are the statuses that mean a downstream's final "no"
+// when a caller names none: 422 Unprocessable Entity.
+var DefaultFinalStatuses = []int{http.StatusUnprocessableEntity}
+
+// CheckFinalStatuses accepts statuses that can mean a final refusal: 4xx,
+// except 409 (under the Idempotency-Key draft and Stripe's API, "a request
+// with this key is still in progress") and 429 (too many requests), which
+// both ask to retry later.
+func CheckFinalStatuses(statuses []int) error {
+	for _, s := range statuses {
+		switch {
+		case s < 400 || s > 499:
+			return fmt.Errorf("%d is not a 4xx status", s)
+		case s == http.StatusConflict:
+			return errors.New("409 means a request with the same key is in progress, never a refusal")
+		case s == http.StatusTooManyRequests:
+			return errors.New("429 asks to retry later, never a refusal")
+		}
+	}
+	return nil
+}
+
+// RefusedError is a downstream's deliberate, final "no" to a request (422
+// Unprocessable Entity, or another of Call.FinalStatuses): retrying with the
+// same key gets the same answer, so the caller compensates instead.
 type RefusedError struct {
 	Status int
 	Body   string
@@ -31,22 +61,65 @@ func (e *RefusedError) Error() string {
 	return fmt.Sprintf("downstream refused the request: %d %s", e.Status, e.Body)
 }
 
-// downstreamCall is one POST with an idempotency key.
-type downstreamCall struct {
-	URL         string
-	Key         string
-	ContentType string // defaults to application/json
-	Header      http.Header
-	Body        []byte
+// RetryLaterError is a downstream's "not now": 409 Conflict (a request with
+// the same key is still being processed, typically our own first attempt
+// that outlived its timeout: the retry must wait for it, not give up), 429
+// Too Many Requests or 503 Service Unavailable. After is the response's
+// Retry-After (at most MaxRetryAfter), 0 when it has none.
+type RetryLaterError struct {
+	Status int
+	After  time.Duration
+	Body   string
 }
 
-// post makes the call and classifies the result: nil for 2xx;
-// *RefusedError for 409/422; a permanent error for other 4xx (our request
-// is wrong, retrying will not fix it); a plain, retryable error for 5xx,
-// 429, timeouts and connection failures. A retry sends the same key, so a
-// request the downstream applied before its response was lost is not
-// applied again.
-func post(ctx context.Context, client *http.Client, c downstreamCall) (int, error) {
+func (e *RetryLaterError) Error() string {
+	return fmt.Sprintf("downstream asked to retry later: %d (Retry-After %s) %s", e.Status, e.After, e.Body)
+}
+
+// Call is one POST to a downstream with an Idempotency-Key.
+type Call struct {
+	// URL receives the POST. Required.
+	URL string
+	// Key is sent as Idempotency-Key. Send the same key on every retry of
+	// the same intent (Event.Key, Event.KeyFor), so that the downstream
+	// applies it once. Required.
+	Key string
+	// Body is sent as is.
+	Body []byte
+	// ContentType defaults to application/json.
+	ContentType string
+	// Header holds more headers to send.
+	Header http.Header
+	// FinalStatuses are the 4xx statuses that mean a final refusal
+	// (*RefusedError); see CheckFinalStatuses. Defaults to
+	// DefaultFinalStatuses.
+	FinalStatuses []int
+}
+
+// defaultHTTPClient serves calls whose caller names no client.
+var defaultHTTPClient = &http.Client{Timeout: DefaultDownstreamTimeout}
+
+// Post makes the call with client (nil: a client with a
+// DefaultDownstreamTimeout timeout) and classifies the answer:
+//
+//   - 2xx: nil;
+//   - a final status (FinalStatuses): *RefusedError;
+//   - 409, 429 and 503: *RetryLaterError;
+//   - another 4xx: a permanent error (our request is wrong; retrying will
+//     not fix it);
+//   - another 5xx, a timeout or a connection failure: a plain, retryable
+//     error.
+//
+// It returns the status, 0 when there was no answer. A retry sends the same
+// key, so a request the downstream applied before its response was lost is
+// not applied again.
+func (c Call) Post(ctx context.Context, client *http.Client) (status int, err error) {
+	if c.Key == "" {
+		return 0, Permanent(fmt.Errorf("POST %s: no Idempotency-Key", c.URL))
+	}
+	if client == nil {
+		client = defaultHTTPClient
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.URL, bytes.NewReader(c.Body))
 	if err != nil {
 		return 0, Permanent(err)
@@ -65,31 +138,75 @@ func post(ctx context.Context, client *http.Client, c downstreamCall) (int, erro
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
+	body = bytes.TrimSpace(body)
+	final := c.FinalStatuses
+	if final == nil {
+		final = DefaultFinalStatuses
+	}
 	switch s := resp.StatusCode; {
 	case s >= 200 && s < 300:
 		return s, nil
-	case s == http.StatusConflict || s == http.StatusUnprocessableEntity:
-		return s, &RefusedError{Status: s, Body: string(bytes.TrimSpace(body))}
-	case s == http.StatusTooManyRequests || s >= 500:
+	case slices.Contains(final, s):
+		return s, &RefusedError{Status: s, Body: string(body)}
+	case s == http.StatusConflict || s == http.StatusTooManyRequests || s == http.StatusServiceUnavailable:
+		return s, &RetryLaterError{Status: s, After: retryAfter(resp.Header.Get("Retry-After")), Body: string(body)}
+	case s >= 500:
 		return s, fmt.Errorf("POST %s: %s", c.URL, resp.Status)
 	default:
-		return s, Permanent(fmt.Errorf("POST %s: %s %s", c.URL, resp.Status, bytes.TrimSpace(body)))
+		return s, Permanent(fmt.Errorf("POST %s: %s %s", c.URL, resp.Status, body))
 	}
 }
 
-// jobResult turns a follow-up job's error into what River should do with
-// it: cancel a permanent failure, retry anything else.
-func jobResult(err error) error {
-	if err != nil && (IsPermanent(err) || errors.As(err, new(*RefusedError))) {
+// retryAfter reads Retry-After, in seconds or as an HTTP date; 0 when it
+// is absent or unreadable.
+func retryAfter(v string) time.Duration {
+	var d time.Duration
+	if secs, err := strconv.Atoi(v); err == nil {
+		d = time.Duration(secs) * time.Second
+	} else if at, err := http.ParseTime(v); err == nil {
+		d = time.Until(at)
+	}
+	return min(max(d, 0), MaxRetryAfter)
+}
+
+// JobResult turns the error of a follow-up job's call into what River
+// should do with the job:
+//
+//   - nil: complete it;
+//   - *RefusedError or a permanent error: cancel it (retrying cannot help);
+//   - *RetryLaterError with a Retry-After: snooze it that long, which
+//     spends no attempt. A job snoozes at most job.MaxAttempts times; after
+//     that it is retried like any error, so a downstream that never stops
+//     asking to wait still exhausts the job's attempts and is seen;
+//   - anything else: retry it with River's backoff, spending an attempt.
+func JobResult(job *rivertype.JobRow, err error) error {
+	var later *RetryLaterError
+	switch {
+	case err == nil:
+		return nil
+	case IsPermanent(err) || errors.As(err, new(*RefusedError)):
 		return river.JobCancel(err)
+	case errors.As(err, &later) && later.After > 0 && snoozes(job) < job.MaxAttempts:
+		return river.JobSnooze(later.After)
 	}
 	return err
 }
 
-// defaultClient is used when a handler's config names no HTTP client.
-func defaultClient(c *http.Client) *http.Client {
-	if c != nil {
-		return c
+// snoozes is how often River snoozed job (its metadata's "snoozes").
+func snoozes(job *rivertype.JobRow) int {
+	var m struct {
+		Snoozes int `json:"snoozes"`
 	}
-	return &http.Client{Timeout: DefaultDownstreamTimeout}
+	_ = json.Unmarshal(job.Metadata, &m)
+	return m.Snoozes
+}
+
+// gaveUp reports whether River will not run job again after result, the
+// value its worker returns: it is cancelled, or it failed on its last
+// attempt and will be discarded.
+func gaveUp(job *rivertype.JobRow, result error) bool {
+	if result == nil || errors.As(result, new(*river.JobSnoozeError)) {
+		return false
+	}
+	return errors.As(result, new(*river.JobCancelError)) || job.Attempt >= job.MaxAttempts
 }

@@ -17,6 +17,10 @@ var (
 	handlerStepInsertSQL string
 	//go:embed sql/handler_step_set_job.sql
 	handlerStepSetJobSQL string
+	//go:embed sql/handler_step_job.sql
+	handlerStepJobSQL string
+	//go:embed sql/handler_step_record_job.sql
+	handlerStepRecordJobSQL string
 )
 
 // JobInserter enqueues River jobs inside a transaction.
@@ -46,6 +50,16 @@ type Event struct {
 
 	handler string
 	jobs    JobInserter
+	wait    bool // false in a processing batch: see lock
+}
+
+// lock takes a transaction-scoped advisory lock on key, serialising this
+// delivery with every transaction that takes the same lock. In a
+// processing batch, which holds other deliveries' locks, it does not wait
+// (two batches could wait on each other): it returns ErrResourceBusy and
+// the delivery is processed alone.
+func (e *Event) lock(ctx context.Context, key string) error {
+	return advisoryLock(ctx, e.Tx, key, e.wait)
 }
 
 // Key returns the downstream idempotency key for step: stable across
@@ -53,6 +67,17 @@ type Event struct {
 // handler and step. Send it as Idempotency-Key on the call the step makes.
 func (e *Event) Key(step string) string {
 	return DeriveKey(e.Source, e.DeliveryID, e.handler, step)
+}
+
+// KeyFor returns the downstream idempotency key for step on the business
+// intent that naturalKey names (a release's repository and tag, an
+// invoice's id). It is derived from (source, handler, step, naturalKey…),
+// not from the delivery (DeriveIntentKey): every delivery that describes
+// the same intent, a provider's resend with a new delivery id included,
+// gets the same key, so the downstream applies the intent once. With no
+// naturalKey, every delivery of the source shares one key.
+func (e *Event) KeyFor(step string, naturalKey ...string) string {
+	return DeriveIntentKey(e.Source, e.handler, step, naturalKey...)
 }
 
 // Enqueue inserts a follow-up job in the handler's transaction: it exists
@@ -67,8 +92,17 @@ func (e *Event) Enqueue(ctx context.Context, args river.JobArgs, opts *river.Ins
 // insert in the same transaction as the job, so it holds under races and
 // outlives River's pruning of completed jobs.
 func (e *Event) EnqueueOnce(ctx context.Context, step string, args river.JobArgs, opts *river.InsertOpts) (bool, error) {
+	return e.EnqueueOnceForKey(ctx, e.Key(step), step, args, opts)
+}
+
+// EnqueueOnceForKey is EnqueueOnce deciding on key instead of this
+// delivery's Key(step): it inserts the follow-up job for step unless a job
+// was already enqueued under key, by this delivery or by any other. With
+// KeyFor(step, …) that is once per business intent. The step's record
+// (handler_step) names the delivery that enqueued it first.
+func (e *Event) EnqueueOnceForKey(ctx context.Context, key, step string, args river.JobArgs, opts *river.InsertOpts) (bool, error) {
 	return enqueueOnce(ctx, e.Tx, e.jobs, stepRecord{
-		Key: e.Key(step), Source: e.Source, DeliveryID: e.DeliveryID, Handler: e.handler, Step: step,
+		Key: key, Source: e.Source, DeliveryID: e.DeliveryID, Handler: e.handler, Step: step,
 	}, args, opts)
 }
 
@@ -99,4 +133,63 @@ func enqueueOnce(ctx context.Context, tx pgx.Tx, jobs JobInserter, step stepReco
 		return false, fmt.Errorf("record step %s job: %w", step.Step, err)
 	}
 	return true, nil
+}
+
+// jobRetrier makes a finished job available again inside a transaction.
+// *river.Client[pgx.Tx] satisfies it.
+type jobRetrier interface {
+	JobRetryTx(ctx context.Context, tx pgx.Tx, id int64) (*rivertype.JobRow, error)
+}
+
+// errStepStillRunning: the step's job is still in its last attempt.
+var errStepStillRunning = errors.New("the step's job is still running its last attempt; retry the resume once it has ended")
+
+// rerunStep makes the job of a step recorded with enqueueOnce run again,
+// with the same args and so the same key: River's JobRetryTx on the
+// recorded job (which gives a job that used up its attempts one more), or,
+// when River no longer holds it, args enqueued anew and recorded under the
+// step's key. A job still running is not touched: errStepStillRunning,
+// which the caller retries.
+func rerunStep(ctx context.Context, tx pgx.Tx, jobs JobInserter, step stepRecord, args river.JobArgs) error {
+	retrier, ok := jobs.(jobRetrier)
+	if !ok {
+		return fmt.Errorf("rerun step %s: %T cannot retry jobs", step.Step, jobs)
+	}
+	// retry reports false when River no longer has the job.
+	retry := func(id int64) (bool, error) {
+		job, err := retrier.JobRetryTx(ctx, tx, id)
+		switch {
+		case errors.Is(err, rivertype.ErrNotFound):
+			return false, nil
+		case err != nil:
+			return false, fmt.Errorf("retry step %s job %d: %w", step.Step, id, err)
+		case job.State == rivertype.JobStateRunning:
+			return false, errStepStillRunning
+		}
+		return true, nil
+	}
+	var jobID *int64
+	if err := tx.QueryRow(ctx, handlerStepJobSQL, pgx.NamedArgs{"key": step.Key}).Scan(&jobID); err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("read step %s: %w", step.Step, err)
+	}
+	if jobID != nil {
+		if retried, err := retry(*jobID); retried || err != nil {
+			return err
+		}
+	}
+	// River pruned the job after it ended, or retention deleted the step.
+	res, err := jobs.InsertTx(ctx, tx, args, nil)
+	if err != nil {
+		return fmt.Errorf("enqueue step %s: %w", step.Step, err)
+	}
+	if _, err := tx.Exec(ctx, handlerStepRecordJobSQL, pgx.NamedArgs{
+		"key": step.Key, "source": step.Source, "delivery_id": step.DeliveryID,
+		"handler": step.Handler, "step": step.Step, "job_id": res.Job.ID,
+	}); err != nil {
+		return fmt.Errorf("record step %s job: %w", step.Step, err)
+	}
+	if res.UniqueSkippedAsDuplicate { // River holds a job with these args after all
+		_, err = retry(res.Job.ID)
+	}
+	return err
 }

@@ -37,7 +37,6 @@ func RegisterForwarder(r *Registry, cfg ForwardConfig) error {
 	if cfg.Source == "" || cfg.URL == "" || cfg.Pool == nil {
 		return errors.New("handlers: a forwarder needs Source, URL and Pool")
 	}
-	cfg.Client = defaultClient(cfg.Client)
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -101,15 +100,15 @@ func (w *forwardWorker) Work(ctx context.Context, job *river.Job[ForwardArgs]) e
 	if err != nil {
 		return err
 	}
-	status, err := post(ctx, cfg.Client, downstreamCall{
+	status, err := Call{
 		URL: cfg.URL, Key: a.Key, Body: payload, ContentType: headers.Get("Content-Type"),
 		Header: http.Header{"Webhook-Id": {a.DeliveryID}},
-	})
+	}.Post(ctx, cfg.Client)
 	log := cfg.Logger.With("source", a.Source, "delivery_id", a.DeliveryID, "inbox_id", a.InboxID,
 		"step", "forward", "idempotency_key", a.Key, "attempt", job.Attempt, "status", status)
 	if err != nil {
 		log.Warn("forward failed", "error", err)
-		return jobResult(err)
+		return JobResult(job.JobRow, err)
 	}
 	log.Info("forwarded")
 	return nil

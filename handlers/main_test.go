@@ -38,6 +38,8 @@ type setupOpts struct {
 	register    func(r *handlers.Registry) // extra handlers
 	maxAttempts int
 	batchSize   int // jobs.ClientConfig.ProcessBatchSize; 0 for its default
+	// sagaSweepEvery is handlers.SagaConfig.SweepEvery; 0 for its default.
+	sagaSweepEvery time.Duration
 }
 
 // fastRetry retries at once: River then makes the job available directly.
@@ -65,7 +67,7 @@ func setupWith(t *testing.T, opts setupOpts) *testBundle {
 	require.NoError(t, handlers.RegisterStripeLedger(reg))
 	require.NoError(t, handlers.RegisterStripeSaga(reg, handlers.SagaConfig{
 		FulfillmentURL: b.downstream.URL + "/fulfill", PaymentsURL: b.downstream.URL,
-		Pool: b.pool, Client: httpClient, Logger: logger,
+		Pool: b.pool, Client: httpClient, SweepEvery: opts.sagaSweepEvery, Logger: logger,
 	}))
 	require.NoError(t, handlers.RegisterForwarder(reg, handlers.ForwardConfig{
 		Source: "billing", URL: b.downstream.URL + "/forward", Pool: b.pool, Client: httpClient, Logger: logger,

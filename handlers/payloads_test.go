@@ -33,3 +33,7 @@ func paymentFailedPayload(eventID, pi string, created time.Time) []byte {
 func standardPayload(eventType, resource string, at time.Time) []byte {
 	return []byte(fmt.Sprintf(`{"type":%q,"timestamp":%q,"data":{"id":%q}}`, eventType, at.UTC().Format(time.RFC3339), resource))
 }
+
+func releasePayload(repo, tag string) []byte {
+	return []byte(fmt.Sprintf(`{"action":"published","release":{"tag_name":%q},"repository":{"full_name":%q}}`, tag, repo))
+}

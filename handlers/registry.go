@@ -52,12 +52,13 @@ type Config struct {
 // Registry holds the registered handlers and the follow-up workers they
 // need, and processes deliveries with them.
 type Registry struct {
-	sources map[string]Source
-	regs    []Registration
-	workers []func(*river.Workers) error
-	forward map[string]ForwardConfig // by source, for the one forward worker
-	queues  map[string]int           // extra River queues and their workers per process
-	logger  *slog.Logger
+	sources  map[string]Source
+	regs     []Registration
+	workers  []func(*river.Workers) error
+	periodic []*river.PeriodicJob
+	forward  map[string]ForwardConfig // by source, for the one forward worker
+	queues   map[string]int           // extra River queues and their workers per process
+	logger   *slog.Logger
 }
 
 func NewRegistry(cfg Config) *Registry {
@@ -104,6 +105,14 @@ func (r *Registry) AddQueue(name string, maxWorkers int) {
 
 // Queues returns the queues AddQueue asked for, with their workers.
 func (r *Registry) Queues() map[string]int { return maps.Clone(r.queues) }
+
+// AddPeriodicJob registers a periodic job a handler needs, such as a
+// sweep, run by the River client that runs the handlers (River's leader
+// enqueues it: once cluster-wide). Its worker is added with AddWorker.
+func (r *Registry) AddPeriodicJob(j *river.PeriodicJob) { r.periodic = append(r.periodic, j) }
+
+// PeriodicJobs lists the periodic jobs the handlers registered.
+func (r *Registry) PeriodicJobs() []*river.PeriodicJob { return r.periodic }
 
 // AddWorkersTo adds every follow-up worker to ws.
 func (r *Registry) AddWorkersTo(ws *river.Workers) error {
@@ -201,7 +210,7 @@ func (r *Registry) process(ctx context.Context, tx pgx.Tx, jobs JobInserter, d D
 			logger.Info("stale event passed over", "handler", reg.Name, "resource", res.Key, "event_at", res.At)
 			continue
 		}
-		e := &Event{Delivery: d, Resource: res, Stale: stale, Tx: tx, Logger: logger.With("handler", reg.Name), handler: reg.Name, jobs: jobs}
+		e := &Event{Delivery: d, Resource: res, Stale: stale, Tx: tx, Logger: logger.With("handler", reg.Name), handler: reg.Name, jobs: jobs, wait: wait}
 		if err := call(ctx, reg, e); err != nil {
 			return Result{}, err
 		}

@@ -173,15 +173,21 @@ func lockResource(ctx context.Context, tx pgx.Tx, d Delivery, r Resource, wait b
 	if r.Key != "" {
 		key = fmt.Sprintf("r:%d:%s:%s", len(d.Source), d.Source, r.Key)
 	}
+	return advisoryLock(ctx, tx, key, wait)
+}
+
+// advisoryLock takes the transaction-scoped advisory lock named key,
+// waiting for it, or without wait only if it is free (else ErrResourceBusy).
+func advisoryLock(ctx context.Context, tx pgx.Tx, key string, wait bool) error {
 	if wait {
 		if _, err := tx.Exec(ctx, resourceLockSQL, pgx.NamedArgs{"lock_key": key}); err != nil {
-			return fmt.Errorf("lock resource %q: %w", r.Key, err)
+			return fmt.Errorf("lock %q: %w", key, err)
 		}
 		return nil
 	}
 	var locked bool
 	if err := tx.QueryRow(ctx, resourceTryLockSQL, pgx.NamedArgs{"lock_key": key}).Scan(&locked); err != nil {
-		return fmt.Errorf("lock resource %q: %w", r.Key, err)
+		return fmt.Errorf("lock %q: %w", key, err)
 	}
 	if !locked {
 		return ErrResourceBusy

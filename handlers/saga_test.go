@@ -41,6 +41,32 @@ func (b *testBundle) waitSaga(t *testing.T, pi, state string) sagaState {
 	return s
 }
 
+// pay delivers a payment_intent.succeeded for a new payment intent.
+func (b *testBundle) pay(t *testing.T, amount int64) (evt, pi string, inboxID int64) {
+	t.Helper()
+	pi = newID("pi")
+	evt, inboxID = b.payIntent(t, pi, amount)
+	return evt, pi, inboxID
+}
+
+// payIntent delivers a payment_intent.succeeded for pi.
+func (b *testBundle) payIntent(t *testing.T, pi string, amount int64) (evt string, inboxID int64) {
+	t.Helper()
+	evt = newID("evt")
+	inboxID = b.deliver(t, "stripe", evt, "payment_intent.succeeded", paymentSucceededPayload(evt, pi, amount, time.Now()), time.Now())
+	return evt, inboxID
+}
+
+// fulfilled pays and waits for the saga to be fulfilled and its
+// fulfillment job to finish.
+func (b *testBundle) fulfilled(t *testing.T, amount int64) (pi string, s sagaState) {
+	t.Helper()
+	_, pi, _ = b.pay(t, amount)
+	s = b.waitSaga(t, pi, "fulfilled")
+	b.waitJobsFinalized(t, "stripe_fulfill")
+	return pi, s
+}
+
 func TestSagaFulfillsOnceWithDerivedKey(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -135,10 +161,7 @@ func TestSagaReplayAfterProcessedCausesNothingNew(t *testing.T) {
 func TestSagaJobRerunAfterCommitHasNoSecondEffect(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	evt, pi := newID("evt"), newID("pi")
-	b.deliver(t, "stripe", evt, "payment_intent.succeeded", paymentSucceededPayload(evt, pi, 990, time.Now()), time.Now())
-	before := b.waitSaga(t, pi, "fulfilled")
-	b.waitJobsFinalized(t, "stripe_fulfill")
+	pi, before := b.fulfilled(t, 990)
 
 	b.rerunCompletedJobs(t, "process_delivery")
 	b.rerunCompletedJobs(t, "stripe_fulfill")
@@ -168,4 +191,65 @@ func TestSagaConcurrentProcessingOfOneDelivery(t *testing.T) {
 	require.Equal(t, map[string]int{"completed": 1}, b.waitJobsFinalized(t, "stripe_fulfill"))
 	require.Equal(t, sagaState{state: "fulfilled", credits: 1, balance: 1234}, b.saga(t, pi))
 	require.Len(t, b.downstream.Requests("/fulfill"), 1)
+}
+
+// The fulfillment request outlives the client's timeout while the
+// downstream keeps working on it. River's retry, with the same key, gets
+// 409 "in progress": that is the answer to our own retry, not a refusal.
+// The saga waits (Retry-After) and ends fulfilled once, with no refund.
+func TestSagaInProgressConflictIsNotARefusal(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.downstream.SetProcessingDelay("/fulfill", 5*clientTimeout)
+	evt, pi, _ := b.pay(t, 4200)
+
+	s := b.waitSaga(t, pi, "fulfilled")
+	require.Equal(t, sagaState{state: "fulfilled", credits: 1, balance: 4200}, s)
+	require.Equal(t, map[string]int{"completed": 1}, b.waitJobsFinalized(t, "stripe_fulfill"))
+	key := handlers.DeriveKey("stripe", evt, handlers.SagaHandlerName, "fulfill")
+	reqs := b.downstream.Requests("/fulfill")
+	require.GreaterOrEqual(t, len(reqs), 3, "the slow first request, a retry answered 409, the retry answered 200")
+	for _, r := range reqs {
+		require.Equal(t, key, r.Key)
+	}
+	require.Equal(t, map[string]int{key: 1}, b.downstream.Effects("/fulfill"))
+	require.Empty(t, b.downstream.Requests("/v1/refunds"), "no refund request at all")
+	require.Empty(t, b.jobStates(t, "stripe_refund"))
+}
+
+// A fulfillment job that runs again after the saga moved on (River's
+// rescuer re-runs a job whose completion was lost) and is refused this
+// time moves nothing and enqueues nothing: the saga is no longer
+// fulfilling, and the log says so.
+func TestSagaStepOnAMovedSagaDoesNothing(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	pi, before := b.fulfilled(t, 300)
+
+	b.downstream.SetFallback("/fulfill", downstreamstub.Refuse)
+	b.rerunCompletedJobs(t, "stripe_fulfill")
+	require.Equal(t, map[string]int{"completed": 1}, b.waitJobsFinalized(t, "stripe_fulfill"))
+
+	require.Equal(t, before, b.saga(t, pi))
+	require.Empty(t, b.jobStates(t, "stripe_refund"))
+	require.Empty(t, b.downstream.Requests("/v1/refunds"))
+	require.Contains(t, b.log.String(), `saga: not moved; it is no longer in the state this step expects`)
+}
+
+// The same on the refund side: a refund request that outlives the client's
+// timeout, then 409 for the retry, is in progress, not a failure. The saga
+// ends refunded with one refund and one debit.
+func TestSagaRefundInProgressConflictIsNotAFailure(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.downstream.SetFallback("/fulfill", downstreamstub.Refuse)
+	b.downstream.SetProcessingDelay("/v1/refunds", 5*clientTimeout)
+	evt, pi, _ := b.pay(t, 900)
+
+	s := b.waitSaga(t, pi, "refunded")
+	require.Equal(t, sagaState{state: "refunded", credits: 1, refunds: 1}, s)
+	require.Equal(t, map[string]int{"completed": 1}, b.waitJobsFinalized(t, "stripe_refund"))
+	require.GreaterOrEqual(t, len(b.downstream.Requests("/v1/refunds")), 3, "the slow first request, a retry answered 409, the retry answered 200")
+	key := handlers.DeriveKey("stripe", evt, handlers.SagaHandlerName, "refund")
+	require.Equal(t, map[string]int{key: 1}, b.downstream.Effects("/v1/refunds"))
 }

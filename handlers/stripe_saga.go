@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -43,6 +44,17 @@ type SagaConfig struct {
 	// Client makes the downstream calls. Defaults to a client with a
 	// DefaultDownstreamTimeout timeout.
 	Client *http.Client
+	// FinalStatuses are the 4xx statuses with which the fulfillment or
+	// payments API refuses a request for good: a refused fulfillment is
+	// compensated with a refund, a refused refund fails the saga. 409 and
+	// 429 are never final (see CheckFinalStatuses). Defaults to
+	// DefaultFinalStatuses (422).
+	FinalStatuses []int
+	// SweepEvery is how often the sweep marks failed the sagas whose step's
+	// job ended without its worker deciding them (its process died on the
+	// last attempt, or an operator cancelled it). Defaults to
+	// DefaultSagaSweepEvery.
+	SweepEvery time.Duration
 	// Logger defaults to a discard logger.
 	Logger *slog.Logger
 }
@@ -53,27 +65,46 @@ type SagaConfig struct {
 //     ledger credit, unique on (payment_intent, 'credit'), and enqueue the
 //     fulfillment step once;
 //  2. the fulfillment job POSTs to FulfillmentURL with Key("fulfill"); 5xx,
-//     timeouts and connection errors retry with the same key;
-//  3. a 409 or 422 is a final refusal: the compensation, a refund job, is
-//     enqueued once (handler_step plus a River unique job) in the same
-//     transaction that completes the fulfillment job;
+//     timeouts and connection errors retry with the same key, and 409 (our
+//     own earlier request with that key still in progress), 429 and 503
+//     wait for their Retry-After;
+//  3. a 422 (or another of FinalStatuses) is a final refusal: the
+//     compensation, a refund job, is enqueued once (handler_step plus a
+//     River unique job) in the same transaction that completes the
+//     fulfillment job, and only if that transaction moves the saga from
+//     fulfilling to refunding;
 //  4. the refund job POSTs {PaymentsURL}/v1/refunds with Key("refund"),
 //     retrying with the same key, and on success books a ledger debit
-//     unique on (payment_intent, 'refund').
+//     unique on (payment_intent, 'refund') of what charge.refunded has not
+//     debited yet (bookRefund).
 //
-// A replay of the delivery finds the credit booked and enqueues nothing, so
-// it causes no second fulfillment and no second refund.
+// When River will not run a step's job again, the saga is marked failed
+// at that step: by the step's worker, or by the sweep when no worker
+// decided the job's end. A replay of the delivery finds the credit booked
+// and enqueues nothing, so it causes no second fulfillment and no second
+// refund, except for a failed saga: the replay resumes its step with the
+// same key (resume).
 func RegisterStripeSaga(r *Registry, cfg SagaConfig) error {
 	if cfg.FulfillmentURL == "" || cfg.PaymentsURL == "" || cfg.Pool == nil {
 		return errors.New("handlers: the payment saga needs FulfillmentURL, PaymentsURL and Pool")
 	}
-	cfg.Client = defaultClient(cfg.Client)
+	if err := CheckFinalStatuses(cfg.FinalStatuses); err != nil {
+		return fmt.Errorf("handlers: the payment saga's FinalStatuses: %w", err)
+	}
+	if cfg.FinalStatuses == nil {
+		cfg.FinalStatuses = DefaultFinalStatuses
+	}
+	if cfg.SweepEvery == 0 {
+		cfg.SweepEvery = DefaultSagaSweepEvery
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	s := &saga{cfg: cfg}
 	AddWorker(r, &fulfillWorker{saga: s})
 	AddWorker(r, &refundWorker{saga: s})
+	AddWorker(r, &sagaSweepWorker{saga: s})
+	r.AddPeriodicJob(sagaSweepJob(cfg.SweepEvery))
 	return r.Register(Registration{
 		Name:     SagaHandlerName,
 		Provider: "stripe",
@@ -118,8 +149,11 @@ func (s *saga) handle(ctx context.Context, e *Event) error {
 		return err
 	}
 	if !credited {
-		e.Logger.Info("saga: payment already credited; nothing to do", "step", "credit", "payment_intent", p.PaymentIntent)
-		return nil
+		resumed, err := s.resume(ctx, e, p.PaymentIntent)
+		if err == nil && !resumed {
+			e.Logger.Info("saga: payment already credited; nothing to do", "step", "credit", "payment_intent", p.PaymentIntent)
+		}
+		return err
 	}
 	fulfillKey, refundKey := e.Key("fulfill"), e.Key("refund")
 	if _, err := e.Tx.Exec(ctx, paymentSagaInsertSQL, pgx.NamedArgs{
@@ -152,20 +186,28 @@ func bookLedger(ctx context.Context, tx pgx.Tx, p sagaPayment, kind, reference s
 	return true, nil
 }
 
-// advance moves the saga's state, in tx, only from one of from.
-func advance(ctx context.Context, tx pgx.Tx, paymentIntent, to string, lastErr error, from ...string) error {
+// advance moves the saga's state, in tx, only from one of from, and
+// reports whether it did. A step that finds the saga elsewhere (a re-run
+// after the saga moved on) must do nothing more.
+func advance(ctx context.Context, tx pgx.Tx, paymentIntent, to string, lastErr error, from ...string) (bool, error) {
 	var msg *string
 	if lastErr != nil {
 		m := lastErr.Error()
 		msg = &m
 	}
-	_, err := tx.Exec(ctx, paymentSagaAdvanceSQL, pgx.NamedArgs{
+	tag, err := tx.Exec(ctx, paymentSagaAdvanceSQL, pgx.NamedArgs{
 		"payment_intent": paymentIntent, "to_state": to, "last_error": msg, "from_states": from,
 	})
 	if err != nil {
-		return fmt.Errorf("saga %s → %s: %w", paymentIntent, to, err)
+		return false, fmt.Errorf("saga %s → %s: %w", paymentIntent, to, err)
 	}
-	return nil
+	return tag.RowsAffected() == 1, nil
+}
+
+// notMoved logs a step that found the saga in another state than it
+// expected, and so changed nothing.
+func notMoved(log *slog.Logger, to string, from ...string) {
+	log.Warn("saga: not moved; it is no longer in the state this step expects", "expected", from, "to", to)
 }
 
 // FulfillArgs asks for a payment's fulfillment. Key is unique: River will
@@ -189,7 +231,7 @@ type fulfillWorker struct {
 func (w *fulfillWorker) Work(ctx context.Context, job *river.Job[FulfillArgs]) error {
 	a, cfg := job.Args, w.saga.cfg
 	body, _ := json.Marshal(map[string]any{"payment_intent": a.PaymentIntent, "amount": a.Amount, "currency": a.Currency})
-	status, err := post(ctx, cfg.Client, downstreamCall{URL: cfg.FulfillmentURL, Key: a.Key, Body: body})
+	status, err := Call{URL: cfg.FulfillmentURL, Key: a.Key, Body: body, FinalStatuses: cfg.FinalStatuses}.Post(ctx, cfg.Client)
 	log := cfg.Logger.With("source", a.Source, "delivery_id", a.DeliveryID, "inbox_id", a.InboxID,
 		"step", "fulfill", "idempotency_key", a.Key, "payment_intent", a.PaymentIntent, "attempt", job.Attempt, "status", status)
 
@@ -198,28 +240,29 @@ func (w *fulfillWorker) Work(ctx context.Context, job *river.Job[FulfillArgs]) e
 	case err == nil:
 		log.Info("saga: fulfillment accepted")
 		return completeWith(ctx, cfg.Pool, job, func(tx pgx.Tx) error {
-			return advance(ctx, tx, a.PaymentIntent, "fulfilled", nil, "fulfilling")
+			moved, err := advance(ctx, tx, a.PaymentIntent, "fulfilled", nil, "fulfilling")
+			if err == nil && !moved {
+				notMoved(log, "fulfilled", "fulfilling")
+			}
+			return err
 		})
 	case errors.As(err, &refused):
 		log.Warn("saga: fulfillment refused; compensating with a refund", "error", err, "refund_key", a.RefundKey)
 		return completeWith(ctx, cfg.Pool, job, func(tx pgx.Tx) error {
-			if err := advance(ctx, tx, a.PaymentIntent, "refunding", err, "fulfilling"); err != nil {
+			moved, err := advance(ctx, tx, a.PaymentIntent, "refunding", err, "fulfilling")
+			if err != nil || !moved {
+				if err == nil {
+					notMoved(log, "refunding", "fulfilling")
+				}
 				return err
 			}
-			_, err := enqueueOnce(ctx, tx, river.ClientFromContext[pgx.Tx](ctx), stepRecord{
+			_, err = enqueueOnce(ctx, tx, river.ClientFromContext[pgx.Tx](ctx), stepRecord{
 				Key: a.RefundKey, Source: a.Source, DeliveryID: a.DeliveryID, Handler: SagaHandlerName, Step: "refund",
 			}, RefundArgs{sagaPayment: a.sagaPayment, Key: a.RefundKey}, nil)
 			return err
 		})
-	case IsPermanent(err):
-		log.Error("saga: fulfillment failed permanently; not compensating automatically", "error", err)
-		if ferr := markSagaFailed(ctx, cfg.Pool, a.PaymentIntent, err, "fulfilling"); ferr != nil {
-			return ferr
-		}
-		return jobResult(err)
 	default:
-		log.Warn("saga: fulfillment failed; retrying with the same key", "error", err)
-		return err
+		return w.saga.failOrRetry(ctx, job.JobRow, log, a.PaymentIntent, err, "fulfilling")
 	}
 }
 
@@ -248,33 +291,56 @@ func (w *refundWorker) Work(ctx context.Context, job *river.Job[RefundArgs]) err
 	a, cfg := job.Args, w.saga.cfg
 	body, _ := json.Marshal(map[string]any{"payment_intent": a.PaymentIntent})
 	url := strings.TrimSuffix(cfg.PaymentsURL, "/") + "/v1/refunds"
-	status, err := post(ctx, cfg.Client, downstreamCall{URL: url, Key: a.Key, Body: body})
+	status, err := Call{URL: url, Key: a.Key, Body: body, FinalStatuses: cfg.FinalStatuses}.Post(ctx, cfg.Client)
 	log := cfg.Logger.With("source", a.Source, "delivery_id", a.DeliveryID, "inbox_id", a.InboxID,
 		"step", "refund", "idempotency_key", a.Key, "payment_intent", a.PaymentIntent, "attempt", job.Attempt, "status", status)
 	if err == nil {
 		log.Info("saga: refund accepted; booking the debit")
 		return completeWith(ctx, cfg.Pool, job, func(tx pgx.Tx) error {
-			if _, err := bookLedger(ctx, tx, a.sagaPayment, "refund", "", -a.Amount); err != nil {
+			// The refund is of the whole payment: debit what the
+			// provider's charge.refunded events have not debited yet.
+			if err := advisoryLock(ctx, tx, ledgerLockKey(a.PaymentIntent), true); err != nil {
 				return err
 			}
-			return advance(ctx, tx, a.PaymentIntent, "refunded", nil, "refunding")
+			booked, err := readRefunds(ctx, tx, a.PaymentIntent, "")
+			if err != nil {
+				return err
+			}
+			if _, err := bookRefund(ctx, tx, a.sagaPayment, "refund", "", a.Amount, booked); err != nil {
+				return err
+			}
+			moved, err := advance(ctx, tx, a.PaymentIntent, "refunded", nil, "refunding")
+			if err == nil && !moved {
+				notMoved(log, "refunded", "refunding")
+			}
+			return err
 		})
 	}
-	if result := jobResult(err); result != err {
-		log.Error("saga: refund refused; the payment needs an operator", "error", err)
-		if ferr := markSagaFailed(ctx, cfg.Pool, a.PaymentIntent, err, "refunding"); ferr != nil {
-			return ferr
-		}
-		return result
-	}
-	log.Warn("saga: refund failed; retrying with the same key", "error", err)
-	return err
+	return w.saga.failOrRetry(ctx, job.JobRow, log, a.PaymentIntent, err, "refunding")
 }
 
-func markSagaFailed(ctx context.Context, pool *pgxpool.Pool, paymentIntent string, cause error, from string) error {
-	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		return advance(ctx, tx, paymentIntent, "failed", cause, from)
+// failOrRetry returns what River should do with a step's job after err.
+// When River will not run the job again (cancelled, or failed on its last
+// attempt), it first marks the saga failed at the step it was waiting on,
+// so that the saga never waits on a job that will not come back. A replay
+// of the delivery resumes it (resume).
+func (s *saga) failOrRetry(ctx context.Context, job *rivertype.JobRow, log *slog.Logger, paymentIntent string, err error, waiting string) error {
+	result := JobResult(job, err)
+	if !gaveUp(job, result) {
+		log.Warn("saga: step failed; retrying with the same key", "error", err)
+		return result
+	}
+	log.Error("saga: step failed for good; the saga is failed until its delivery is replayed", "error", err)
+	// Detached: a job cancelled while running has its context cancelled.
+	dctx := context.WithoutCancel(ctx)
+	ferr := pgx.BeginFunc(dctx, s.cfg.Pool, func(tx pgx.Tx) error {
+		_, err := advance(dctx, tx, paymentIntent, "failed", err, waiting)
+		return err
 	})
+	if ferr != nil {
+		log.Error("saga: could not mark the saga failed; the sweep will", "error", ferr)
+	}
+	return result
 }
 
 // completeWith runs effects and completes job in one transaction: the

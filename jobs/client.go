@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -79,7 +80,8 @@ type ClientConfig struct {
 	RiverDiscardedRetention time.Duration
 
 	// PeriodicJobs and AddWorkers bring jobs from outside the handlers, such
-	// as the periodic GitHub redelivery.
+	// as the periodic GitHub redelivery. The Registry's own periodic jobs
+	// (Registry.PeriodicJobs, such as the saga's sweep) run besides these.
 	PeriodicJobs []*river.PeriodicJob
 	AddWorkers   func(*river.Workers) error
 
@@ -171,7 +173,7 @@ func NewClient(pool *pgxpool.Pool, cfg ClientConfig) (*river.Client[pgx.Tx], err
 				return nil, err
 			}
 		}
-		rc.PeriodicJobs = cfg.PeriodicJobs
+		rc.PeriodicJobs = slices.Concat(cfg.PeriodicJobs, cfg.Registry.PeriodicJobs())
 		if cfg.Retention != nil {
 			if err := river.AddWorkerSafely(workers, NewRetentionWorker(pool, *cfg.Retention, cfg.JobTimeout*2/3, cfg.Logger)); err != nil {
 				return nil, err

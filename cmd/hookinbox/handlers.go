@@ -28,7 +28,8 @@ func buildRegistry(cfg config.Config, pool *pgxpool.Pool, logger *slog.Logger) (
 	}
 	if d := cfg.Downstream; d.FulfillmentURL != "" && d.PaymentsURL != "" {
 		if err := handlers.RegisterStripeSaga(reg, handlers.SagaConfig{
-			FulfillmentURL: d.FulfillmentURL, PaymentsURL: d.PaymentsURL, Pool: pool, Client: client, Logger: logger,
+			FulfillmentURL: d.FulfillmentURL, PaymentsURL: d.PaymentsURL, FinalStatuses: d.FinalStatuses,
+			Pool: pool, Client: client, Logger: logger,
 		}); err != nil {
 			return nil, err
 		}

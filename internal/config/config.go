@@ -17,6 +17,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/hookinbox/hookinbox/handlers"
 	"github.com/hookinbox/hookinbox/internal/reconcile"
 	"github.com/hookinbox/hookinbox/internal/redeliver"
 	"github.com/hookinbox/hookinbox/verify"
@@ -230,6 +231,13 @@ type Downstream struct {
 	// Timeout bounds one downstream call; a call that times out is retried
 	// with the same Idempotency-Key. Defaults to 10s.
 	Timeout Duration `yaml:"timeout"`
+
+	// FinalStatuses are the 4xx statuses with which the fulfillment or
+	// payments API refuses for good: a refused fulfillment is compensated
+	// with a refund. 409 (the key's first request is still in progress)
+	// and 429 retry later and cannot be listed. Empty defaults to
+	// handlers.DefaultFinalStatuses (422).
+	FinalStatuses []int `yaml:"final_statuses"`
 }
 
 // Source is one sender.
@@ -507,6 +515,9 @@ func (c Config) validate() error {
 	}
 	if c.Retention.BatchSize < 1 {
 		return errors.New("retention.batch_size: must be positive")
+	}
+	if err := handlers.CheckFinalStatuses(c.Downstream.FinalStatuses); err != nil {
+		return fmt.Errorf("downstream.final_statuses: %w", err)
 	}
 	for key, u := range map[string]string{"downstream.fulfillment_url": c.Downstream.FulfillmentURL, "downstream.payments_url": c.Downstream.PaymentsURL} {
 		if err := checkURL(u); err != nil {

@@ -83,6 +83,8 @@ func TestParseErrorsNameTheKey(t *testing.T) {
 		{"skip_stale unordered", "destinations: [{name: a, url: 'http://x'}]\nroutes: [{source: '*', events: ['*'], to: [a], skip_stale: true}]", `routes[0].skip_stale: only ordered routes`},
 		{"relative forward_url", "sources: [{name: a, provider: standard, secrets: [eA==], forward_url: '/x'}]", `sources[0] (a).forward_url: "/x" is not an absolute http(s) URL`},
 		{"bad downstream url", "downstream: {fulfillment_url: 'ftp://x'}", `downstream.fulfillment_url: "ftp://x" is not`},
+		{"final status not 4xx", "downstream: {final_statuses: [422, 500]}", `downstream.final_statuses: 500 is not a 4xx status`},
+		{"409 as a final status", "downstream: {final_statuses: [409]}", `downstream.final_statuses: 409 means a request with the same key is in progress`},
 		{"github block on stripe", "sources: [{name: a, provider: stripe, secrets: [x], github: {token: t, repo: o/r, hook_id: 1}}]", `sources[0] (a).github: only github sources`},
 		{"github block without token", "sources: [{name: a, provider: github, secrets: [x], github: {repo: o/r, hook_id: 1}}]", `sources[0] (a).github.token is required`},
 		{"stripe block without key", "sources: [{name: a, provider: stripe, secrets: [x], stripe: {}}]", `sources[0] (a).stripe.api_key is required`},

@@ -3,6 +3,11 @@
 // applies a request's effect once per Idempotency-Key. It records every
 // request, so a test can tell "retried with the same key" (one effect)
 // from "retried with a new key" (a double effect).
+//
+// Like a real API, it answers a request whose key is still being processed
+// by an earlier request with 409 and Retry-After, without applying
+// anything. Processing is instant unless SetProcessingDelay makes a path
+// slow, which is when a client's retry can overtake its first request.
 package downstreamstub
 
 import (
@@ -11,6 +16,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -24,7 +30,7 @@ const (
 	Apply Action = iota
 	// Fail answers 500 without applying anything.
 	Fail
-	// Refuse answers 409 without applying anything: a final "no".
+	// Refuse answers 422 without applying anything: a final "no".
 	Refuse
 	// ApplyThenStall applies the effect, then holds the response longer
 	// than any sane client timeout: the response is lost.
@@ -37,6 +43,10 @@ const (
 func (a Action) String() string {
 	return [...]string{"apply", "fail", "refuse", "apply_then_stall", "apply_then_hang_up"}[a]
 }
+
+// inProgress is the action logged for a request answered 409 because its
+// key's first request is still being processed.
+const inProgress = "in_progress"
 
 // Request is one recorded request.
 type Request struct {
@@ -58,7 +68,9 @@ type Server struct {
 	fallback map[string]Action   // per path: action after the script; Apply if unset
 	seen     map[string]int      // per path: requests so far
 	requests []Request
-	effects  map[string]int // per path+key: effects applied (must stay ≤ 1)
+	effects  map[string]int           // per path+key: effects applied (must stay ≤ 1)
+	delay    map[string]time.Duration // per path: how long Apply takes
+	busy     map[string]time.Time     // per path+key: when its processing request finishes
 	release  chan struct{}
 }
 
@@ -81,7 +93,8 @@ func Start(addr string, logger *slog.Logger) (*Server, error) {
 	}
 	s := &Server{
 		URL: "http://" + ln.Addr().String(), logger: logger,
-		script: map[string][]Action{}, fallback: map[string]Action{}, seen: map[string]int{}, effects: map[string]int{}, release: make(chan struct{}),
+		script: map[string][]Action{}, fallback: map[string]Action{}, seen: map[string]int{}, effects: map[string]int{},
+		delay: map[string]time.Duration{}, busy: map[string]time.Time{}, release: make(chan struct{}),
 	}
 	s.srv = &http.Server{Handler: http.HandlerFunc(s.serve), ReadHeaderTimeout: 10 * time.Second}
 	go s.srv.Serve(ln) //nolint:errcheck // ends with Close
@@ -98,6 +111,7 @@ func (s *Server) Close() {
 
 // Script sets what the next requests to path get, in order; requests
 // beyond the script get the path's fallback (Apply unless SetFallback).
+// A request answered 409 because its key is in progress uses up no entry.
 func (s *Server) Script(path string, actions ...Action) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -111,38 +125,67 @@ func (s *Server) SetFallback(path string, a Action) {
 	s.fallback[path] = a
 }
 
+// SetProcessingDelay makes an Apply to path take d before its effect is
+// applied and it answers. It goes on when its client gives up waiting, as
+// a real API's does; meanwhile a request with the same key gets 409.
+func (s *Server) SetProcessingDelay(path string, d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.delay[path] = d
+}
+
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	key := r.Header.Get("Idempotency-Key")
+	pathKey := r.URL.Path + " " + key
 
 	s.mu.Lock()
+	s.requests = append(s.requests, Request{Path: r.URL.Path, Key: key, Header: r.Header.Clone(), Body: body})
+	if until, ok := s.busy[pathKey]; ok && key != "" {
+		s.mu.Unlock()
+		s.log(r.URL.Path, key, inProgress, false, body)
+		// Retry-After is in whole seconds: round the rest of the first
+		// request's processing up.
+		w.Header().Set("Retry-After", strconv.Itoa(int((time.Until(until)+time.Second-1)/time.Second)))
+		http.Error(w, `{"error":"a request with this key is in progress"}`, http.StatusConflict)
+		return
+	}
 	n := s.seen[r.URL.Path]
 	s.seen[r.URL.Path]++
 	action := s.fallback[r.URL.Path] // Apply when unset
 	if script := s.script[r.URL.Path]; n < len(script) {
 		action = script[n]
 	}
-	s.requests = append(s.requests, Request{Path: r.URL.Path, Key: key, Header: r.Header.Clone(), Body: body})
+	delay := s.delay[r.URL.Path]
+	// A key whose effect is applied is answered at once, as an API replays
+	// a stored response.
+	if action == Apply && delay > 0 && key != "" && s.effects[pathKey] == 0 {
+		s.busy[pathKey] = time.Now().Add(delay)
+		s.mu.Unlock()
+		select {
+		case <-s.release:
+		case <-time.After(delay):
+		}
+		s.mu.Lock()
+		delete(s.busy, pathKey)
+	}
 	applied := false
 	switch action {
 	case Apply, ApplyThenStall, ApplyThenHangUp:
 		// The idempotency contract: one effect per key, whatever the retries.
-		if key == "" || s.effects[r.URL.Path+" "+key] == 0 {
-			s.effects[r.URL.Path+" "+key]++
+		if key == "" || s.effects[pathKey] == 0 {
+			s.effects[pathKey]++
 			applied = true
 		}
 	}
 	s.mu.Unlock()
-	if s.logger != nil {
-		s.logger.Info("downstream request", "path", r.URL.Path, "idempotency_key", key,
-			"action", action.String(), "effect_applied", applied, "body", string(body))
-	}
+	s.log(r.URL.Path, key, action.String(), applied, body)
 
 	switch action {
 	case Fail:
 		http.Error(w, `{"error":"temporarily unavailable"}`, http.StatusInternalServerError)
 	case Refuse:
-		http.Error(w, `{"error":"cannot fulfil"}`, http.StatusConflict)
+		http.Error(w, `{"error":"cannot fulfil"}`, http.StatusUnprocessableEntity)
 	case ApplyThenStall:
 		select {
 		case <-s.release:
@@ -155,6 +198,13 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	default:
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{"ok":true}`))
+	}
+}
+
+func (s *Server) log(path, key, action string, applied bool, body []byte) {
+	if s.logger != nil {
+		s.logger.Info("downstream request", "path", path, "idempotency_key", key,
+			"action", action, "effect_applied", applied, "body", string(body))
 	}
 }
 

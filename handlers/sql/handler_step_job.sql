@@ -1,0 +1,1 @@
+SELECT job_id FROM handler_step WHERE key = @key

@@ -1,0 +1,97 @@
+package handlers
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+)
+
+var (
+	//go:embed sql/payment_saga_resume.sql
+	paymentSagaResumeSQL string
+	//go:embed sql/payment_saga_sweep.sql
+	paymentSagaSweepSQL string
+)
+
+// DefaultSagaSweepEvery is how often the saga's sweep looks for sagas
+// whose step's job ended without its worker deciding them.
+const DefaultSagaSweepEvery = time.Minute
+
+// resume moves a saga that failed at a step back to waiting on it and
+// runs that step's job again, with the same derived key. It is how an
+// operator retries a failed step: by replaying the delivery. It reports
+// whether it resumed; a saga that is not failed is left alone.
+func (s *saga) resume(ctx context.Context, e *Event, paymentIntent string) (bool, error) {
+	var (
+		step       string
+		p          = sagaPayment{PaymentIntent: paymentIntent}
+		fulfillKey string
+		refundKey  string
+	)
+	err := e.Tx.QueryRow(ctx, paymentSagaResumeSQL, pgx.NamedArgs{"payment_intent": paymentIntent}).
+		Scan(&step, &p.Source, &p.DeliveryID, &p.Amount, &p.Currency, &fulfillKey, &refundKey)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil // not failed, or another replay resumed it first
+	}
+	if err != nil {
+		return false, fmt.Errorf("resume saga: %w", err)
+	}
+	if p.Source == e.Source && p.DeliveryID == e.DeliveryID {
+		p.InboxID = e.InboxID
+	}
+	rec := stepRecord{Source: p.Source, DeliveryID: p.DeliveryID, Handler: SagaHandlerName, Step: step}
+	var args river.JobArgs = FulfillArgs{sagaPayment: p, Key: fulfillKey, RefundKey: refundKey}
+	rec.Key = fulfillKey
+	if step == "refund" {
+		args, rec.Key = RefundArgs{sagaPayment: p, Key: refundKey}, refundKey
+	}
+	if err := rerunStep(ctx, e.Tx, e.jobs, rec, args); err != nil {
+		return false, err
+	}
+	e.Logger.Info("saga: failed step resumed with the same key", "step", step, "payment_intent", paymentIntent, "idempotency_key", rec.Key)
+	return true, nil
+}
+
+// SagaSweepArgs asks for one pass of the saga's sweep.
+type SagaSweepArgs struct{}
+
+func (SagaSweepArgs) Kind() string { return "stripe_saga_sweep" }
+
+// sagaSweepJob runs the sweep every period (River's leader enqueues it:
+// one runner cluster-wide), and once at start.
+func sagaSweepJob(every time.Duration) *river.PeriodicJob {
+	// Not unique: a pass is one UPDATE, and two passes at once each skip
+	// the rows the other holds.
+	return river.NewPeriodicJob(river.PeriodicInterval(every), func() (river.JobArgs, *river.InsertOpts) {
+		return SagaSweepArgs{}, nil
+	}, &river.PeriodicJobOpts{RunOnStart: true})
+}
+
+// sagaSweepWorker marks failed the sagas whose step's job ended without
+// its worker deciding them (payment_saga_sweep.sql).
+type sagaSweepWorker struct {
+	river.WorkerDefaults[SagaSweepArgs]
+	saga *saga
+}
+
+func (w *sagaSweepWorker) Work(ctx context.Context, job *river.Job[SagaSweepArgs]) error {
+	rows, err := w.saga.cfg.Pool.Query(ctx, paymentSagaSweepSQL)
+	if err != nil {
+		return fmt.Errorf("saga sweep: %w", err)
+	}
+	var paymentIntent, source, deliveryID, step, lastErr string
+	_, err = pgx.ForEachRow(rows, []any{&paymentIntent, &source, &deliveryID, &step, &lastErr}, func() error {
+		w.saga.cfg.Logger.Error("saga: its step's job ended; marked failed until its delivery is replayed",
+			"source", source, "delivery_id", deliveryID, "payment_intent", paymentIntent, "step", step, "last_error", lastErr)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("saga sweep: %w", err)
+	}
+	return nil
+}
