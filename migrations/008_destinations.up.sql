@@ -20,7 +20,10 @@ CREATE TABLE destination_send (
     event_at          timestamptz NOT NULL,
     event_received_at timestamptz NOT NULL,
     at_is_receipt     boolean     NOT NULL,
-    state             text        NOT NULL CHECK (state IN ('waiting', 'pending', 'succeeded', 'failed', 'skipped')),
+    -- waiting: an ordered send behind its resource's send in progress (no
+    -- job); pending: its job is queued or running; held: its destination
+    -- is paused (no job; resuming gives it one).
+    state             text        NOT NULL CHECK (state IN ('waiting', 'pending', 'held', 'succeeded', 'failed', 'skipped')),
     stale             boolean     NOT NULL DEFAULT false,
     attempts          integer     NOT NULL DEFAULT 0,
     job_id            bigint      NULL,
@@ -31,7 +34,7 @@ CREATE TABLE destination_send (
     CONSTRAINT destination_send_once UNIQUE (source, delivery_id, destination)
 );
 CREATE INDEX destination_send_unfinished_idx ON destination_send (destination, state)
-    WHERE state IN ('waiting', 'pending');
+    WHERE state IN ('waiting', 'pending', 'held');
 CREATE INDEX destination_send_failed_idx ON destination_send (destination, finished_at)
     WHERE state = 'failed';
 CREATE INDEX destination_send_chain_idx ON destination_send (destination, source, resource_key, id)

@@ -28,9 +28,7 @@ var (
 type insertFunc func(ctx context.Context, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error)
 
 // inTx adapts a River client's InsertTx to insertFunc.
-func inTx(client interface {
-	InsertTx(context.Context, pgx.Tx, river.JobArgs, *river.InsertOpts) (*rivertype.JobInsertResult, error)
-}, tx pgx.Tx) insertFunc {
+func inTx(client inserter, tx pgx.Tx) insertFunc {
 	return func(ctx context.Context, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error) {
 		return client.InsertTx(ctx, tx, args, opts)
 	}

@@ -31,6 +31,8 @@ var (
 	attemptsOfSendsSQL string
 	//go:embed sql/pending_counts.sql
 	pendingCountsSQL string
+	//go:embed sql/held_list.sql
+	heldListSQL string
 )
 
 // ErrNotFound: no destination of that name is configured.
@@ -110,20 +112,40 @@ func (s *Service) Statuses(ctx context.Context) ([]Status, error) {
 }
 
 // SetPausedTx pauses or resumes a destination in tx. A paused destination
-// holds its sends (they wait, nothing is dropped); resuming sends them.
-func (s *Service) SetPausedTx(ctx context.Context, tx pgx.Tx, name string, paused bool) error {
+// holds its sends (they wait, nothing is dropped); resuming gives each held
+// send a job again, inserted with client in tx.
+func (s *Service) SetPausedTx(ctx context.Context, tx pgx.Tx, client inserter, name string, paused bool) error {
 	if _, ok := s.dests[name]; !ok {
 		return ErrNotFound
 	}
+	// Takes the state row's lock: a send deciding to hold waits for it.
 	if _, err := tx.Exec(ctx, stateSetPausedSQL, pgx.NamedArgs{"destination": name, "paused": paused}); err != nil {
 		return err
 	}
-	if !paused {
-		if _, err := tx.Exec(ctx, jobsWakeSQL, pgx.NamedArgs{"destination": name}); err != nil {
-			return fmt.Errorf("wake held sends: %w", err)
+	if paused {
+		return nil
+	}
+	rows, err := tx.Query(ctx, heldListSQL, pgx.NamedArgs{"destination": name})
+	if err != nil {
+		return err
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return err
+	}
+	insert := inTx(client, tx)
+	for _, id := range ids {
+		if err := s.startTx(ctx, tx, insert, id, name); err != nil {
+			return fmt.Errorf("resume held send %d: %w", id, err)
 		}
 	}
 	return nil
+}
+
+// inserter is the part of a River client that inserts jobs in a
+// transaction.
+type inserter interface {
+	InsertTx(context.Context, pgx.Tx, river.JobArgs, *river.InsertOpts) (*rivertype.JobInsertResult, error)
 }
 
 // MaxRetry bounds the failed sends one RetryFailedTx sends again.
@@ -133,9 +155,7 @@ const MaxRetry = 10_000
 // that failed for good at or after since: each starts a fresh retry
 // schedule. Ordered sends take their turn behind their resource's send in
 // progress. It returns how many it took.
-func (s *Service) RetryFailedTx(ctx context.Context, tx pgx.Tx, client interface {
-	InsertTx(context.Context, pgx.Tx, river.JobArgs, *river.InsertOpts) (*rivertype.JobInsertResult, error)
-}, name string, since time.Time) (int, error) {
+func (s *Service) RetryFailedTx(ctx context.Context, tx pgx.Tx, client inserter, name string, since time.Time) (int, error) {
 	if _, ok := s.dests[name]; !ok {
 		return 0, ErrNotFound
 	}

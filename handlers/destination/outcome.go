@@ -26,6 +26,10 @@ var (
 	resourceSentAdvanceSQL string
 	//go:embed sql/jobs_wake.sql
 	jobsWakeSQL string
+	//go:embed sql/send_hold.sql
+	sendHoldSQL string
+	//go:embed sql/state_lock.sql
+	stateLockSQL string
 )
 
 // outcome is what becomes of a send after a request, or without one.
@@ -121,6 +125,30 @@ func (s *Service) record(ctx context.Context, job *river.Job[SendArgs], d *dest,
 		log.Log(ctx, level, "destination: send failed; retrying with the same webhook-id", "error", *o.lastError, "retry_in", retryIn.String())
 		return river.JobSnooze(retryIn)
 	}
+}
+
+// hold gives up a paused destination's send's job: the send waits, held,
+// until a resume gives it a new one. The destination's state row is
+// locked first, as the resume locks it, so either the resume sees the
+// send held or the send sees the resume (held false: send it now).
+func (s *Service) hold(ctx context.Context, job *river.Job[SendArgs], d *dest, send *loadedSend) (bool, error) {
+	held := false
+	err := pgx.BeginFunc(ctx, s.cfg.Pool, func(tx pgx.Tx) error {
+		var paused bool
+		if err := tx.QueryRow(ctx, stateLockSQL, pgx.NamedArgs{"destination": d.Name}).Scan(&paused); err != nil {
+			return fmt.Errorf("destination %s: lock state: %w", d.Name, err)
+		}
+		if !paused {
+			return nil
+		}
+		if _, err := tx.Exec(ctx, sendHoldSQL, pgx.NamedArgs{"id": send.ID}); err != nil {
+			return fmt.Errorf("hold send: %w", err)
+		}
+		held = true
+		_, err := river.JobCompleteTx[*riverpgxv5.Driver](ctx, tx, job)
+		return err
+	})
+	return held, err
 }
 
 // finish records an outcome without a request (a stale event skipped).

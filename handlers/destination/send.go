@@ -83,11 +83,8 @@ func (l *loadedSend) chain(destination string) chainKey {
 	return chainKey{destination, l.Source, *l.ResourceKey}
 }
 
-// Sleeps and snoozes of a send waiting its turn.
-const (
-	pausedRecheck = time.Minute // a resume wakes the job sooner
-	busyRetry     = 500 * time.Millisecond
-)
+// busyRetry is how long a send snoozes when every slot stayed taken.
+const busyRetry = 500 * time.Millisecond
 
 func (w *sendWorker) Work(ctx context.Context, job *river.Job[SendArgs]) error {
 	s := w.svc
@@ -114,7 +111,10 @@ func (w *sendWorker) Work(ctx context.Context, job *river.Job[SendArgs]) error {
 		return err
 	}
 	if st.paused {
-		return river.JobSnooze(pausedRecheck)
+		held, err := s.hold(ctx, job, d, send)
+		if err != nil || held {
+			return err
+		}
 	}
 	stale := false
 	if send.Ordered {

@@ -33,7 +33,7 @@ func (s *Server) setPaused(paused bool) fiber.Handler {
 		if err != nil {
 			return err
 		}
-		if err := s.cfg.Destinations.SetPausedTx(c.UserContext(), tx(c), name, paused); err != nil {
+		if err := s.cfg.Destinations.SetPausedTx(c.UserContext(), tx(c), s.cfg.River, name, paused); err != nil {
 			return destinationError(name, err)
 		}
 		state := "active"

@@ -22,7 +22,7 @@ WITH doomed AS (
             AND j.state NOT IN ('completed', 'cancelled', 'discarded'))
       AND NOT EXISTS (
           SELECT 1 FROM destination_send d
-          WHERE d.source = i.source AND d.delivery_id = i.delivery_id AND d.state IN ('waiting', 'pending'))
+          WHERE d.source = i.source AND d.delivery_id = i.delivery_id AND d.state IN ('waiting', 'pending', 'held'))
     ORDER BY i.received_at
     LIMIT @batch
 )

@@ -15,4 +15,4 @@ WHERE i.received_at < @cutoff
             AND j.state NOT IN ('completed', 'cancelled', 'discarded'))
        OR EXISTS (
           SELECT 1 FROM destination_send d
-          WHERE d.source = i.source AND d.delivery_id = i.delivery_id AND d.state IN ('waiting', 'pending')))
+          WHERE d.source = i.source AND d.delivery_id = i.delivery_id AND d.state IN ('waiting', 'pending', 'held')))

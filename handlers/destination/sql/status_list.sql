@@ -5,7 +5,7 @@ SELECT st.destination, st.paused, st.circuit_open_since IS NOT NULL, st.failing_
        (SELECT count(*) FROM destination_lease l
          WHERE l.destination = st.destination AND l.holder IS NOT NULL AND l.expires_at > clock_timestamp()),
        (SELECT count(*) FROM destination_send s
-         WHERE s.destination = st.destination AND s.state IN ('waiting', 'pending'))
+         WHERE s.destination = st.destination AND s.state IN ('waiting', 'pending', 'held'))
 FROM destination_state st
 WHERE st.destination = ANY(@destinations)
 ORDER BY st.destination

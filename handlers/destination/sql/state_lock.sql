@@ -1,0 +1,1 @@
+SELECT paused FROM destination_state WHERE destination = @destination FOR SHARE
