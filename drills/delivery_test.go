@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/hookinbox/hookinbox/handlers"
+	"github.com/hookinbox/hookinbox/handlers/destination"
+	"github.com/hookinbox/hookinbox/internal/config"
 	"github.com/hookinbox/hookinbox/verify"
 )
 
@@ -37,10 +39,10 @@ func refundKey(deliveryID string) string {
 	return handlers.DeriveKey("stripe", deliveryID, handlers.SagaHandlerName, "refund")
 }
 
-// forwardKey is the Idempotency-Key the forwarder sends for a billing
-// delivery.
+// forwardKey is the Idempotency-Key (and webhook-id) billing's forward_url
+// destination gets for a billing delivery.
 func forwardKey(deliveryID string) string {
-	return handlers.DeriveKey("billing", deliveryID, "forward.billing", "forward")
+	return destination.Key("billing", deliveryID, config.ForwardDestination("billing"))
 }
 
 // newDelivery makes delivery n of a run, cycling through the three

@@ -95,14 +95,14 @@ func TestBatchedProcessingKeepsEachDeliverysOutcome(t *testing.T) {
 			}
 			for _, p := range ps {
 				effects := b.count(t, "SELECT count(*) FROM batch_effect WHERE delivery_id = $1", p.id)
-				steps := b.count(t, "SELECT count(*) FROM handler_step WHERE delivery_id = $1", p.id)
+				sends := b.count(t, "SELECT count(*) FROM destination_send WHERE delivery_id = $1", p.id)
 				switch p.eventType {
 				case "ok":
 					require.Equal(t, 1, effects, "%s: its effect, once", p.id)
-					require.Equal(t, 1, steps, "%s: its forward step, once", p.id)
+					require.Equal(t, 1, sends, "%s: its destination send, once", p.id)
 				case "fail":
 					require.Zero(t, effects, "%s: a failed delivery's effects roll back", p.id)
-					require.Zero(t, steps, "%s: including its other handlers'", p.id)
+					require.Zero(t, sends, "%s: including its other handlers'", p.id)
 					_, lastErr := b.status(t, ids[p.id])
 					require.NotNil(t, lastErr)
 					require.Contains(t, *lastErr, "broken on purpose")

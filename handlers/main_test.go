@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hookinbox/hookinbox/handlers"
+	"github.com/hookinbox/hookinbox/handlers/destination"
 	"github.com/hookinbox/hookinbox/ingest"
 	"github.com/hookinbox/hookinbox/internal/downstreamstub"
 	"github.com/hookinbox/hookinbox/internal/testdb"
@@ -69,9 +70,12 @@ func setupWith(t *testing.T, opts setupOpts) *testBundle {
 		FulfillmentURL: b.downstream.URL + "/fulfill", PaymentsURL: b.downstream.URL,
 		Pool: b.pool, Client: httpClient, SweepEvery: opts.sagaSweepEvery, Logger: logger,
 	}))
-	require.NoError(t, handlers.RegisterForwarder(reg, handlers.ForwardConfig{
-		Source: "billing", URL: b.downstream.URL + "/forward", Pool: b.pool, Client: httpClient, Logger: logger,
-	}))
+	_, derr := destination.Register(reg, destination.Config{
+		Destinations: []destination.Destination{{Name: "billing-forward", URL: b.downstream.URL + "/forward"}},
+		Routes:       []destination.Route{{Source: "billing", Events: []string{"*"}, To: []string{"billing-forward"}}},
+		Sources:      []string{"github", "stripe", "billing"}, Pool: b.pool, Logger: logger,
+	})
+	require.NoError(t, derr)
 	if opts.register != nil {
 		opts.register(reg)
 	}

@@ -56,7 +56,6 @@ type Registry struct {
 	regs     []Registration
 	workers  []func(*river.Workers) error
 	periodic []*river.PeriodicJob
-	forward  map[string]ForwardConfig // by source, for the one forward worker
 	queues   map[string]int           // extra River queues and their workers per process
 	logger   *slog.Logger
 }

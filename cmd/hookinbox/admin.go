@@ -10,6 +10,7 @@ import (
 	"github.com/riverqueue/river"
 	"riverqueue.com/riverui"
 
+	"github.com/hookinbox/hookinbox/handlers/destination"
 	"github.com/hookinbox/hookinbox/ingest"
 	"github.com/hookinbox/hookinbox/internal/admin"
 	"github.com/hookinbox/hookinbox/internal/config"
@@ -44,7 +45,7 @@ func recoveryJobs(cfg config.Config, pool *pgxpool.Pool, logger *slog.Logger) ([
 
 // newAdmin builds the admin server with the River UI and metrics mounted.
 func newAdmin(ctx context.Context, cfg config.Config, pool *pgxpool.Pool, rc *river.Client[pgx.Tx],
-	inbox *ingest.Inbox, m *metrics.Metrics, logger *slog.Logger) (*admin.Server, error) {
+	inbox *ingest.Inbox, dests *destination.Service, m *metrics.Metrics, logger *slog.Logger) (*admin.Server, error) {
 	ui, err := riverui.NewHandler(&riverui.HandlerOpts{
 		Endpoints: riverui.NewEndpoints(rc, nil),
 		Logger:    logger,
@@ -60,7 +61,7 @@ func newAdmin(ctx context.Context, cfg config.Config, pool *pgxpool.Pool, rc *ri
 	ac := admin.Config{
 		Token: cfg.Admin.Token, Listen: cfg.Admin.Listen, Pool: pool, River: rc,
 		IdempotencyTTL: cfg.Admin.IdempotencyTTL.Std(), Metrics: m.Handler(), RiverUI: ui, Pprof: cfg.Admin.Pprof,
-		Redeliver: map[string]admin.Recovery{}, Reconcile: map[string]admin.Recovery{}, Logger: logger,
+		Redeliver: map[string]admin.Recovery{}, Reconcile: map[string]admin.Recovery{}, Logger: logger, Destinations: dests,
 	}
 	for _, s := range cfg.Sources {
 		ac.Sources = append(ac.Sources, s.Name)

@@ -77,11 +77,14 @@ func serveCmd(ctx context.Context, args []string, e env) error {
 	}
 	defer db.close(context.WithoutCancel(ctx), logger)
 
-	registry, err := buildRegistry(cfg, db.pool, logger)
+	m := metrics.New(db.pool, logger)
+	registry, dests, err := buildRegistry(cfg, db.pool, logger, m.ObserveDestination)
 	if err != nil {
 		return err
 	}
-	m := metrics.New(db.pool, logger)
+	if dests != nil {
+		m.WatchDestinations(dests)
+	}
 	periodic, addRecoveryWorker := recoveryJobs(cfg, db.pool, logger)
 	riverClient, err := jobs.NewClient(db.pool, jobs.ClientConfig{
 		Registry: registry, Logger: logger, ObserveDelivery: m.ObserveDelivery, ObserveBatch: m.ObserveProcessingBatch,
@@ -101,7 +104,7 @@ func serveCmd(ctx context.Context, args []string, e env) error {
 		return err
 	}
 	inbox := ingest.NewInbox(db.pool, riverClient)
-	adminSrv, err := newAdmin(ctx, cfg, db.pool, riverClient, inbox, m, logger)
+	adminSrv, err := newAdmin(ctx, cfg, db.pool, riverClient, inbox, dests, m, logger)
 	if err != nil {
 		return err
 	}

@@ -8,12 +8,13 @@ import (
 )
 
 // stubDownstreamCmd runs a stand-in for the APIs the shipped handlers call,
-// so the saga and the forwarder can be watched without real services. It
-// applies each Idempotency-Key's effect once and logs every request.
+// so the saga and a forward_url destination can be watched without real
+// services. It applies each Idempotency-Key's effect once and logs every
+// request.
 func stubDownstreamCmd(ctx context.Context, args []string, e env) error {
 	fs := newFlagSet("stub-downstream", e)
 	listen := fs.String("listen", "127.0.0.1:9090", "address to serve on")
-	refuse := fs.Bool("refuse-fulfillment", false, "answer every POST /fulfill with 409, triggering the saga's refund")
+	refuse := fs.Bool("refuse-fulfillment", false, "answer every POST /fulfill with 422 (a final refusal), triggering the saga's refund")
 	failFirst := fs.Int("fail-first", 0, "answer the first N requests to each path with 500, to watch retries keep their key")
 	if err := parseFlags(fs, args); err != nil {
 		return err
