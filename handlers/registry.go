@@ -56,7 +56,7 @@ type Registry struct {
 	regs     []Registration
 	workers  []func(*river.Workers) error
 	periodic []*river.PeriodicJob
-	queues   map[string]int           // extra River queues and their workers per process
+	queues   map[string]int // extra River queues and their workers per process
 	logger   *slog.Logger
 }
 
