@@ -251,11 +251,30 @@ func replayCmd(ctx context.Context, args []string, e env) error {
 // leading id then flags (adminFlags among them), and builds its client.
 func parseAdminCommand(fs *flag.FlagSet, args []string, e env) (string, *adminClient, error) {
 	id, rest := leadingID(args)
+	if id == "" {
+		// The id may also follow the flags: replay --config F 42.
+		if n := len(args); n > 0 {
+			if tail, _ := leadingID(args[n-1:]); tail != "" && (n == 1 || !strings.HasPrefix(args[n-2], "-") || strings.Contains(args[n-2], "=") || isBoolFlag(fs, args[n-2])) {
+				id, rest = tail, args[:n-1]
+			}
+		}
+	}
 	if err := parseFlags(fs, rest); err != nil {
 		return "", nil, err
 	}
 	client, err := newAdminClient(fs, e)
 	return id, client, err
+}
+
+// isBoolFlag reports whether arg ("-x" or "--x") names a boolean flag of
+// fs, which takes no value after it.
+func isBoolFlag(fs *flag.FlagSet, arg string) bool {
+	f := fs.Lookup(strings.TrimLeft(arg, "-"))
+	if f == nil {
+		return false
+	}
+	b, ok := f.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
 }
 
 // leadingID splits a numeric first argument from the flags after it.
