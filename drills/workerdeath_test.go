@@ -12,9 +12,10 @@ import (
 // TestWorkerDeathBetweenEffectAndAck kills hookinbox with SIGKILL where a
 // worker has done something but not yet recorded it:
 //
-//  1. while fulfillment calls are in flight: the stub has applied their
-//     effect and stalls the response; the process dies; the restarted one
-//     retries them with the same key and the stub applies nothing new;
+//  1. while fulfillment calls and destination sends are in flight: the
+//     stub has applied their effect and stalls the response; the process
+//     dies; the restarted one makes them again with the same key and the
+//     stub applies nothing new;
 //  2. while handler transactions are open (blocked on a resource lock the
 //     drill holds): their ledger credit and the job's completion roll back
 //     together and happen once on the retry;
@@ -50,15 +51,17 @@ func TestWorkerDeathBetweenEffectAndAck(t *testing.T) {
 		stalls[i] = downstreamstub.ApplyThenStall
 	}
 	b.stub.Script(fulfillPath, stalls...) // then Apply: the downstream answers again
+	b.stub.Script(forwardPath, stalls...) // billing's destination: sends in flight too
 	var ds []delivery
 	for i := range inFlight {
-		ds = append(ds, stripePayment(b.run+"-call", i))
+		ds = append(ds, stripePayment(b.run+"-call", i), billingInvoice(b.run+"-send", i))
 	}
 	b.gen.sendAll(ctx, p.URL, ds)
 	if !waitFor(ctx, 30*time.Second, 20*time.Millisecond, func() bool {
-		return len(b.stub.Requests(fulfillPath)) >= inFlight
+		return len(b.stub.Requests(fulfillPath)) >= inFlight && len(b.stub.Requests(forwardPath)) >= inFlight
 	}) {
-		t.Fatalf("only %d of %d fulfillment calls reached the stub", len(b.stub.Requests(fulfillPath)), inFlight)
+		t.Fatalf("only %d of %d fulfillment calls and %d of %d destination sends reached the stub",
+			len(b.stub.Requests(fulfillPath)), inFlight, len(b.stub.Requests(forwardPath)), inFlight)
 	}
 	kill()
 
@@ -123,7 +126,20 @@ func TestWorkerDeathBetweenEffectAndAck(t *testing.T) {
 	if retriedSameKey != inFlight {
 		res.problem("%d of %d interrupted fulfillment calls were retried with their key", retriedSameKey, inFlight)
 	}
-	res.Faults = fmt.Sprintf("%d × kill -9: %d calls in flight (all retried, same key), %d handler txs open, %d bursts mid-commit%s",
-		p.Kills(), inFlight, openTx, bursts, describeStranded(stranded))
+	sends := map[string]int{}
+	for _, r := range b.stub.Requests(forwardPath) {
+		sends[r.Key]++
+	}
+	resentSameKey := 0
+	for i := range inFlight {
+		if sends[forwardKey(billingInvoice(b.run+"-send", i).ID)] >= 2 {
+			resentSameKey++
+		}
+	}
+	if resentSameKey != inFlight {
+		res.problem("%d of %d interrupted destination sends were made again with their key", resentSameKey, inFlight)
+	}
+	res.Faults = fmt.Sprintf("%d × kill -9: %d calls and %d destination sends in flight (all made again, same key), %d handler txs open, %d bursts mid-commit%s",
+		p.Kills(), inFlight, inFlight, openTx, bursts, describeStranded(stranded))
 	res.report(t)
 }
