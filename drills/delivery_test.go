@@ -8,7 +8,7 @@ import (
 
 	"github.com/hookinbox/hookinbox/handlers"
 	"github.com/hookinbox/hookinbox/handlers/destination"
-	"github.com/hookinbox/hookinbox/internal/config"
+	"github.com/hookinbox/hookinbox/config"
 	"github.com/hookinbox/hookinbox/verify"
 )
 

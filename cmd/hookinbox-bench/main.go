@@ -18,7 +18,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/hookinbox/hookinbox/internal/config"
+	"github.com/hookinbox/hookinbox/config"
 )
 
 // options are the command's flags.

@@ -9,7 +9,7 @@ import (
 
 	"github.com/hookinbox/hookinbox/handlers"
 	"github.com/hookinbox/hookinbox/handlers/destination"
-	"github.com/hookinbox/hookinbox/internal/config"
+	"github.com/hookinbox/hookinbox/config"
 )
 
 // buildRegistry registers the shipped handlers and the configured

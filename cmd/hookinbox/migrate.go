@@ -3,7 +3,7 @@ package main
 import (
 	"context"
 
-	"github.com/hookinbox/hookinbox/internal/config"
+	"github.com/hookinbox/hookinbox/config"
 	"github.com/hookinbox/hookinbox/migrations"
 )
 

@@ -22,7 +22,7 @@ import (
 	"time"
 
 	"github.com/hookinbox/hookinbox/ingest"
-	"github.com/hookinbox/hookinbox/internal/config"
+	"github.com/hookinbox/hookinbox/config"
 	"github.com/hookinbox/hookinbox/verify"
 )
 

@@ -16,7 +16,7 @@ import (
 
 	"github.com/hookinbox/hookinbox/ingest"
 	"github.com/hookinbox/hookinbox/internal/admin"
-	"github.com/hookinbox/hookinbox/internal/config"
+	"github.com/hookinbox/hookinbox/config"
 	"github.com/hookinbox/hookinbox/internal/metrics"
 	"github.com/hookinbox/hookinbox/jobs"
 	"github.com/hookinbox/hookinbox/migrations"
