@@ -1,5 +1,7 @@
-// Package config reads hookinbox.yaml and the environment into plain structs.
-// Only cmd/ calls it; everything below cmd receives the values it needs.
+// Package config reads hookinbox.yaml and the environment into plain
+// structs. The command line (and a program built on hookinbox, through
+// hookinbox.LoadConfig) reads it; everything below receives the values it
+// needs as plain arguments.
 package config
 
 import (
@@ -87,6 +89,10 @@ type Config struct {
 	// and Routes say which sources' events go where.
 	Destinations []Destination `yaml:"destinations"`
 	Routes       []Route       `yaml:"routes"`
+
+	// App is free-form: a program built on hookinbox configures its own
+	// handlers here (hookinbox.Deps.App). hookinbox reads nothing in it.
+	App App `yaml:"app"`
 
 	// listenEnv and adminListenEnv name the variable that set Listen or
 	// Admin.Listen, for errors: a bad address may not be in the file at all.

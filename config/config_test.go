@@ -129,7 +129,7 @@ func TestParseDuration(t *testing.T) {
 // The committed hookinbox.yaml must work out of the box.
 func TestCommittedConfigLoads(t *testing.T) {
 	t.Parallel()
-	cfg, err := Load(filepath.Join("..", "..", "hookinbox.yaml"), envOf(nil))
+	cfg, err := Load(filepath.Join("..", "hookinbox.yaml"), envOf(nil))
 	require.NoError(t, err)
 	require.Equal(t, ":8080", cfg.Listen)
 	for _, name := range []string{"github", "stripe", "billing"} {
@@ -149,7 +149,7 @@ func TestLoadMissingFile(t *testing.T) {
 // the deploy files set, and names the key when one is missing.
 func TestDeployConfig(t *testing.T) {
 	t.Parallel()
-	path := filepath.Join("..", "..", "deploy", "hookinbox.yaml")
+	path := filepath.Join("..", "deploy", "hookinbox.yaml")
 	env := map[string]string{"DATABASE_URL": "postgres://db/x", "HOOKINBOX_ADMIN_TOKEN": "t",
 		"GITHUB_WEBHOOK_SECRET": "g", "STRIPE_WEBHOOK_SECRET": "whsec_s"}
 	cfg, err := Load(path, envOf(env))
@@ -166,9 +166,9 @@ func TestDeployConfig(t *testing.T) {
 // Every deploy manifest is well-formed YAML (multi-document included).
 func TestDeployManifestsParse(t *testing.T) {
 	t.Parallel()
-	files, err := filepath.Glob(filepath.Join("..", "..", "deploy", "*", "*.yaml"))
+	files, err := filepath.Glob(filepath.Join("..", "deploy", "*", "*.yaml"))
 	require.NoError(t, err)
-	compose, _ := filepath.Glob(filepath.Join("..", "..", "deploy", "*.yml"))
+	compose, _ := filepath.Glob(filepath.Join("..", "deploy", "*.yml"))
 	files = append(files, compose...)
 	require.GreaterOrEqual(t, len(files), 5)
 	for _, f := range files {
@@ -257,4 +257,32 @@ routes:
 	require.Equal(t, "billing", routes[1].Source)
 	require.Equal(t, []string{"*"}, routes[1].Events)
 	require.Equal(t, []string{"billing-forward"}, routes[1].To)
+}
+
+// The app: section is carried untouched (but for ${VAR} expansion) for a
+// program built on hookinbox to decode.
+func TestAppSection(t *testing.T) {
+	t.Parallel()
+	cfg, err := Parse([]byte("app:\n  chat_url: \"${CHAT_URL}\"\n  channels: [ops, dev]\n  retries: 3\n"), envOf(map[string]string{"CHAT_URL": "https://chat.example/hook"}))
+	require.NoError(t, err)
+	require.False(t, cfg.App.IsZero())
+	var app struct {
+		ChatURL  string   `yaml:"chat_url"`
+		Channels []string `yaml:"channels"`
+		Retries  int      `yaml:"retries"`
+	}
+	require.NoError(t, cfg.App.Decode(&app))
+	require.Equal(t, "https://chat.example/hook", app.ChatURL)
+	require.Equal(t, []string{"ops", "dev"}, app.Channels)
+	require.Equal(t, 3, app.Retries)
+
+	var wrong struct {
+		ChatURL string `yaml:"chat_url"`
+	}
+	require.ErrorContains(t, cfg.App.Decode(&wrong), "field channels not found", "unknown keys are errors")
+
+	empty, err := Parse([]byte("listen: ':1'\n"), envOf(nil))
+	require.NoError(t, err)
+	require.True(t, empty.App.IsZero())
+	require.NoError(t, empty.App.Decode(&app), "no section: nothing to decode")
 }

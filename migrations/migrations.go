@@ -71,20 +71,69 @@ func all(fsys fs.FS) ([]Migration, error) {
 	return all, nil
 }
 
-// Result says what Up applied.
-type Result struct {
-	RiverVersions []int // River migrations applied by this call
-	AppVersions   []int // our migrations applied by this call
+// Options adds an application's own migrations to hookinbox's.
+type Options struct {
+	// App holds the application's NNN_name.up.sql files (a binary built
+	// on hookinbox, hookinbox.WithMigrations): applied after hookinbox's,
+	// under the same lock, and tracked apart from them in
+	// hookinbox_app_migration, so their versions are a line of their own.
+	// Nil: none.
+	App fs.FS
 }
 
-// Up applies River's migrations, then the app's, under a session advisory
-// lock so that concurrent callers apply each step once. It is a no-op on an
-// up-to-date database.
+// Result says what Up applied.
+type Result struct {
+	RiverVersions     []int // River's migrations applied by this call
+	HookinboxVersions []int // hookinbox's
+	AppVersions       []int // the application's (Options.App)
+}
+
+// line is one sequence of migrations and the table that records which of
+// them are applied.
+type line struct {
+	name  string // for messages: "hookinbox" or "app"
+	table string
+	fsys  fs.FS
+}
+
+func lines(opts Options) []line {
+	ls := []line{{name: "hookinbox", table: "hookinbox_migration", fsys: files}}
+	if opts.App != nil {
+		ls = append(ls, line{name: "app", table: "hookinbox_app_migration", fsys: opts.App})
+	}
+	return ls
+}
+
+// Validate checks every line's files (names, versions) without touching a
+// database: a binary with a version clash stops at startup.
+func Validate(opts Options) error {
+	for _, l := range lines(opts) {
+		if _, err := all(l.fsys); err != nil {
+			if l.name == "app" {
+				return fmt.Errorf("the application's migrations: %w", err)
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// Up applies River's migrations, then hookinbox's, then the application's,
+// under a session advisory lock so that concurrent callers apply each step
+// once. It is a no-op on an up-to-date database.
 func Up(ctx context.Context, pool *pgxpool.Pool, logger *slog.Logger) (Result, error) {
+	return UpWith(ctx, pool, logger, Options{})
+}
+
+// UpWith is Up with the application's migrations.
+func UpWith(ctx context.Context, pool *pgxpool.Pool, logger *slog.Logger, opts Options) (Result, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	var res Result
+	if err := Validate(opts); err != nil {
+		return res, err
+	}
 
 	// The lock is held on a connection of its own, outside the pool: a
 	// migrator waiting for the lock must not hold a pooled connection, or
@@ -114,29 +163,37 @@ func Up(ctx context.Context, pool *pgxpool.Pool, logger *slog.Logger) (Result, e
 		res.RiverVersions = append(res.RiverVersions, v.Version)
 	}
 
-	res.AppVersions, err = upApp(ctx, conn)
-	if err != nil {
-		return res, err
+	for _, l := range lines(opts) {
+		done, err := upLine(ctx, conn, l)
+		if l.name == "app" {
+			res.AppVersions = done
+		} else {
+			res.HookinboxVersions = done
+		}
+		if err != nil {
+			return res, err
+		}
 	}
-	if len(res.RiverVersions)+len(res.AppVersions) > 0 {
-		logger.Info("migrations applied", "river", res.RiverVersions, "hookinbox", res.AppVersions)
+	if len(res.RiverVersions)+len(res.HookinboxVersions)+len(res.AppVersions) > 0 {
+		logger.Info("migrations applied", "river", res.RiverVersions, "hookinbox", res.HookinboxVersions, "app", res.AppVersions)
 	}
 	return res, nil
 }
 
-func upApp(ctx context.Context, conn *pgx.Conn) ([]int, error) {
-	all, err := All()
+func upLine(ctx context.Context, conn *pgx.Conn, l line) ([]int, error) {
+	all, err := all(l.fsys)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS hookinbox_migration (
+	table := pgx.Identifier{l.table}.Sanitize()
+	if _, err := conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS `+table+` (
 		version    integer     PRIMARY KEY,
 		name       text        NOT NULL,
 		applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
-		return nil, fmt.Errorf("migrate: create hookinbox_migration: %w", err)
+		return nil, fmt.Errorf("migrate: create %s: %w", l.table, err)
 	}
 	applied := map[int]bool{}
-	rows, err := conn.Query(ctx, "SELECT version FROM hookinbox_migration")
+	rows, err := conn.Query(ctx, "SELECT version FROM "+table)
 	if err != nil {
 		return nil, fmt.Errorf("migrate: read applied versions: %w", err)
 	}
@@ -162,11 +219,11 @@ func upApp(ctx context.Context, conn *pgx.Conn) ([]int, error) {
 			if _, err := tx.Exec(ctx, m.SQL); err != nil {
 				return err
 			}
-			_, err := tx.Exec(ctx, "INSERT INTO hookinbox_migration (version, name) VALUES ($1, $2)", m.Version, m.Name)
+			_, err := tx.Exec(ctx, "INSERT INTO "+table+" (version, name) VALUES ($1, $2)", m.Version, m.Name)
 			return err
 		})
 		if err != nil {
-			return done, fmt.Errorf("migrate: %03d_%s: %w", m.Version, m.Name, err)
+			return done, fmt.Errorf("migrate: %s %03d_%s: %w", l.name, m.Version, m.Name, err)
 		}
 		done = append(done, m.Version)
 	}
@@ -177,9 +234,12 @@ func upApp(ctx context.Context, conn *pgx.Conn) ([]int, error) {
 // run `hookinbox migrate` (or serve without --migrate=false).
 var ErrNotMigrated = errors.New("database schema is not migrated")
 
-// Check reports ErrNotMigrated unless every migration, River's and ours, is
-// applied. It changes nothing.
-func Check(ctx context.Context, pool *pgxpool.Pool) error {
+// Check reports ErrNotMigrated unless every migration, River's and
+// hookinbox's, is applied. It changes nothing.
+func Check(ctx context.Context, pool *pgxpool.Pool) error { return CheckWith(ctx, pool, Options{}) }
+
+// CheckWith is Check with the application's migrations.
+func CheckWith(ctx context.Context, pool *pgxpool.Pool, opts Options) error {
 	migrator, err := rivermigrate.New(riverpgxv5.New(pool), nil)
 	if err != nil {
 		return err
@@ -191,21 +251,26 @@ func Check(ctx context.Context, pool *pgxpool.Pool) error {
 	if !res.OK {
 		return fmt.Errorf("%w: river: %s", ErrNotMigrated, strings.Join(res.Messages, "; "))
 	}
-	all, err := All()
-	if err != nil {
-		return err
-	}
-	var applied int
-	err = pool.QueryRow(ctx, "SELECT count(*) FROM hookinbox_migration").Scan(&applied)
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) && pgErr.Code == "42P01" { // undefined_table
-		return fmt.Errorf("%w: no hookinbox migrations applied", ErrNotMigrated)
-	}
-	if err != nil {
-		return err
-	}
-	if applied < len(all) {
-		return fmt.Errorf("%w: %d of %d hookinbox migrations applied", ErrNotMigrated, applied, len(all))
+	for _, l := range lines(opts) {
+		all, err := all(l.fsys)
+		if err != nil {
+			return err
+		}
+		if len(all) == 0 {
+			continue
+		}
+		var applied int
+		err = pool.QueryRow(ctx, "SELECT count(*) FROM "+pgx.Identifier{l.table}.Sanitize()).Scan(&applied)
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) && pgErr.Code == "42P01" { // undefined_table
+			return fmt.Errorf("%w: no %s migrations applied", ErrNotMigrated, l.name)
+		}
+		if err != nil {
+			return err
+		}
+		if applied < len(all) {
+			return fmt.Errorf("%w: %d of %d %s migrations applied", ErrNotMigrated, applied, len(all), l.name)
+		}
 	}
 	return nil
 }

@@ -53,13 +53,13 @@ func TestUpIsIdempotentAndCheckAgrees(t *testing.T) {
 	require.NoError(t, err)
 	all, err := migrations.All()
 	require.NoError(t, err)
-	require.Len(t, first.AppVersions, len(all))
+	require.Len(t, first.HookinboxVersions, len(all))
 	require.NotEmpty(t, first.RiverVersions)
 	require.NoError(t, migrations.Check(ctx, pool))
 
 	second, err := migrations.Up(ctx, pool, nil)
 	require.NoError(t, err)
-	require.Empty(t, second.AppVersions)
+	require.Empty(t, second.HookinboxVersions)
 	require.Empty(t, second.RiverVersions)
 }
 
@@ -76,7 +76,7 @@ func TestConcurrentUp(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			res, err := migrations.Up(ctx, pool, nil)
-			errs[i], applied[i] = err, len(res.AppVersions)
+			errs[i], applied[i] = err, len(res.HookinboxVersions)
 		}()
 	}
 	wg.Wait()

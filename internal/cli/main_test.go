@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -30,6 +30,9 @@ func TestMain(m *testing.M) {
 }
 
 const adminToken = "cmd-test-admin-token"
+
+// shipped is what the hookinbox binary is built with.
+var shipped = Extensions{Handlers: AllShipped()}
 
 type testBundle struct {
 	configPath string
@@ -76,7 +79,7 @@ func setupEnv(t *testing.T, databaseURL string, extra map[string]string) *testBu
 		env: env{stdout: &testlog.Buffer{}, stderr: stderr, lookup: func(k string) (string, bool) {
 			v, ok := vars[k]
 			return v, ok
-		}},
+		}, ext: shipped},
 	}
 }
 

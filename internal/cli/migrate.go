@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -17,7 +17,8 @@ func migrateCmd(ctx context.Context, args []string, e env) error {
 	if err != nil {
 		return err
 	}
-	if _, err := migrations.All(); err != nil {
+	migs := migrations.Options{App: e.ext.Migrations}
+	if err := migrations.Validate(migs); err != nil {
 		return err // before starting a database to apply them to
 	}
 	logger := newLogger(e.stderr)
@@ -26,11 +27,11 @@ func migrateCmd(ctx context.Context, args []string, e env) error {
 		return err
 	}
 	defer db.close(context.WithoutCancel(ctx), logger)
-	res, err := migrations.Up(ctx, db.pool, logger)
+	res, err := migrations.UpWith(ctx, db.pool, logger, migs)
 	if err != nil {
 		return err
 	}
-	if len(res.RiverVersions)+len(res.AppVersions) == 0 {
+	if len(res.RiverVersions)+len(res.HookinboxVersions)+len(res.AppVersions) == 0 {
 		logger.Info("database is up to date")
 	}
 	return nil

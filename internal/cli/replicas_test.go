@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -38,7 +38,7 @@ func hookinboxBinary(t *testing.T) string {
 			return
 		}
 		binPath = filepath.Join(dir, "hookinbox")
-		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+		out, err := exec.Command("go", "build", "-o", binPath, "../../cmd/hookinbox").CombinedOutput()
 		if err != nil {
 			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
 		}

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -14,9 +15,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 
+	"github.com/hookinbox/hookinbox/config"
 	"github.com/hookinbox/hookinbox/ingest"
 	"github.com/hookinbox/hookinbox/internal/admin"
-	"github.com/hookinbox/hookinbox/config"
 	"github.com/hookinbox/hookinbox/internal/metrics"
 	"github.com/hookinbox/hookinbox/jobs"
 	"github.com/hookinbox/hookinbox/migrations"
@@ -37,11 +38,22 @@ func serveCmd(ctx context.Context, args []string, e env) error {
 	if err != nil {
 		return err
 	}
+	return serve(ctx, cfg, *role, *migrate, e)
+}
+
+// Serve serves with cfg and ext, as `serve` does with role all and
+// migrations: the root package's Run.
+func Serve(ctx context.Context, cfg config.Config, ext Extensions) error {
+	return serve(ctx, cfg, "all", true, env{stdout: os.Stdout, stderr: os.Stderr, lookup: os.LookupEnv, ext: ext})
+}
+
+func serve(ctx context.Context, cfg config.Config, role string, migrate bool, e env) error {
 	// Files that clash can never be applied: stop now rather than retry.
-	if _, err := migrations.All(); err != nil {
+	migs := migrations.Options{App: e.ext.Migrations}
+	if err := migrations.Validate(migs); err != nil {
 		return err
 	}
-	logger := configLogger(e.stderr, cfg.Log).With("role", *role)
+	logger := configLogger(e.stderr, cfg.Log).With("role", role)
 	tuneGC(e.lookup, logger, gcTuning{limits: memlimit.FromCgroup, embeddedDatabase: cfg.DatabaseURL == ""})
 
 	sources := make([]ingest.Source, 0, len(cfg.Sources))
@@ -78,7 +90,7 @@ func serveCmd(ctx context.Context, args []string, e env) error {
 	defer db.close(context.WithoutCancel(ctx), logger)
 
 	m := metrics.New(db.pool, logger)
-	registry, dests, err := buildRegistry(cfg, db.pool, logger, m.ObserveDestination)
+	registry, dests, err := buildRegistry(cfg, db.pool, logger, e.ext, m.ObserveDestination)
 	if err != nil {
 		return err
 	}
@@ -88,7 +100,7 @@ func serveCmd(ctx context.Context, args []string, e env) error {
 	periodic, addRecoveryWorker := recoveryJobs(cfg, db.pool, logger)
 	riverClient, err := jobs.NewClient(db.pool, jobs.ClientConfig{
 		Registry: registry, Logger: logger, ObserveDelivery: m.ObserveDelivery, ObserveBatch: m.ObserveProcessingBatch,
-		InsertOnly:   *role == "ingest", // enqueues; works nothing
+		InsertOnly:   role == "ingest", // enqueues; works nothing
 		PeriodicJobs: periodic, AddWorkers: addRecoveryWorker,
 		Retention: retentionConfig(cfg), RetentionEvery: cfg.Retention.Every.Std(),
 		RiverCompletedRetention: cfg.Retention.RiverCompleted.Std(),
@@ -130,7 +142,7 @@ func serveCmd(ctx context.Context, args []string, e env) error {
 		},
 		MaxBodyBytes: cfg.MaxBodyBytes,
 		ReadTimeout:  cfg.ReadTimeout.Std(),
-		HealthOnly:   *role == "worker",
+		HealthOnly:   role == "worker",
 		BatchWindow:  cfg.Ingest.BatchWindow.Std(),
 		BatchMax:     cfg.Ingest.BatchMax,
 		Logger:       logger,
@@ -151,7 +163,7 @@ func serveCmd(ctx context.Context, args []string, e env) error {
 	startDone := make(chan struct{})
 	go func() {
 		defer close(startDone)
-		if startWorkers(startCtx, db, riverClient, *migrate, *role != "ingest", func() { migrated.Store(true) }, logger) == nil {
+		if startWorkers(startCtx, db, riverClient, migrate, migs, role != "ingest", func() { migrated.Store(true) }, logger) == nil {
 			ready.Store(true)
 			logger.Info("hookinbox ready")
 		}
@@ -165,7 +177,7 @@ func serveCmd(ctx context.Context, args []string, e env) error {
 	}
 	cancelStart()
 	<-startDone
-	shutdown(srv, adminSrv, riverClient, ready.Load() && *role != "ingest", cfg.ShutdownTimeout.Std(), logger)
+	shutdown(srv, adminSrv, riverClient, ready.Load() && role != "ingest", cfg.ShutdownTimeout.Std(), logger)
 	return nil
 }
 
@@ -187,7 +199,7 @@ func listen(key, envVar, addr string) (net.Listener, error) {
 // that someone did), calls migrated, and starts River when this process
 // works jobs. It returns nil once River runs, or ctx's error if shutdown
 // came first.
-func startWorkers(ctx context.Context, db *database, rc *river.Client[pgx.Tx], migrate, work bool, migrated func(), logger *slog.Logger) error {
+func startWorkers(ctx context.Context, db *database, rc *river.Client[pgx.Tx], migrate bool, migs migrations.Options, work bool, migrated func(), logger *slog.Logger) error {
 	delay := 500 * time.Millisecond
 	for {
 		err := func() error {
@@ -197,10 +209,10 @@ func startWorkers(ctx context.Context, db *database, rc *river.Client[pgx.Tx], m
 				return fmt.Errorf("database unreachable: %w", err)
 			}
 			if migrate {
-				if _, err := migrations.Up(ctx, db.pool, logger); err != nil {
+				if _, err := migrations.UpWith(ctx, db.pool, logger, migs); err != nil {
 					return err
 				}
-			} else if err := migrations.Check(ctx, db.pool); err != nil {
+			} else if err := migrations.CheckWith(ctx, db.pool, migs); err != nil {
 				return err
 			}
 			migrated()

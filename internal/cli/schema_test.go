@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -72,7 +72,7 @@ func TestServeStopsOnMigrationVersionClash(t *testing.T) {
 	overlayPath := filepath.Join(dir, "overlay.json")
 	require.NoError(t, os.WriteFile(overlayPath, overlay, 0o600))
 	bin := filepath.Join(dir, "hookinbox")
-	build, err := exec.Command("go", "build", "-overlay", overlayPath, "-o", bin, ".").CombinedOutput()
+	build, err := exec.Command("go", "build", "-overlay", overlayPath, "-o", bin, "../../cmd/hookinbox").CombinedOutput()
 	require.NoError(t, err, "%s", build)
 
 	b := setup(t, testdb.URL(t))

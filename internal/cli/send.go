@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -21,8 +21,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/hookinbox/hookinbox/ingest"
 	"github.com/hookinbox/hookinbox/config"
+	"github.com/hookinbox/hookinbox/ingest"
 	"github.com/hookinbox/hookinbox/verify"
 )
 
@@ -40,7 +40,7 @@ const sendUsage = `usage: hookinbox send --source NAME (--event TYPE | --file F)
 
 Signs a payload with the source's first secret, as its provider would, and
 POSTs it. Built-in samples are embedded in the binary; their source files
-are cmd/hookinbox/samples/<provider>/<event>.json in the repository:
+are internal/cli/samples/<provider>/<event>.json in the repository:
 %s
 The delivery id is derived from the payload, so sending the same payload
 again is a provider's retry; --new-id makes a new delivery, and for a

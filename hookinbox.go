@@ -1,0 +1,207 @@
+// Package hookinbox is a self-hosted webhook inbox you can build into your
+// own binary: the whole hookinbox command (serve, migrate, send, replay,
+// …) plus your handlers and your tables, without forking.
+//
+// A provider (GitHub, Stripe, any Standard Webhooks sender) POSTs a
+// webhook; hookinbox verifies its signature, records it in a PostgreSQL
+// inbox keyed by the provider's delivery id and, in the same transaction,
+// enqueues the River job that processes it. Your handlers run in that job:
+// their database writes commit with the job's completion, and their calls
+// to other systems go through follow-up jobs carrying derived idempotency
+// keys, so a retry, a replay or a crash never applies an effect twice.
+//
+// # Quick start
+//
+// A module of your own, with this main.go:
+//
+//	package main
+//
+//	import (
+//		"context"
+//		"embed"
+//
+//		"github.com/hookinbox/hookinbox"
+//		"github.com/hookinbox/hookinbox/handlers"
+//	)
+//
+//	//go:embed migrations/*.up.sql
+//	var migrations embed.FS
+//
+//	func main() {
+//		hookinbox.Main(
+//			hookinbox.WithShippedHandlers(), // optional: the issue mirror, the Stripe ledger and saga
+//			hookinbox.WithMigrations(hookinbox.Sub(migrations, "migrations")),
+//			hookinbox.WithHandlers(func(r *handlers.Registry, d hookinbox.Deps) error {
+//				return r.Register(handlers.Registration{
+//					Name: "acme.stars", Provider: "github", Events: []string{"star"},
+//					Ordering: handlers.EveryEvent, Batch: true,
+//					Handler: handlers.HandlerFunc(func(ctx context.Context, e *handlers.Event) error {
+//						_, err := e.Tx.Exec(ctx, `INSERT INTO stars (delivery_id) VALUES ($1)
+//							ON CONFLICT DO NOTHING`, e.DeliveryID)
+//						return err
+//					}),
+//				})
+//			}),
+//		)
+//	}
+//
+// and migrations/001_stars.up.sql holding
+// CREATE TABLE stars (delivery_id text PRIMARY KEY). Then
+//
+//	go build -o myinbox . && ./myinbox serve
+//
+// runs hookinbox with your handler: the same flags, the same
+// hookinbox.yaml (its app: section is yours, read with Deps.App.Decode),
+// the same exit codes. Your migrations are applied after hookinbox's,
+// tracked apart from them in hookinbox_app_migration, under the same lock.
+//
+// Programs that want to serve without the command line call Run with a
+// Config from LoadConfig (or built in code).
+//
+// The handlers package documents the handler API: Registration, Event
+// (its transaction, Key and EnqueueOnce), ordering and staleness.
+package hookinbox
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"os"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/hookinbox/hookinbox/config"
+	"github.com/hookinbox/hookinbox/handlers"
+	"github.com/hookinbox/hookinbox/internal/cli"
+)
+
+// Config is the whole configuration: what hookinbox.yaml holds.
+type Config = config.Config
+
+// LoadConfig reads a config file as serve does: ${VAR} expanded from the
+// environment, the environment's overrides (HOOKINBOX_LISTEN,
+// DATABASE_URL, …) applied, defaults filled, and every key validated.
+func LoadConfig(path string) (Config, error) {
+	return config.Load(path, config.LookupEnv)
+}
+
+// Deps is what a handler needs from the running service.
+type Deps struct {
+	// Pool is the service's database pool.
+	Pool *pgxpool.Pool
+	// Logger is the service's logger.
+	Logger *slog.Logger
+	// HTTPClient has downstream.timeout as its timeout: for follow-up jobs
+	// that call other systems.
+	HTTPClient *http.Client
+	// App is the config file's app: section, untouched but for ${VAR}
+	// expansion; App.Decode(&yours) reads it.
+	App config.App
+	// Config is the whole parsed configuration, read-only.
+	Config Config
+}
+
+// Option adds to what Main and Run do.
+type Option func(*options)
+
+type options struct {
+	ext cli.Extensions
+	err error
+}
+
+// WithHandlers registers handlers (and the workers of their follow-up
+// jobs) on every process that works jobs, once at startup. Several
+// WithHandlers run in the order given.
+func WithHandlers(register func(r *handlers.Registry, d Deps) error) Option {
+	return func(o *options) {
+		o.ext.Handlers = append(o.ext.Handlers, func(r *handlers.Registry, d cli.Deps) error {
+			return register(r, Deps(d))
+		})
+	}
+}
+
+// WithMigrations adds the application's own migrations: files named
+// NNN_name.up.sql at fsys's root (Sub picks a directory of an embed.FS).
+// serve and migrate apply them after hookinbox's, under the same advisory
+// lock, and record them in hookinbox_app_migration: their versions are a
+// line of their own, so they never clash with hookinbox's. Give it once.
+func WithMigrations(fsys fs.FS) Option {
+	return func(o *options) {
+		if o.ext.Migrations != nil {
+			o.err = errors.New("hookinbox: WithMigrations given twice; put all of the application's migrations in one fs.FS")
+		}
+		o.ext.Migrations = fsys
+	}
+}
+
+// Sub is fs.Sub for WithMigrations: the directory dir of fsys (an
+// embed.FS keeps the directory in its paths). It panics on an invalid
+// dir, a mistake in the program, not in its input.
+func Sub(fsys fs.FS, dir string) fs.FS {
+	sub, err := fs.Sub(fsys, dir)
+	if err != nil {
+		panic(err)
+	}
+	return sub
+}
+
+// WithShippedHandlers includes every handler hookinbox ships: the GitHub
+// issue mirror, the Stripe ledger and the payment saga (the saga only when
+// downstream.fulfillment_url and payments_url are set). The hookinbox
+// binary is Main(WithShippedHandlers()).
+func WithShippedHandlers() Option {
+	return func(o *options) { o.ext.Handlers = append(o.ext.Handlers, cli.AllShipped()...) }
+}
+
+// WithGitHubIssueMirror includes the shipped github.issue_mirror handler
+// alone (table github_issue_mirror).
+func WithGitHubIssueMirror() Option {
+	return func(o *options) { o.ext.Handlers = append(o.ext.Handlers, cli.Shipped.GitHubIssueMirror) }
+}
+
+// WithStripeLedger includes the shipped Stripe ledger handlers alone
+// (charge.refunded, payment_intent.payment_failed; table ledger).
+func WithStripeLedger() Option {
+	return func(o *options) { o.ext.Handlers = append(o.ext.Handlers, cli.Shipped.StripeLedger) }
+}
+
+// WithPaymentSaga includes the shipped payment saga alone (registered
+// when downstream.fulfillment_url and payments_url are set).
+func WithPaymentSaga() Option {
+	return func(o *options) { o.ext.Handlers = append(o.ext.Handlers, cli.Shipped.PaymentSaga) }
+}
+
+func collect(opts []Option) options {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return o
+}
+
+// Main runs the hookinbox command line with os.Args (serve, migrate,
+// send, deliveries, replay, healthcheck, db-url, stub-downstream: the same
+// flags, config file and exit codes as the hookinbox binary), and exits.
+// Destinations (the config's destinations: and routes:) need no option.
+func Main(opts ...Option) {
+	o := collect(opts)
+	if o.err != nil {
+		_, _ = os.Stderr.WriteString(o.err.Error() + "\n")
+		os.Exit(2)
+	}
+	cli.Main(o.ext)
+}
+
+// Run serves with cfg, as `serve` does with role all (ingest and
+// workers), applying migrations first, until ctx is done; then it shuts
+// down gracefully within cfg.ShutdownTimeout. Logs go to stderr as the
+// config's log section says.
+func Run(ctx context.Context, cfg Config, opts ...Option) error {
+	o := collect(opts)
+	if o.err != nil {
+		return o.err
+	}
+	return cli.Serve(ctx, cfg, o.ext)
+}

@@ -1,0 +1,63 @@
+package cli
+
+import (
+	"io/fs"
+	"log/slog"
+	"net/http"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/hookinbox/hookinbox/config"
+	"github.com/hookinbox/hookinbox/handlers"
+)
+
+// Extensions is what a binary built on hookinbox adds to it.
+type Extensions struct {
+	// Handlers register handlers (and their follow-up workers) on every
+	// process that works jobs, in order.
+	Handlers []func(*handlers.Registry, Deps) error
+	// Migrations are the binary's own NNN_name.up.sql files, applied after
+	// hookinbox's and tracked apart from them. Nil: none.
+	Migrations fs.FS
+}
+
+// Deps is what a handler needs from the running service.
+type Deps struct {
+	// Pool is the service's database pool.
+	Pool *pgxpool.Pool
+	// Logger is the service's logger.
+	Logger *slog.Logger
+	// HTTPClient has downstream.timeout as its timeout.
+	HTTPClient *http.Client
+	// App is the config file's app: section, untouched but for ${VAR}
+	// expansion.
+	App config.App
+	// Config is the whole parsed configuration, read-only.
+	Config config.Config
+}
+
+// Shipped are the handlers hookinbox ships, each an extension a binary may
+// include or leave out.
+var Shipped = struct {
+	GitHubIssueMirror, StripeLedger, PaymentSaga func(*handlers.Registry, Deps) error
+}{
+	GitHubIssueMirror: func(r *handlers.Registry, _ Deps) error { return handlers.RegisterGitHubIssueMirror(r) },
+	StripeLedger:      func(r *handlers.Registry, _ Deps) error { return handlers.RegisterStripeLedger(r) },
+	PaymentSaga: func(r *handlers.Registry, d Deps) error {
+		ds := d.Config.Downstream
+		if ds.FulfillmentURL == "" || ds.PaymentsURL == "" {
+			d.Logger.Info("payment saga not registered: set downstream.fulfillment_url and downstream.payments_url to run it")
+			return nil
+		}
+		return handlers.RegisterStripeSaga(r, handlers.SagaConfig{
+			FulfillmentURL: ds.FulfillmentURL, PaymentsURL: ds.PaymentsURL, FinalStatuses: ds.FinalStatuses,
+			Pool: d.Pool, Client: d.HTTPClient, Logger: d.Logger,
+		})
+	},
+}
+
+// AllShipped is every shipped handler, in the order the default binary
+// registers them.
+func AllShipped() []func(*handlers.Registry, Deps) error {
+	return []func(*handlers.Registry, Deps) error{Shipped.GitHubIssueMirror, Shipped.StripeLedger, Shipped.PaymentSaga}
+}
