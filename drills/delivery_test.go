@@ -6,9 +6,9 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/hookinbox/hookinbox/config"
 	"github.com/hookinbox/hookinbox/handlers"
 	"github.com/hookinbox/hookinbox/handlers/destination"
-	"github.com/hookinbox/hookinbox/config"
 	"github.com/hookinbox/hookinbox/verify"
 )
 
