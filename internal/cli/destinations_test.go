@@ -11,9 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	"github.com/hookinbox/hookinbox/handlers/destination"
+	"github.com/hookinbox/hookinbox/internal/receiver"
 	"github.com/hookinbox/hookinbox/internal/testdb"
 	"github.com/hookinbox/hookinbox/internal/testlog"
 )
@@ -114,4 +116,44 @@ func TestDestinationsReachTheExampleReceivers(t *testing.T) {
 		require.Equal(t, 1, strings.Count(r.out.String(), "applied "), "%s: one effect", r.name)
 		require.NotContains(t, r.out.String(), "duplicate", "%s: the replay sent nothing at all", r.name)
 	}
+}
+
+// max_in_flight and rate_limit hold across replicas: three serve
+// processes on one database send to one receiver, which never sees more
+// than max_in_flight requests at once nor a one-second window above 1.5 ×
+// rate_limit.
+func TestDestinationLimitsAcrossThreeProcesses(t *testing.T) {
+	t.Parallel()
+	bin := hookinboxBinary(t)
+	dbURL := testdb.URL(t)
+	recv := receiver.New(t, receiverSecret)
+	recv.SetFallback(receiver.Action{Delay: 120 * time.Millisecond})
+	const maxInFlight, rate = 3, 20
+	var replicas []*testBundle
+	for range 3 {
+		b := setupEnv(t, dbURL, nil)
+		require.NoError(t, appendConfig(b.configPath, fmt.Sprintf(
+			"destinations:\n  - {name: app, url: %q, secret: %q, max_in_flight: %d, rate_limit: %d}\nroutes:\n  - {source: billing, events: [\"*\"], to: [app]}\n",
+			recv.URL, receiverSecret, maxInFlight, rate)))
+		startReplica(t, bin, b, "DATABASE_URL="+dbURL)
+		replicas = append(replicas, b)
+	}
+	const n = 60
+	for i := range n {
+		code, out := replicas[i%3].send(t, "--source", "billing", "--event", "invoice.paid", "--new-id")
+		require.Equal(t, 0, code, out)
+	}
+	require.Eventually(t, func() bool { return len(recv.Effects()) == n }, 60*time.Second, 50*time.Millisecond)
+
+	pool, err := pgxpool.New(context.Background(), dbURL)
+	require.NoError(t, err)
+	defer pool.Close()
+	var workers int
+	require.NoError(t, pool.QueryRow(context.Background(),
+		"SELECT count(DISTINCT attempted_by[array_upper(attempted_by, 1)]) FROM river_job WHERE kind = 'destination_send'").Scan(&workers))
+	t.Logf("receiver: at most %d in flight, busiest second %d requests; sends worked by %d processes",
+		recv.MaxInFlight(), recv.MaxPerWindow(time.Second), workers)
+	require.LessOrEqual(t, recv.MaxInFlight(), maxInFlight)
+	require.LessOrEqual(t, recv.MaxPerWindow(time.Second), rate*3/2)
+	require.Greater(t, workers, 1, "the processes shared the sends")
 }

@@ -64,27 +64,8 @@ func TestThreeReplicasBehaveAsOne(t *testing.T) {
 			"HOOKINBOX_FULFILLMENT_URL": stub.URL + "/fulfill",
 			"HOOKINBOX_PAYMENTS_URL":    stub.URL,
 		})
-		cmd := exec.Command(bin, "serve", "--config", b.configPath)
-		cmd.Env = append(os.Environ(), "HOOKINBOX_LISTEN="+b.listen, "HOOKINBOX_ADMIN_LISTEN="+b.adminAddr,
-			"HOOKINBOX_ADMIN_TOKEN="+adminToken, "DATABASE_URL="+dbURL, "STRIPE_WEBHOOK_SECRET="+stripeSecret,
+		startReplica(t, bin, b, "DATABASE_URL="+dbURL, "STRIPE_WEBHOOK_SECRET="+stripeSecret,
 			"HOOKINBOX_FULFILLMENT_URL="+stub.URL+"/fulfill", "HOOKINBOX_PAYMENTS_URL="+stub.URL)
-		logs := &testlog.Buffer{}
-		cmd.Stdout, cmd.Stderr = logs, logs
-		require.NoError(t, cmd.Start())
-		t.Cleanup(func() {
-			_ = cmd.Process.Signal(os.Interrupt)
-			done := make(chan error, 1)
-			go func() { done <- cmd.Wait() }()
-			select {
-			case err := <-done:
-				require.NoError(t, err, "replica exit; log:\n%s", logs)
-			case <-time.After(30 * time.Second):
-				_ = cmd.Process.Kill()
-				t.Errorf("replica did not stop; log:\n%s", logs)
-			}
-		})
-		b.stderr = logs
-		waitReady(t, b, cmd)
 		replicas = append(replicas, b)
 	}
 
@@ -149,6 +130,32 @@ func TestThreeReplicasBehaveAsOne(t *testing.T) {
 		return completed >= 1
 	}, 30*time.Second, 100*time.Millisecond, "a retention pass ran")
 	require.Equal(t, 1, retention, "one retention pass for the cluster, not one per replica")
+}
+
+// startReplica runs the binary's serve with b's config and ports, and env,
+// until the test ends, and waits until it is ready.
+func startReplica(t *testing.T, bin string, b *testBundle, env ...string) {
+	t.Helper()
+	cmd := exec.Command(bin, "serve", "--config", b.configPath)
+	cmd.Env = append(append(os.Environ(), "HOOKINBOX_LISTEN="+b.listen, "HOOKINBOX_ADMIN_LISTEN="+b.adminAddr,
+		"HOOKINBOX_ADMIN_TOKEN="+adminToken), env...)
+	logs := &testlog.Buffer{}
+	cmd.Stdout, cmd.Stderr = logs, logs
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case err := <-done:
+			require.NoError(t, err, "replica exit; log:\n%s", logs)
+		case <-time.After(30 * time.Second):
+			_ = cmd.Process.Kill()
+			t.Errorf("replica did not stop; log:\n%s", logs)
+		}
+	})
+	b.stderr = logs
+	waitReady(t, b, cmd)
 }
 
 func waitReady(t *testing.T, b *testBundle, cmd *exec.Cmd) {
