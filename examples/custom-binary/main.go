@@ -16,6 +16,7 @@ import (
 	"embed"
 	"encoding/json"
 	"errors"
+	"net/http"
 
 	"github.com/google/go-github/v60/github"
 	"github.com/riverqueue/river"
@@ -48,7 +49,12 @@ func registerStargazers(r *handlers.Registry, d hookinbox.Deps) error {
 	if cfg.ChatURL == "" {
 		return errors.New("app.chat_url is required")
 	}
-	handlers.AddWorker(r, &thankWorker{deps: d, url: cfg.ChatURL})
+	return register(r, cfg.ChatURL, d.HTTPClient)
+}
+
+// register adds the handler and its worker; tests call it directly.
+func register(r *handlers.Registry, chatURL string, client *http.Client) error {
+	handlers.AddWorker(r, &thankWorker{client: client, url: chatURL})
 	return r.Register(handlers.Registration{
 		Name:     "acme.stargazers", // part of the derived keys: never rename
 		Provider: "github",
@@ -89,12 +95,12 @@ func (ThankArgs) InsertOpts() river.InsertOpts {
 
 type thankWorker struct {
 	river.WorkerDefaults[ThankArgs]
-	deps hookinbox.Deps
-	url  string
+	client *http.Client
+	url    string
 }
 
 func (w *thankWorker) Work(ctx context.Context, job *river.Job[ThankArgs]) error {
 	body, _ := json.Marshal(map[string]string{"text": job.Args.Text})
-	_, err := handlers.Call{URL: w.url, Key: job.Args.Key, Body: body}.Post(ctx, w.deps.HTTPClient)
+	_, err := handlers.Call{URL: w.url, Key: job.Args.Key, Body: body}.Post(ctx, w.client)
 	return handlers.JobResult(job.JobRow, err)
 }
