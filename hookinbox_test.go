@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hookinbox/hookinbox/internal/testdb"
-	"github.com/hookinbox/hookinbox/internal/testlog"
+	"github.com/hookinbox/hookinbox/internal/testproc"
 )
 
 func TestMain(m *testing.M) { testdb.Main(m) }
@@ -83,28 +82,10 @@ func TestOutsideModuleUsesTheLibrary(t *testing.T) {
 	write("hookinbox.yaml", string(committed)) // "this repository's is a start"
 	env := append(os.Environ(), "DATABASE_URL="+dbURL, "HOOKINBOX_LISTEN="+listen, "HOOKINBOX_ADMIN_LISTEN="+freeAddr(t))
 
-	logs := &testlog.Buffer{}
-	ctx, cancel := context.WithCancel(context.Background())
-	serve := exec.CommandContext(ctx, bin, "serve")
+	serve := exec.Command(bin, "serve")
 	serve.Dir, serve.Env = dir, env
-	serve.Stdout, serve.Stderr = logs, logs
-	serve.Cancel = func() error { return serve.Process.Signal(os.Interrupt) }
-	require.NoError(t, serve.Start())
-	t.Cleanup(func() {
-		cancel()
-		_ = serve.Wait()
-		if t.Failed() {
-			t.Logf("serve:\n%s", logs)
-		}
-	})
-	require.Eventually(t, func() bool {
-		resp, err := http.Get("http://" + listen + "/readyz")
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
-	}, 90*time.Second, 50*time.Millisecond)
+	testproc.Start(t, serve)
+	testproc.WaitReady(t, "http://"+listen+"/readyz", 90*time.Second)
 
 	send := exec.Command(bin, "send", "--source", "github", "--event", "issues")
 	send.Dir, send.Env = dir, env

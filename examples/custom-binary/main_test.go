@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,7 +18,7 @@ import (
 	"github.com/hookinbox/hookinbox/handlers/handlertest"
 	"github.com/hookinbox/hookinbox/internal/downstreamstub"
 	"github.com/hookinbox/hookinbox/internal/testdb"
-	"github.com/hookinbox/hookinbox/internal/testlog"
+	"github.com/hookinbox/hookinbox/internal/testproc"
 )
 
 func TestMain(m *testing.M) { handlertest.Main(m) }
@@ -59,27 +58,8 @@ app:
 	require.NoError(t, os.WriteFile(star, []byte(`{"action":"created","starred_at":"2026-12-01T10:00:00Z",
 		"repository":{"full_name":"acme/rockets"},"sender":{"login":"octocat"}}`), 0o600))
 
-	logs := &testlog.Buffer{}
-	ctx, cancel := context.WithCancel(context.Background())
-	serve := exec.CommandContext(ctx, bin, "serve", "--config", cfg)
-	serve.Stdout, serve.Stderr = logs, logs
-	serve.Cancel = func() error { return serve.Process.Signal(os.Interrupt) }
-	require.NoError(t, serve.Start())
-	t.Cleanup(func() {
-		cancel()
-		_ = serve.Wait()
-		if t.Failed() {
-			t.Logf("serve:\n%s", logs)
-		}
-	})
-	require.Eventually(t, func() bool {
-		resp, err := http.Get("http://" + listen + "/readyz")
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
-	}, 60*time.Second, 50*time.Millisecond)
+	logs := testproc.Start(t, exec.Command(bin, "serve", "--config", cfg))
+	testproc.WaitReady(t, "http://"+listen+"/readyz", 60*time.Second)
 
 	sent, err := exec.Command(bin, "send", "--config", cfg, "--source", "github", "--event", "star", "--file", star).CombinedOutput()
 	require.NoError(t, err, "%s", sent)

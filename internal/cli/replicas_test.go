@@ -18,7 +18,7 @@ import (
 	"github.com/hookinbox/hookinbox/handlers"
 	"github.com/hookinbox/hookinbox/internal/downstreamstub"
 	"github.com/hookinbox/hookinbox/internal/testdb"
-	"github.com/hookinbox/hookinbox/internal/testlog"
+	"github.com/hookinbox/hookinbox/internal/testproc"
 	"github.com/hookinbox/hookinbox/verify"
 )
 
@@ -139,40 +139,6 @@ func startReplica(t *testing.T, bin string, b *testBundle, env ...string) {
 	cmd := exec.Command(bin, "serve", "--config", b.configPath)
 	cmd.Env = append(append(os.Environ(), "HOOKINBOX_LISTEN="+b.listen, "HOOKINBOX_ADMIN_LISTEN="+b.adminAddr,
 		"HOOKINBOX_ADMIN_TOKEN="+adminToken), env...)
-	logs := &testlog.Buffer{}
-	cmd.Stdout, cmd.Stderr = logs, logs
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		select {
-		case err := <-done:
-			require.NoError(t, err, "replica exit; log:\n%s", logs)
-		case <-time.After(30 * time.Second):
-			_ = cmd.Process.Kill()
-			t.Errorf("replica did not stop; log:\n%s", logs)
-		}
-	})
-	b.stderr = logs
-	waitReady(t, b, cmd)
-}
-
-func waitReady(t *testing.T, b *testBundle, cmd *exec.Cmd) {
-	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
-		resp, err := http.Get("http://" + b.listen + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return
-			}
-		}
-		if cmd.ProcessState != nil {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("replica not ready; log:\n%s", b.stderr)
+	b.stderr = testproc.Start(t, cmd)
+	testproc.WaitReady(t, "http://"+b.listen+"/readyz", 60*time.Second)
 }
