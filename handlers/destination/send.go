@@ -61,9 +61,16 @@ type sendWorker struct {
 // the rate limiter).
 func (w *sendWorker) Timeout(job *river.Job[SendArgs]) time.Duration {
 	if d, ok := w.svc.dests[job.Args.Destination]; ok {
-		return d.Timeout + maxLeaseWait + maxRateLead + 10*time.Second
+		return JobTimeout(d.Timeout)
 	}
 	return time.Minute
+}
+
+// JobTimeout is how long a send's job may run with a request timeout of
+// requestTimeout: River must not take it for stuck (jobs.rescue_stuck_after)
+// sooner, or the send would be made twice at once.
+func JobTimeout(requestTimeout time.Duration) time.Duration {
+	return requestTimeout + maxLeaseWait + maxRateLead + 10*time.Second
 }
 
 // loadedSend is a send and its delivery's body.
