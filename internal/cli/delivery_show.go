@@ -14,8 +14,9 @@ import (
 )
 
 // printDelivery prints one delivery for a person: a header block, the
-// headers, the payload (indented when it is JSON), its processing attempts
-// and the downstream keys its handlers derived.
+// headers, the payload (indented when it is JSON), its processing
+// attempts, the downstream keys its handlers derived and what each
+// destination got.
 func printDelivery(w io.Writer, raw []byte) error {
 	var d admin.DeliveryDetail
 	if err := json.Unmarshal(raw, &d); err != nil {
@@ -95,19 +96,49 @@ func printDelivery(w io.Writer, raw []byte) error {
 	fmt.Fprintln(w, "\ndownstream keys")
 	if len(d.Keys) == 0 {
 		fmt.Fprintln(w, "  none")
+	} else {
+		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "  HANDLER\tSTEP\tKEY\tJOB\tJOB STATE")
+		for _, k := range d.Keys {
+			job, state := "-", "-"
+			if k.JobID != nil {
+				job = fmt.Sprint(*k.JobID)
+			}
+			if k.JobState != nil {
+				state = *k.JobState
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", k.Handler, k.Step, k.Key, job, state)
+		}
+		tw.Flush()
+	}
+
+	fmt.Fprintln(w, "\ndestinations")
+	if len(d.Destinations) == 0 {
+		fmt.Fprintln(w, "  none")
 		return nil
 	}
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "  HANDLER\tSTEP\tKEY\tJOB\tJOB STATE")
-	for _, k := range d.Keys {
-		job, state := "-", "-"
-		if k.JobID != nil {
-			job = fmt.Sprint(*k.JobID)
+	for _, sd := range d.Destinations {
+		stale := ""
+		if sd.Stale {
+			stale = ", stale"
 		}
-		if k.JobState != nil {
-			state = *k.JobState
+		fmt.Fprintf(tw, "  %s\t%s%s\twebhook-id %s\n", sd.Destination, sd.State, stale, sd.Key)
+		for _, a := range sd.Attempts {
+			answer := "no answer"
+			if a.Status != nil {
+				answer = fmt.Sprintf("HTTP %d", *a.Status)
+			}
+			detail := ""
+			switch {
+			case a.Error != nil:
+				detail = *a.Error
+			case a.Response != nil:
+				detail = *a.Response
+			}
+			msg, _, _ := strings.Cut(detail, "\n")
+			fmt.Fprintf(tw, "  \t  attempt %d\t%s  %s in %d ms  %s\n", a.Attempt, localTime(&a.AttemptedAt), answer, a.DurationMS, msg)
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", k.Handler, k.Step, k.Key, job, state)
 	}
 	return tw.Flush()
 }

@@ -102,6 +102,18 @@ func TestDestinationsReachTheExampleReceivers(t *testing.T) {
 		require.Contains(t, r.out.String(), "source=billing event=invoice.paid")
 	}
 
+	// deliveries ID shows what each destination got.
+	shown := &testlog.Buffer{}
+	se := b.env
+	se.stdout, se.stderr = shown, shown
+	require.Equal(t, 0, run(context.Background(), []string{"deliveries", inboxID, "--config", b.configPath}, se), shown.String())
+	for _, r := range receivers {
+		require.Contains(t, shown.String(), r.name)
+		require.Contains(t, shown.String(), "webhook-id "+destination.Key("billing", deliveryID, r.name))
+	}
+	require.Contains(t, shown.String(), "attempt 1")
+	require.Contains(t, shown.String(), "HTTP 200")
+
 	// A replay processes the delivery again and sends nothing new.
 	out2 := &testlog.Buffer{}
 	e := b.env
