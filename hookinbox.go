@@ -59,7 +59,9 @@
 // Config from LoadConfig (or built in code).
 //
 // The handlers package documents the handler API: Registration, Event
-// (its transaction, Key and EnqueueOnce), ordering and staleness.
+// (its transaction, Key and EnqueueOnce), ordering and staleness; package
+// handlertest runs your handlers in your tests against a real database;
+// examples/custom-binary in this repository is a complete program.
 package hookinbox
 
 import (
