@@ -62,7 +62,19 @@ func TestIngestBatchWindowZeroIsOff(t *testing.T) {
 func TestParseErrorsNameTheKey(t *testing.T) {
 	t.Parallel()
 	cases := []struct{ name, yaml, want string }{
-		{"unknown provider", "sources: [{name: a, provider: gitlab, secrets: [x]}]", `sources[0] (a).provider: unknown provider "gitlab"`},
+		{"unknown provider", "sources: [{name: a, provider: acme, secrets: [x]}]", `sources[0] (a).provider: unknown provider "acme" (want one of github, hmac, `},
+		{"hmac without block", "sources: [{name: a, provider: hmac, secrets: [x]}]", `sources[0] (a).hmac: required for provider hmac`},
+		{"hmac block on github", "sources: [{name: a, provider: github, secrets: [x], hmac: {signature_header: X-Sig}}]", `sources[0] (a).hmac: only hmac sources take an hmac block`},
+		{"hmac without header", "sources: [{name: a, provider: hmac, secrets: [x], hmac: {id: {header: X-Id}, event_type: {json: type}}}]", `sources[0] (a).hmac.signature_header: required`},
+		{"hmac bad algorithm", "sources: [{name: a, provider: hmac, secrets: [x], hmac: {signature_header: X-Sig, algorithm: md5, id: {header: X-Id}, event_type: {json: type}}}]", `sources[0] (a).hmac.algorithm: "md5" (want sha1, sha256 or sha512)`},
+		{"hmac bad template", "sources: [{name: a, provider: hmac, secrets: [x], hmac: {signature_header: X-Sig, signed_content: '{ts}.{body}', id: {header: X-Id}, event_type: {json: type}}}]", `sources[0] (a).hmac.signed_content: unknown placeholder {ts}`},
+		{"hmac url without notification_url", "sources: [{name: a, provider: hmac, secrets: [x], hmac: {signature_header: X-Sig, signed_content: '{url}{body}', id: {header: X-Id}, event_type: {json: type}}}]", `sources[0] (a).notification_url: required: hmac.signed_content signs {url}`},
+		{"hmac without id", "sources: [{name: a, provider: hmac, secrets: [x], hmac: {signature_header: X-Sig, event_type: {json: type}}}]", `sources[0] (a).hmac.id: required`},
+		{"hmac bad unit", "sources: [{name: a, provider: hmac, secrets: [x], hmac: {signature_header: X-Sig, id: {header: X-Id}, event_type: {json: type}, timestamp: {header: X-Ts, unit: us}}}]", `sources[0] (a).hmac.timestamp.unit: "us" (want s or ms)`},
+		{"hmac unsigned timestamp claimed signed", "sources: [{name: a, provider: hmac, secrets: [x], hmac: {signature_header: X-Sig, id: {header: X-Id}, event_type: {json: type}, timestamp: {header: X-Ts, signed: true}}}]", `sources[0] (a).hmac.timestamp.signed: the timestamp is in X-Ts header, which signed_content does not hold`},
+		{"hmac misspelt key", "sources: [{name: a, provider: hmac, secrets: [x], hmac: {signature_heder: X-Sig}}]", `field signature_heder not found`},
+		{"hmac secret not base64", "sources: [{name: a, provider: hmac, secrets: ['!!'], hmac: {signature_header: X-Sig, secret_encoding: base64, id: {header: X-Id}, event_type: {json: type}}}]", `sources[0] (a).secrets: secret 1 of 1 is not a base64 secret`},
+		{"relative notification_url", "sources: [{name: a, provider: github, secrets: [x], notification_url: '/x'}]", `sources[0] (a).notification_url: "/x" is not an absolute`},
 		{"no secrets", "sources: [{name: a, provider: github, secrets: []}]", `sources[0] (a).secrets: no non-empty secret`},
 		{"only unset secrets", "sources: [{name: a, provider: github, secrets: [\"${NOPE}\"]}]", `sources[0] (a).secrets: no non-empty secret`},
 		{"duplicate name", "sources: [{name: a, provider: github, secrets: [x]}, {name: a, provider: stripe, secrets: [y]}]", `sources[1] (a).name: duplicate source name`},

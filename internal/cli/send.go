@@ -95,7 +95,7 @@ func sendCmd(ctx context.Context, args []string, e env) error {
 		return fmt.Errorf("%s: %s; the service would answer 413 and store nothing, so nothing was sent",
 			ingest.CodePayloadTooLarge, tooLarge)
 	}
-	signer, err := verify.NewSigner(src.Provider, src.Secrets[0])
+	signer, err := verify.NewConfigSigner(src.VerifyConfig())
 	if err != nil {
 		return err
 	}
