@@ -497,6 +497,9 @@ func (c Config) WithDefaults() Config {
 		if s.Tolerance == 0 {
 			s.Tolerance = Duration(verify.DefaultTolerance)
 		}
+		if s.ResourceField == "" {
+			s.ResourceField = verify.PresetResource(s.Provider)
+		}
 	}
 	return c
 }

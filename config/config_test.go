@@ -62,7 +62,7 @@ func TestIngestBatchWindowZeroIsOff(t *testing.T) {
 func TestParseErrorsNameTheKey(t *testing.T) {
 	t.Parallel()
 	cases := []struct{ name, yaml, want string }{
-		{"unknown provider", "sources: [{name: a, provider: acme, secrets: [x]}]", `sources[0] (a).provider: unknown provider "acme" (want one of github, hmac, `},
+		{"unknown provider", "sources: [{name: a, provider: acme, secrets: [x]}]", `sources[0] (a).provider: unknown provider "acme" (want one of bitbucket, checkout, `},
 		{"hmac without block", "sources: [{name: a, provider: hmac, secrets: [x]}]", `sources[0] (a).hmac: required for provider hmac`},
 		{"hmac block on github", "sources: [{name: a, provider: github, secrets: [x], hmac: {signature_header: X-Sig}}]", `sources[0] (a).hmac: only hmac sources take an hmac block`},
 		{"hmac without header", "sources: [{name: a, provider: hmac, secrets: [x], hmac: {id: {header: X-Id}, event_type: {json: type}}}]", `sources[0] (a).hmac.signature_header: required`},

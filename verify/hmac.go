@@ -336,6 +336,7 @@ type hmacVerifier struct {
 
 	ids       []Field // the first present wins
 	types     []Field
+	occurred  []Field // the first that reads as a time wins
 	handshake func(doc *document, key []byte) (*Reply, error)
 	// allowForm reads form-encoded bodies as their fields.
 	allowForm bool
@@ -359,6 +360,9 @@ func buildHMACVerifier(cfg Config, scheme HMACScheme) (*hmacVerifier, error) {
 		scheme: s, segments: segs, newHash: hashes[s.Algorithm], decode: signatureEncodings[s.Encoding].decode,
 		url: cfg.NotificationURL, tolerance: cfg.Tolerance, now: cfg.Now,
 		ids: []Field{s.ID}, types: []Field{s.EventType}, allowForm: true,
+	}
+	if s.OccurredAt != nil {
+		v.occurred = []Field{*s.OccurredAt}
 	}
 	v.size = v.newHash().Size()
 	for i, secret := range cfg.Secrets {
@@ -587,8 +591,10 @@ func (v *hmacVerifier) extract(doc *document) (Delivery, error) {
 		return Delivery{}, err
 	}
 	d := Delivery{ID: id, EventType: eventType}
-	if f := v.scheme.OccurredAt; f != nil {
-		d.OccurredAt = doc.time(*f)
+	for _, f := range v.occurred {
+		if d.OccurredAt = doc.time(f); !d.OccurredAt.IsZero() {
+			break
+		}
 	}
 	return d, nil
 }

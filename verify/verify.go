@@ -278,6 +278,11 @@ var providers = func() map[string]provider {
 		ProviderStripe:   {newVerifier: newStripeVerifier, newSigner: newStripeSigner},
 		ProviderStandard: {newVerifier: newStandardVerifier, newSigner: newStandardSigner},
 		ProviderHMAC:     {newVerifier: newHMACVerifier, newSigner: newHMACSigner},
+		ProviderGitLab:   {newVerifier: newGitLabVerifier, newSigner: newGitLabSigner},
+		ProviderDiscord:  {newVerifier: newDiscordVerifier, noSigner: "Discord signs with its private Ed25519 key"},
+	}
+	for name := range presets {
+		m[name] = provider{newVerifier: newPresetVerifier(name), newSigner: newPresetSigner(name)}
 	}
 	return m
 }()
