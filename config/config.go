@@ -213,6 +213,11 @@ type GitHubAPI struct {
 	Repo   string `yaml:"repo"` // owner/name for a repository hook, or
 	Org    string `yaml:"org"`  // an organisation for an org hook
 	HookID int64  `yaml:"hook_id"`
+	// AppID and PrivateKey (PEM, a ${VAR} holding it, or a file path)
+	// reach a GitHub App's own webhook instead of Token with Repo or Org
+	// and HookID.
+	AppID      int64  `yaml:"app_id"`
+	PrivateKey string `yaml:"private_key"`
 	// RedeliverEvery runs the recovery periodically. Zero: only on request.
 	RedeliverEvery Duration `yaml:"redeliver_every"`
 }
@@ -656,7 +661,7 @@ func (s Source) RedeliverConfig() redeliver.Config {
 		return redeliver.Config{}
 	}
 	return redeliver.Config{Source: s.Name, APIURL: s.GitHub.APIURL, Token: s.GitHub.Token,
-		Repo: s.GitHub.Repo, Org: s.GitHub.Org, HookID: s.GitHub.HookID}
+		Repo: s.GitHub.Repo, Org: s.GitHub.Org, HookID: s.GitHub.HookID, AppID: s.GitHub.AppID, PrivateKey: s.GitHub.PrivateKey}
 }
 
 // ReconcileConfig is the source's Stripe recovery settings (zero if none).
