@@ -279,6 +279,10 @@ type Source struct {
 	// an hmac scheme signing {url}) need it.
 	NotificationURL string `yaml:"notification_url"`
 
+	// PayPal (paypal sources) reaches PayPal's verify-webhook-signature
+	// API, which checks the signatures: a paypal source needs no secrets.
+	PayPal *verify.PayPalConfig `yaml:"paypal"`
+
 	// ForwardURL receives every delivery of the source: shorthand for a
 	// destination named "<name>-forward" with this URL and a route of every
 	// event of the source to it. Empty: no forwarding.
@@ -681,7 +685,7 @@ func (s Source) Verifier() (verify.Verifier, error) {
 // signing as its sender (verify.NewConfigSigner).
 func (s Source) VerifyConfig() verify.Config {
 	return verify.Config{Provider: s.Provider, Secrets: s.Secrets, Tolerance: s.Tolerance.Std(),
-		HMAC: s.HMAC, NotificationURL: s.NotificationURL}
+		HMAC: s.HMAC, NotificationURL: s.NotificationURL, PayPal: s.PayPal}
 }
 
 // Source returns the named source.

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -142,13 +141,17 @@ func parseTime(raw, unit string) time.Time {
 			return t.UTC()
 		}
 	}
-	n, err := strconv.ParseFloat(raw, 64)
-	if err != nil || n <= 0 || math.IsInf(n, 0) || n > 1e15 {
+	// Decimal, read exactly: a float would turn Mailgun's
+	// 1709294340.329574 into …329574108.
+	whole, frac, _ := strings.Cut(raw, ".")
+	n, err := strconv.ParseInt(whole, 10, 64)
+	if err != nil || n <= 0 || n > 1e15 || strings.Trim(frac, "0123456789") != "" {
 		return time.Time{}
 	}
+	frac = (frac + "000000000")[:9]
+	nanos, _ := strconv.ParseInt(frac, 10, 64)
 	if unit == "ms" {
-		return time.UnixMilli(int64(n)).UTC()
+		return time.UnixMilli(n).Add(time.Duration(nanos / 1e3)).UTC() // a fraction of a millisecond
 	}
-	sec, frac := math.Modf(n)
-	return time.Unix(int64(sec), int64(frac*1e9)).UTC()
+	return time.Unix(n, nanos).UTC()
 }

@@ -334,10 +334,13 @@ type hmacVerifier struct {
 	tolerance time.Duration
 	now       func() time.Time
 
-	ids       []Field // the first present wins
-	types     []Field
-	occurred  []Field // the first that reads as a time wins
-	handshake func(doc *document, key []byte) (*Reply, error)
+	ids      []Field // the first present wins
+	types    []Field
+	occurred []Field // the first that reads as a time wins
+	// defaultType is the event type when no field of types is present;
+	// "": none is an error.
+	defaultType string
+	handshake   func(doc *document, key []byte) (*Reply, error)
 	// allowForm reads form-encoded bodies as their fields.
 	allowForm bool
 }
@@ -587,6 +590,10 @@ func (v *hmacVerifier) extract(doc *document) (Delivery, error) {
 		return Delivery{}, err
 	}
 	eventType, err := firstOf(doc, v.types, "event type")
+	var absent absentError
+	if err != nil && v.defaultType != "" && errors.As(err, &absent) {
+		eventType, err = v.defaultType, nil
+	}
 	if err != nil {
 		return Delivery{}, err
 	}
@@ -621,8 +628,14 @@ func firstOf(doc *document, fields []Field, what string) (string, error) {
 	if last.Header != "" && len(fields) == 1 {
 		return "", fmt.Errorf("%w: %s", ErrMissingHeader, last.Header)
 	}
-	return "", fmt.Errorf("%w: no %s (%s is missing or empty)", ErrInvalidPayload, what, strings.Join(names, ", "))
+	return "", absentError{fmt.Errorf("%w: no %s (%s is missing or empty)", ErrInvalidPayload, what, strings.Join(names, ", "))}
 }
+
+// absentError is firstOf's "none of the fields is present", as opposed to
+// a present value that is refused.
+type absentError struct{ error }
+
+func (e absentError) Unwrap() error { return e.error }
 
 // newHMACSigner signs as cfg.HMAC describes.
 func newHMACSigner(cfg Config) (Signer, error) {

@@ -117,8 +117,13 @@ var presets = map[string]preset{
 // PresetResource is the default resource_field of a preset provider, ""
 // for none (and for providers that are not presets).
 func PresetResource(provider string) string {
-	if provider == ProviderGitLab {
+	switch provider {
+	case ProviderGitLab:
 		return gitLabFields.Resource
+	case ProviderMailgun:
+		return mailgunFields.Resource
+	case ProviderPayPal:
+		return "resource.id"
 	}
 	return presets[provider].Resource
 }

@@ -108,6 +108,14 @@ type Config struct {
 	// it signs it: {url} in an HMAC scheme, square, twilio. Behind a proxy
 	// the URL hookinbox sees differs, so it is configured, not derived.
 	NotificationURL string
+
+	// PayPal configures ProviderPayPal's verification API. Required for
+	// it, refused for every other provider.
+	PayPal *PayPalConfig
+
+	// HTTPClient makes the calls of providers that verify through an API
+	// (paypal). Defaults to a client with a 10s timeout.
+	HTTPClient *http.Client
 }
 
 // withDefaults returns a copy of c with zero values replaced by defaults and
@@ -141,6 +149,9 @@ func (c Config) validate() error {
 	}
 	if c.HMAC != nil && c.Provider != ProviderHMAC {
 		return configErr("hmac", "only hmac sources take an hmac block (provider is %s)", c.Provider)
+	}
+	if c.PayPal != nil && c.Provider != ProviderPayPal {
+		return configErr("paypal", "only paypal sources take a paypal block (provider is %s)", c.Provider)
 	}
 
 	if c.Tolerance < 0 {
@@ -280,6 +291,9 @@ var providers = func() map[string]provider {
 		ProviderHMAC:     {newVerifier: newHMACVerifier, newSigner: newHMACSigner},
 		ProviderGitLab:   {newVerifier: newGitLabVerifier, newSigner: newGitLabSigner},
 		ProviderDiscord:  {newVerifier: newDiscordVerifier, noSigner: "Discord signs with its private Ed25519 key"},
+		ProviderPayPal:   {newVerifier: newPayPalVerifier, noSecrets: true, noSigner: "PayPal signs with its certificate"},
+		ProviderTwilio:   {newVerifier: newTwilioVerifier, newSigner: newTwilioSigner},
+		ProviderMailgun:  {newVerifier: newMailgunVerifier, noSigner: "Mailgun signs inside the body"},
 	}
 	for name := range presets {
 		m[name] = provider{newVerifier: newPresetVerifier(name), newSigner: newPresetSigner(name)}
