@@ -92,8 +92,8 @@ type Config struct {
 
 	// Tolerance is how far a signed timestamp may be from Now, in either
 	// direction, before the request is refused as a possible replay. Used
-	// by stripe and standard only; GitHub signs no timestamp. Negative is
-	// invalid. Defaults to DefaultTolerance.
+	// by every provider that signs a time (GitHub, Shopify and others sign
+	// none). Negative is invalid. Defaults to DefaultTolerance.
 	Tolerance time.Duration
 
 	// Now returns the current time for tolerance checks. Defaults to
