@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/KimMachineGun/automemlimit v0.7.5
 	github.com/gofiber/fiber/v2 v2.52.15
+	github.com/golang-jwt/jwt/v5 v5.3.1
 	github.com/google/go-github/v60 v60.0.0
 	github.com/jackc/pgx/v5 v5.13.0
 	github.com/prometheus/client_golang v1.25.0

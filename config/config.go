@@ -213,6 +213,11 @@ type GitHubAPI struct {
 	Repo   string `yaml:"repo"` // owner/name for a repository hook, or
 	Org    string `yaml:"org"`  // an organisation for an org hook
 	HookID int64  `yaml:"hook_id"`
+	// AppID and PrivateKey (PEM, a ${VAR} holding it, or a file path)
+	// reach a GitHub App's own webhook instead of Token with Repo or Org
+	// and HookID.
+	AppID      int64  `yaml:"app_id"`
+	PrivateKey string `yaml:"private_key"`
 	// RedeliverEvery runs the recovery periodically. Zero: only on request.
 	RedeliverEvery Duration `yaml:"redeliver_every"`
 }
@@ -251,7 +256,8 @@ type Source struct {
 	// Name is the route segment: [a-z0-9-]{1,64}, unique.
 	Name string `yaml:"name"`
 
-	// Provider is github, stripe or standard.
+	// Provider is github, stripe, standard, hmac (with HMAC) or one of the
+	// presets verify.Providers lists.
 	Provider string `yaml:"provider"`
 
 	// Secrets are the signing secrets; any one may match, so a new secret can
@@ -259,17 +265,33 @@ type Source struct {
 	// (an unset ${VAR}) are dropped; at least one must remain.
 	Secrets []string `yaml:"secrets"`
 
-	// Tolerance is the maximum age, either way, of a signed timestamp (stripe
-	// and standard). Defaults to 5m.
+	// Tolerance is the maximum age, either way, of a signed timestamp
+	// (every provider that signs one). Defaults to 5m.
 	Tolerance Duration `yaml:"tolerance"`
+
+	// HMAC describes the scheme of an hmac source: which header holds the
+	// signature, what is signed, and where the id, event type and times
+	// are. Required for hmac sources only.
+	HMAC *verify.HMACScheme `yaml:"hmac"`
+
+	// NotificationURL is the URL the sender calls, exactly as configured at
+	// the sender: the sources whose signature covers it (square, twilio,
+	// an hmac scheme signing {url}) need it.
+	NotificationURL string `yaml:"notification_url"`
+
+	// PayPal (paypal sources) reaches PayPal's verify-webhook-signature
+	// API, which checks the signatures: a paypal source needs no secrets.
+	PayPal *verify.PayPalConfig `yaml:"paypal"`
 
 	// ForwardURL receives every delivery of the source: shorthand for a
 	// destination named "<name>-forward" with this URL and a route of every
 	// event of the source to it. Empty: no forwarding.
 	ForwardURL string `yaml:"forward_url"`
 
-	// ResourceField (standard sources) is the dotted JSON path of the id of
-	// the resource an event is about, for ordering. Defaults to "data.id".
+	// ResourceField is the dotted JSON path of the id of the resource an
+	// event is about, for ordering (not for github and stripe, whose
+	// resources are built in). Defaults to "data.id" for standard sources,
+	// to the preset's field for presets, and to none for hmac sources.
 	ResourceField string `yaml:"resource_field"`
 
 	// GitHub (github sources) enables recovering failed deliveries.
@@ -484,6 +506,9 @@ func (c Config) WithDefaults() Config {
 		if s.Tolerance == 0 {
 			s.Tolerance = Duration(verify.DefaultTolerance)
 		}
+		if s.ResourceField == "" {
+			s.ResourceField = verify.PresetResource(s.Provider)
+		}
 	}
 	return c
 }
@@ -541,9 +566,9 @@ func (c Config) validate() error {
 			return fmt.Errorf("%s.name: duplicate source name", key)
 		}
 		seen[s.Name] = true
-		if s.Provider != verify.ProviderStandard {
+		if s.Provider == verify.ProviderGitHub || s.Provider == verify.ProviderStripe {
 			if s.ResourceField != "" {
-				return fmt.Errorf("%s.resource_field: only standard sources take a resource field", key)
+				return fmt.Errorf("%s.resource_field: %s sources order by their built-in resources", key, s.Provider)
 			}
 		}
 		if keep := c.InboxRetention(s); keep < ReplayHorizon && !s.AllowShortRetention {
@@ -575,10 +600,16 @@ func (c Config) validate() error {
 		if err := checkURL(s.ForwardURL); err != nil {
 			return fmt.Errorf("%s.forward_url: %w", key, err)
 		}
+		if err := checkURL(s.NotificationURL); err != nil {
+			return fmt.Errorf("%s.notification_url: %w", key, err)
+		}
 		if _, err := s.Verifier(); err != nil {
+			var cerr *verify.ConfigError
 			switch {
 			case errors.Is(err, verify.ErrUnknownProvider):
-				return fmt.Errorf("%s.provider: unknown provider %q (want github, stripe or standard)", key, s.Provider)
+				return fmt.Errorf("%s.provider: %w", key, err)
+			case errors.As(err, &cerr):
+				return fmt.Errorf("%s.%w", key, err)
 			case errors.Is(err, verify.ErrNoSecrets):
 				return fmt.Errorf("%s.secrets: no non-empty secret (is the ${VAR} it names set?)", key)
 			default:
@@ -634,7 +665,7 @@ func (s Source) RedeliverConfig() redeliver.Config {
 		return redeliver.Config{}
 	}
 	return redeliver.Config{Source: s.Name, APIURL: s.GitHub.APIURL, Token: s.GitHub.Token,
-		Repo: s.GitHub.Repo, Org: s.GitHub.Org, HookID: s.GitHub.HookID}
+		Repo: s.GitHub.Repo, Org: s.GitHub.Org, HookID: s.GitHub.HookID, AppID: s.GitHub.AppID, PrivateKey: s.GitHub.PrivateKey}
 }
 
 // ReconcileConfig is the source's Stripe recovery settings (zero if none).
@@ -647,7 +678,14 @@ func (s Source) ReconcileConfig() reconcile.Config {
 
 // Verifier builds the source's signature verifier.
 func (s Source) Verifier() (verify.Verifier, error) {
-	return verify.New(verify.Config{Provider: s.Provider, Secrets: s.Secrets, Tolerance: s.Tolerance.Std()})
+	return verify.New(s.VerifyConfig())
+}
+
+// VerifyConfig is the source's verify.Config, for its Verifier and for
+// signing as its sender (verify.NewConfigSigner).
+func (s Source) VerifyConfig() verify.Config {
+	return verify.Config{Provider: s.Provider, Secrets: s.Secrets, Tolerance: s.Tolerance.Std(),
+		HMAC: s.HMAC, NotificationURL: s.NotificationURL, PayPal: s.PayPal}
 }
 
 // Source returns the named source.

@@ -14,12 +14,12 @@ read_timeout: 10s                    # a request (headers + body) must arrive wi
 shutdown_timeout: 20s                # graceful part of shutdown
 sources:
   - name: github                      # route: POST /webhooks/github
-    provider: github                  # github | stripe | standard
+    provider: github                  # github | stripe | standard | hmac | a preset ("Providers")
     secrets: ["${GITHUB_WEBHOOK_SECRET}", "old-secret"]   # any one may match: rotation
   - name: stripe
     provider: stripe
     secrets: ["whsec_..."]
-    tolerance: 5m                      # stripe and standard: max age of the signed timestamp
+    tolerance: 5m                      # providers that sign a time: its max age, past or future
   - name: billing
     provider: standard
     secrets: ["whsec_<base64>"]

@@ -61,8 +61,10 @@ type Resource struct {
 //     (repository.pushed_at, else head_commit.timestamp), so a redelivered
 //     old push is not taken for the newest;
 //   - stripe: data.object.id, ordered by the event's created;
-//   - standard: the JSON field at field (dotted path), ordered by the
-//     body's timestamp.
+//   - standard: the JSON field at field (dotted path, default data.id),
+//     ordered by the body's timestamp;
+//   - every other provider (hmac, the presets): the JSON field at field,
+//     none when field is empty, ordered by the time verify extracted.
 //
 // An event without an ordering time is ordered by receipt (AtIsReceipt).
 func resourceOf(d Delivery, field string) Resource {
@@ -104,10 +106,12 @@ func resourceOf(d Delivery, field string) Resource {
 	case "stripe":
 		r.Key = jsonString(d.Payload, "data.object.id")
 	default:
-		if field == "" {
+		if field == "" && d.Provider == "standard" {
 			field = DefaultResourceField
 		}
-		r.Key = jsonString(d.Payload, field)
+		if field != "" {
+			r.Key = jsonString(d.Payload, field)
+		}
 	}
 	return r.orderedBy(d.OccurredAt)
 }

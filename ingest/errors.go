@@ -70,6 +70,10 @@ func classify(err error) (status int, code string) {
 		return http.StatusUnauthorized, CodeTimestampOutOfTolerance
 	case errors.Is(err, ErrDeliveryConflict):
 		return http.StatusConflict, CodeDeliveryIDConflict
+	case errors.Is(err, verify.ErrUnavailable):
+		// A provider's verification API did not answer: not the sender's
+		// fault, so never a 4xx, and never a 2xx for what was not checked.
+		return http.StatusServiceUnavailable, CodeUnavailable
 	case errors.As(err, &fe):
 		// Raised by Fiber/fasthttp before our handler runs.
 		switch fe.Code {
@@ -123,6 +127,9 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 		// The cause is for our logs, not for the caller.
 		s.logger.Error("delivery not stored", "path", c.Path(), "error", err)
 		msg = "could not store the delivery; retry later"
+		if errors.Is(err, verify.ErrUnavailable) {
+			msg = "could not verify the delivery now; retry later"
+		}
 	case http.StatusInternalServerError:
 		s.logger.Error("internal error", "path", c.Path(), "error", err)
 		msg = "internal error"

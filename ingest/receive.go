@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+
+	"github.com/hookinbox/hookinbox/verify"
 )
 
 // receiveResponse is the body of a 202 or 200.
@@ -20,6 +22,9 @@ type receiveResponse struct {
 	DeliveryID string  `json:"delivery_id"`
 	Status     Outcome `json:"status"`
 }
+
+// outcomeHandshake is the observed outcome of a handshake answered.
+const outcomeHandshake = "handshake"
 
 // unknownSource labels observations of requests for sources not configured:
 // the name is the caller's, and must not become a metric label.
@@ -63,9 +68,20 @@ func (s *Server) receive(c *fiber.Ctx, src Source) (string, error) {
 	// goes to the database and may be batched later, so it gets its own copy.
 	body := bytes.Clone(c.Body())
 
-	d, err := src.Verifier.Verify(body, header)
+	d, err := verify.VerifyRequest(c.UserContext(), src.Verifier,
+		verify.Request{Body: body, Header: header, RawQuery: string(c.Request().URI().QueryString())})
 	if err != nil {
 		return "", err
+	}
+	if d.Reply != nil {
+		// A verified handshake (Slack's url_verification, Zoom's
+		// endpoint.url_validation, Discord's PING): the sender needs this
+		// answer, and there is nothing to store.
+		s.logger.LogAttrs(c.UserContext(), slog.LevelInfo, "handshake answered", slog.String("source", src.Name))
+		if d.Reply.ContentType != "" {
+			c.Set(fiber.HeaderContentType, d.Reply.ContentType)
+		}
+		return outcomeHandshake, c.Status(d.Reply.Status).Send(d.Reply.Body)
 	}
 	// After verification: an unsigned request gets its 401 first, and the
 	// provider's own headers get verify's more precise answers.

@@ -49,6 +49,7 @@ type setupOpts struct {
 	logger       *slog.Logger
 	rejectEvery  time.Duration
 	accepting    func() error
+	sources      []ingest.Source // besides github, stripe and billing
 }
 
 // modes are the two ways ingest commits: one transaction per request, and
@@ -83,11 +84,11 @@ func setupWith(t *testing.T, opts setupOpts) *testBundle {
 	require.NoError(t, err)
 
 	srv, err := ingest.NewServer(ingest.Config{
-		Sources: []ingest.Source{
+		Sources: append([]ingest.Source{
 			source(t, "github", verify.ProviderGitHub, githubSecret, githubOldSecret),
 			source(t, "stripe", verify.ProviderStripe, stripeSecret),
 			source(t, "billing", verify.ProviderStandard, standardSecret),
-		},
+		}, opts.sources...),
 		Inbox:        ingest.NewInbox(pool, river),
 		Ready:        func(ctx context.Context) error { return pool.Ping(ctx) },
 		MaxBodyBytes: maxBody,

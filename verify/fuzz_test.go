@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -232,13 +233,21 @@ func FuzzVerifyStandard(f *testing.F) {
 		for _, s := range parseStandardSignature(sig) {
 			matched = matched || hmac.Equal(s, want)
 		}
-		require.True(t, matched, "accepted a signature the secret did not produce")
-		signTS, ok := parseUnixSeconds(rawTS)
-		require.True(t, ok)
-		require.LessOrEqual(t, max(signTS-testNow.Unix(), testNow.Unix()-signTS), int64(DefaultTolerance/time.Second))
-		require.Equal(t, id, got.ID)
-		requireStorableDelivery(t, got)
+		requireAcceptedFresh(t, matched, rawTS, id, got)
 	})
+}
+
+// requireAcceptedFresh checks an accepted delivery: a secret made one of
+// its signatures (matched), its signed time rawTS is within the default
+// tolerance of testNow, and it carries id, storable.
+func requireAcceptedFresh(t *testing.T, matched bool, rawTS, id string, got Delivery) {
+	t.Helper()
+	require.True(t, matched, "accepted a signature no secret produced")
+	ts, ok := parseUnixSeconds(rawTS)
+	require.True(t, ok)
+	require.LessOrEqual(t, max(ts-testNow.Unix(), testNow.Unix()-ts), int64(DefaultTolerance/time.Second))
+	require.Equal(t, id, got.ID)
+	requireStorableDelivery(t, got)
 }
 
 // requireOneVerifyErr finds the one sentinel err matches and checks it
@@ -265,4 +274,147 @@ func requireStorableDelivery(t *testing.T, d Delivery) {
 			require.False(t, r < 0x20 || (r >= 0x7f && r < 0xa0), "control character %U", r)
 		}
 	}
+}
+
+// FuzzParseTemplate: a template either fails, or parses into segments that
+// spell it back and hold {body} exactly once.
+func FuzzParseTemplate(f *testing.F) {
+	for _, seed := range []string{
+		"{body}", "{id}.{timestamp}.{body}", "v0:{timestamp}:{body}", "{url}{body}", "{method} {url}\n{body}",
+		"", "{", "}", "{}", "{body", "body}", "{body}{body}", "{{body}}", "{nonce}{body}", "a{body}b{id}c",
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, tmpl string) {
+		segs, err := parseTemplate(tmpl)
+		if err != nil {
+			require.Nil(t, segs)
+			return
+		}
+		var b strings.Builder
+		bodies := 0
+		for _, s := range segs {
+			if s.placeholder == "" {
+				require.NotEmpty(t, s.literal)
+				require.NotContains(t, s.literal, "{")
+				require.NotContains(t, s.literal, "}")
+				b.WriteString(s.literal)
+				continue
+			}
+			require.Empty(t, s.literal)
+			require.Contains(t, []string{phBody, phID, phTimestamp, phURL, phMethod}, s.placeholder)
+			if s.placeholder == phBody {
+				bodies++
+			}
+			b.WriteString("{" + s.placeholder + "}")
+		}
+		require.Equal(t, tmpl, b.String())
+		require.Equal(t, 1, bodies)
+	})
+}
+
+// FuzzVerifyHMAC drives the declarative scheme with arbitrary signature
+// headers, parts, timestamps and bodies. Every success is backed by an
+// HMAC recomputed here from the documented template, and a timestamp
+// within tolerance.
+func FuzzVerifyHMAC(f *testing.F) {
+	scheme := &HMACScheme{
+		SignatureHeader: "X-Sig", SignatureSeparator: ";", SignaturePart: "h1", SignaturePrefix: "",
+		SignedContent: "{id}:{timestamp}:{body}", Algorithm: "sha256", Encoding: "hex",
+		ID: Field{Header: "X-Id"}, EventType: Field{JSON: "type"},
+		Timestamp: &Field{SignaturePart: "ts", Signed: true}, OccurredAt: &Field{JSON: "at"},
+	}
+	const secret = "fuzz-secret"
+	v, err := New(Config{Provider: ProviderHMAC, HMAC: scheme, Secrets: []string{"old", secret}, Now: func() time.Time { return testNow }})
+	require.NoError(f, err)
+	ts := fmt.Sprint(testNow.Unix())
+	body := `{"type":"a.b","at":"2024-03-01T00:00:00Z"}`
+	good := hex.EncodeToString(fuzzHMAC([]byte(secret), "id1", ":", ts, ":", body))
+	f.Add([]byte(body), "id1", "ts="+ts+";h1="+good, false, int64(0))
+	f.Add([]byte(body), "id1", "", true, int64(0))
+	f.Add([]byte(body), "id1", "", true, int64(-400))
+	f.Add([]byte(`{"type":7}`), "id\x00", "", true, int64(0))
+	f.Add([]byte(`type=x`), "i", "ts=1;ts=2;h1=", false, int64(0))
+	f.Add([]byte(`{"type":{"x":1}}`), strings.Repeat("i", 300), "", true, int64(1<<40))
+
+	f.Fuzz(func(t *testing.T, body []byte, id, sig string, sign bool, offset int64) {
+		if sign {
+			signTS := fmt.Sprint(testNow.Unix() + min(max(offset, -testNow.Unix()), 1<<40))
+			sig = "ts=" + signTS + ";h1=" + hex.EncodeToString(fuzzHMAC([]byte(secret), id, ":", signTS, ":", string(body)))
+		}
+		header := http.Header{}
+		header.Set("X-Id", id)
+		header.Set("X-Sig", sig)
+		got, err := v.Verify(body, header)
+		if err != nil {
+			requireOneVerifyErr(t, err, secret, good)
+			return
+		}
+		// Find the signed time and a signature the secrets made, without
+		// the verifier's parser.
+		var signTS string
+		var macs []string
+		for item := range strings.SplitSeq(sig, ";") {
+			k, val, _ := strings.Cut(strings.TrimSpace(item), "=")
+			switch k {
+			case "ts":
+				signTS = val
+			case "h1":
+				macs = append(macs, strings.ToLower(val))
+			}
+		}
+		matched := false
+		for _, key := range []string{"old", secret} {
+			want := hex.EncodeToString(fuzzHMAC([]byte(key), id, ":", signTS, ":", string(body)))
+			for _, m := range macs {
+				matched = matched || m == want
+			}
+		}
+		requireAcceptedFresh(t, matched, signTS, id, got)
+	})
+}
+
+// FuzzVerifyPresets drives every preset with arbitrary bodies, ids and
+// event types, signed by our signer or not at all: an error matches one
+// sentinel and leaks nothing, an unsigned request never verifies, and a
+// verified one is storable (or a handshake).
+func FuzzVerifyPresets(f *testing.F) {
+	names := make([]string, 0, len(presets))
+	for name := range presets {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	f.Add(uint8(0), []byte(`{"id":"evt_1","event_id":"evt_1","type":"a.b","event_type":"a.b","event":"a.b","topic":"a.b"}`), "id-1", "a.b", true)
+	f.Add(uint8(1), []byte(`token=x&command=%2Fdo&payload=%7B%22type%22%3A%22block_actions%22%7D`), "id-2", "x", true)
+	f.Add(uint8(2), []byte(`{"type":"url_verification","challenge":"c"}`), "", "", true)
+	f.Add(uint8(3), []byte(`{"event":"endpoint.url_validation","payload":{"plainToken":"p"}}`), "i", "e", true)
+	f.Add(uint8(4), []byte(`{"id":"\u0000"}`), "\x00", "\xff", true)
+	f.Add(uint8(5), []byte(`[]`), "", "", false)
+	f.Fuzz(func(t *testing.T, which uint8, body []byte, id, event string, sign bool) {
+		name := names[int(which)%len(names)]
+		secret := "fuzz-preset-secret"
+		if presets[name].scheme.SecretEncoding == "whsec" {
+			secret = standardTestSecret
+		}
+		cfg := Config{Provider: name, Secrets: []string{secret}, NotificationURL: "https://hooks.example.com/x", Now: func() time.Time { return testNow }}
+		v, err := New(cfg)
+		require.NoError(t, err)
+		h := http.Header{"Content-Type": {contentTypeOf(body)}}
+		if sign {
+			signer, err := NewConfigSigner(cfg)
+			require.NoError(t, err)
+			if h, err = signer.Sign(body, Message{ID: id, EventType: event}, testNow); err != nil {
+				return // the signer needs an id or type the fuzzer left empty
+			}
+		}
+		got, err := v.Verify(body, h)
+		if err != nil {
+			requireOneVerifyErr(t, err, secret)
+			return
+		}
+		require.True(t, sign, "%s verified an unsigned request", name)
+		if got.Reply == nil {
+			requireStorableDelivery(t, got)
+		}
+	})
 }

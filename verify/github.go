@@ -128,8 +128,8 @@ type gitHubSigner struct {
 	secret []byte
 }
 
-func newGitHubSigner(secret string) (Signer, error) {
-	return &gitHubSigner{secret: []byte(secret)}, nil
+func newGitHubSigner(cfg Config) (Signer, error) {
+	return &gitHubSigner{secret: []byte(cfg.Secrets[0])}, nil
 }
 
 // Sign ignores now: GitHub signs no timestamp.

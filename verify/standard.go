@@ -144,8 +144,8 @@ type standardSigner struct {
 	key []byte
 }
 
-func newStandardSigner(secret string) (Signer, error) {
-	key, err := standardKey(secret)
+func newStandardSigner(cfg Config) (Signer, error) {
+	key, err := standardKey(cfg.Secrets[0])
 	if err != nil {
 		return nil, err
 	}

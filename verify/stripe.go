@@ -131,8 +131,8 @@ type stripeSigner struct {
 	secret []byte
 }
 
-func newStripeSigner(secret string) (Signer, error) {
-	return &stripeSigner{secret: []byte(secret)}, nil
+func newStripeSigner(cfg Config) (Signer, error) {
+	return &stripeSigner{secret: []byte(cfg.Secrets[0])}, nil
 }
 
 // Sign ignores msg: Stripe's event id and type live in the body.

@@ -5,17 +5,23 @@
 package verify
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
+	"sort"
+	"strings"
 	"time"
 )
 
-// Provider names accepted by Config.Provider and NewSigner.
+// Provider names accepted by Config.Provider and NewSigner. The presets
+// (shopify, slack, …) are listed by Providers.
 const (
 	ProviderGitHub   = "github"
 	ProviderStripe   = "stripe"
 	ProviderStandard = "standard"
+	// ProviderHMAC is the declarative scheme that Config.HMAC describes.
+	ProviderHMAC = "hmac"
 )
 
 // DefaultTolerance is the max age (either direction) of a signed timestamp
@@ -26,8 +32,8 @@ const DefaultTolerance = 5 * time.Minute
 const MaxIDLength = 255
 
 // Every error returned by Verifier.Verify matches exactly one of
-// ErrMissingHeader, ErrInvalidPayload, ErrInvalidSignature and
-// ErrTimestampOutOfTolerance. Their messages go back to the webhook sender,
+// ErrMissingHeader, ErrInvalidPayload, ErrInvalidSignature,
+// ErrTimestampOutOfTolerance and ErrUnavailable. Their messages go back to the webhook sender,
 // so they explain what is wrong but never include a secret or the signature
 // we expected.
 var (
@@ -47,7 +53,25 @@ var (
 	// ErrTimestampOutOfTolerance means the signature is genuine but its
 	// timestamp is too far from now: a replay, or a badly skewed clock.
 	ErrTimestampOutOfTolerance = errors.New("timestamp out of tolerance")
+	// ErrUnavailable means the request could not be verified for a reason
+	// that is not the sender's: a provider's verification API did not
+	// answer. The sender should retry later; it is never a 4xx.
+	ErrUnavailable = errors.New("verification unavailable")
 )
+
+// ConfigError is a Config problem that names the configuration key at
+// fault, as hookinbox.yaml spells it under a source ("hmac.algorithm",
+// "notification_url"). Its text never holds a secret.
+type ConfigError struct {
+	Key string
+	Msg string
+}
+
+func (e *ConfigError) Error() string { return e.Key + ": " + e.Msg }
+
+func configErr(key, format string, args ...any) error {
+	return &ConfigError{Key: key, Msg: fmt.Sprintf(format, args...)}
+}
 
 // Config configures a Verifier.
 type Config struct {
@@ -68,13 +92,30 @@ type Config struct {
 
 	// Tolerance is how far a signed timestamp may be from Now, in either
 	// direction, before the request is refused as a possible replay. Used
-	// by stripe and standard only; GitHub signs no timestamp. Negative is
-	// invalid. Defaults to DefaultTolerance.
+	// by every provider that signs a time (GitHub, Shopify and others sign
+	// none). Negative is invalid. Defaults to DefaultTolerance.
 	Tolerance time.Duration
 
 	// Now returns the current time for tolerance checks. Defaults to
 	// time.Now; tests inject a fixed clock.
 	Now func() time.Time
+
+	// HMAC describes the scheme of ProviderHMAC. Required for it, refused
+	// for every other provider.
+	HMAC *HMACScheme
+
+	// NotificationURL is the URL the sender was told to call, exactly as
+	// it signs it: {url} in an HMAC scheme, square, twilio. Behind a proxy
+	// the URL hookinbox sees differs, so it is configured, not derived.
+	NotificationURL string
+
+	// PayPal configures ProviderPayPal's verification API. Required for
+	// it, refused for every other provider.
+	PayPal *PayPalConfig
+
+	// HTTPClient makes the calls of providers that verify through an API
+	// (paypal). Defaults to a client with a 10s timeout.
+	HTTPClient *http.Client
 }
 
 // withDefaults returns a copy of c with zero values replaced by defaults and
@@ -99,12 +140,20 @@ func (c Config) withDefaults() Config {
 
 // validate checks a Config that has been through withDefaults.
 func (c Config) validate() error {
-	if _, ok := providers[c.Provider]; !ok {
+	p, ok := providers[c.Provider]
+	if !ok {
 		return unknownProvider(c.Provider)
 	}
-	if len(c.Secrets) == 0 {
+	if len(c.Secrets) == 0 && !p.noSecrets {
 		return fmt.Errorf("%w for provider %s", ErrNoSecrets, c.Provider)
 	}
+	if c.HMAC != nil && c.Provider != ProviderHMAC {
+		return configErr("hmac", "only hmac sources take an hmac block (provider is %s)", c.Provider)
+	}
+	if c.PayPal != nil && c.Provider != ProviderPayPal {
+		return configErr("paypal", "only paypal sources take a paypal block (provider is %s)", c.Provider)
+	}
+
 	if c.Tolerance < 0 {
 		return fmt.Errorf("tolerance must not be negative, got %s", c.Tolerance)
 	}
@@ -122,6 +171,47 @@ type Delivery struct {
 	// OccurredAt is when the provider says the event happened, in UTC. Zero
 	// when the provider does not say.
 	OccurredAt time.Time
+	// Reply, when set, marks a verified handshake (Slack's
+	// url_verification, Zoom's endpoint.url_validation, Discord's PING):
+	// not an event. The sender needs exactly this answer, and nothing is
+	// stored. ID and EventType are empty then.
+	Reply *Reply
+}
+
+// Reply is the answer a handshake needs.
+type Reply struct {
+	// Status is 200, or 204 with no Body.
+	Status int
+	// ContentType of Body, e.g. "application/json".
+	ContentType string
+	Body        []byte
+}
+
+// Request is what a RequestVerifier reads of an HTTP request.
+type Request struct {
+	// Body is the raw body, byte for byte.
+	Body []byte
+	// Header holds the request's headers.
+	Header http.Header
+	// RawQuery is the query string as received, without '?': twilio
+	// signs the URL it called, query included.
+	RawQuery string
+}
+
+// RequestVerifier is implemented by verifiers that need more than the body
+// and headers: a context for a provider's API (paypal), or the query
+// string (twilio). Their Verify uses context.Background and no query.
+type RequestVerifier interface {
+	VerifyRequest(ctx context.Context, r Request) (Delivery, error)
+}
+
+// VerifyRequest verifies r with v, through VerifyRequest when v implements
+// RequestVerifier.
+func VerifyRequest(ctx context.Context, v Verifier, r Request) (Delivery, error) {
+	if rv, ok := v.(RequestVerifier); ok {
+		return rv.VerifyRequest(ctx, r)
+	}
+	return v.Verify(r.Body, r.Header)
 }
 
 // Verifier checks one provider's webhook requests. Implementations are
@@ -163,30 +253,64 @@ type Signer interface {
 
 // NewSigner returns a Signer for provider using secret.
 func NewSigner(provider, secret string) (Signer, error) {
-	p, ok := providers[provider]
+	return NewConfigSigner(Config{Provider: provider, Secrets: []string{secret}})
+}
+
+// NewConfigSigner returns a Signer for cfg.Provider that signs with the
+// first of cfg.Secrets, with cfg's scheme (HMAC) and NotificationURL. It
+// fails for providers whose signature hookinbox cannot make (paypal and
+// discord sign with a private key, mailgun inside the body).
+func NewConfigSigner(cfg Config) (Signer, error) {
+	p, ok := providers[cfg.Provider]
 	if !ok {
-		return nil, unknownProvider(provider)
+		return nil, unknownProvider(cfg.Provider)
 	}
-	if secret == "" {
+	if len(cfg.Secrets) == 0 || cfg.Secrets[0] == "" {
 		return nil, fmt.Errorf("%w: signing secret is empty", ErrNoSecrets)
 	}
-	return p.newSigner(secret)
+	if p.newSigner == nil {
+		return nil, fmt.Errorf("%s: hookinbox cannot sign as this provider: %s", cfg.Provider, p.noSigner)
+	}
+	return p.newSigner(cfg)
 }
 
 // provider ties a provider name to its constructors. Adding a provider is a
-// new file plus one line in providers.
+// new file plus one line in providers; a preset is one row in presets.
 type provider struct {
 	newVerifier func(cfg Config) (Verifier, error)
-	newSigner   func(secret string) (Signer, error)
+	newSigner   func(cfg Config) (Signer, error) // nil: noSigner says why
+	noSigner    string
+	noSecrets   bool // verified without a configured secret (paypal)
 }
 
-var providers = map[string]provider{
-	ProviderGitHub:   {newVerifier: newGitHubVerifier, newSigner: newGitHubSigner},
-	ProviderStripe:   {newVerifier: newStripeVerifier, newSigner: newStripeSigner},
-	ProviderStandard: {newVerifier: newStandardVerifier, newSigner: newStandardSigner},
+var providers = func() map[string]provider {
+	m := map[string]provider{
+		ProviderGitHub:   {newVerifier: newGitHubVerifier, newSigner: newGitHubSigner},
+		ProviderStripe:   {newVerifier: newStripeVerifier, newSigner: newStripeSigner},
+		ProviderStandard: {newVerifier: newStandardVerifier, newSigner: newStandardSigner},
+		ProviderHMAC:     {newVerifier: newHMACVerifier, newSigner: newHMACSigner},
+		ProviderGitLab:   {newVerifier: newGitLabVerifier, newSigner: newGitLabSigner},
+		ProviderDiscord:  {newVerifier: newDiscordVerifier, noSigner: "Discord signs with its private Ed25519 key"},
+		ProviderPayPal:   {newVerifier: newPayPalVerifier, noSecrets: true, noSigner: "PayPal signs with its certificate"},
+		ProviderTwilio:   {newVerifier: newTwilioVerifier, newSigner: newTwilioSigner},
+		ProviderMailgun:  {newVerifier: newMailgunVerifier, noSigner: "Mailgun signs inside the body"},
+	}
+	for name := range presets {
+		m[name] = provider{newVerifier: newPresetVerifier(name), newSigner: newPresetSigner(name)}
+	}
+	return m
+}()
+
+// Providers lists every provider name New accepts, sorted.
+func Providers() []string {
+	names := make([]string, 0, len(providers))
+	for name := range providers {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names
 }
 
 func unknownProvider(name string) error {
-	return fmt.Errorf("%w %q (want %s, %s or %s)",
-		ErrUnknownProvider, name, ProviderGitHub, ProviderStripe, ProviderStandard)
+	return fmt.Errorf("%w %q (want one of %s)", ErrUnknownProvider, name, strings.Join(Providers(), ", "))
 }

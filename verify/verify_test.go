@@ -16,7 +16,7 @@ import (
 var testNow = time.Date(2024, 3, 1, 12, 0, 0, 0, time.UTC)
 
 // verifyErrors are the sentinels a Verify error must match exactly one of.
-var verifyErrors = []error{ErrMissingHeader, ErrInvalidPayload, ErrInvalidSignature, ErrTimestampOutOfTolerance}
+var verifyErrors = []error{ErrMissingHeader, ErrInvalidPayload, ErrInvalidSignature, ErrTimestampOutOfTolerance, ErrUnavailable}
 
 // requireVerifyErr checks that err matches want and none of the other
 // Verify sentinels, and that its message leaks none of the given secrets
@@ -157,7 +157,7 @@ func TestNew(t *testing.T) {
 		{name: "standard", cfg: Config{Provider: ProviderStandard, Secrets: []string{"whsec_c2VjcmV0"}}},
 		{name: "standard bare base64", cfg: Config{Provider: ProviderStandard, Secrets: []string{"c2VjcmV0"}}},
 		{name: "empty secrets skipped", cfg: Config{Provider: ProviderGitHub, Secrets: []string{"", "gh-secret", ""}}},
-		{name: "unknown provider", cfg: Config{Provider: "gitlab", Secrets: []string{"gl-secret"}}, wantErr: ErrUnknownProvider, wantMsg: `"gitlab"`},
+		{name: "unknown provider", cfg: Config{Provider: "acme", Secrets: []string{"gl-secret"}}, wantErr: ErrUnknownProvider, wantMsg: `"acme"`},
 		{name: "provider is case sensitive", cfg: Config{Provider: "GitHub", Secrets: []string{"gh-secret"}}, wantErr: ErrUnknownProvider},
 		{name: "no secrets", cfg: Config{Provider: ProviderGitHub}, wantErr: ErrNoSecrets},
 		{name: "only empty secrets", cfg: Config{Provider: ProviderStripe, Secrets: []string{"", ""}}, wantErr: ErrNoSecrets},
@@ -254,7 +254,7 @@ func TestNewSigner(t *testing.T) {
 		{name: "github", provider: ProviderGitHub, secret: "s"},
 		{name: "stripe", provider: ProviderStripe, secret: "whsec_s"},
 		{name: "standard", provider: ProviderStandard, secret: "whsec_c2VjcmV0"},
-		{name: "unknown provider", provider: "bitbucket", secret: "s", wantErr: ErrUnknownProvider},
+		{name: "unknown provider", provider: "acme", secret: "s", wantErr: ErrUnknownProvider},
 		{name: "empty secret", provider: ProviderGitHub, wantErr: ErrNoSecrets},
 		{name: "standard secret not base64", provider: ProviderStandard, secret: "whsec_%%%", wantMsg: "base64"},
 	}

@@ -220,7 +220,7 @@ func TestSendErrors(t *testing.T) {
 func TestServeStopsOnBadConfig(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "bad.yaml")
-	require.NoError(t, os.WriteFile(path, []byte("sources: [{name: a, provider: gitlab, secrets: [x]}]\n"), 0o600))
+	require.NoError(t, os.WriteFile(path, []byte("sources: [{name: a, provider: acme, secrets: [x]}]\n"), 0o600))
 	out := &testlog.Buffer{}
 	code := run(context.Background(), []string{"serve", "--config", path}, env{stdout: out, stderr: out, lookup: func(string) (string, bool) { return "", false }})
 	require.Equal(t, 1, code)

@@ -56,6 +56,7 @@ func sendCmd(ctx context.Context, args []string, e env) error {
 		for _, provider := range []string{verify.ProviderGitHub, verify.ProviderStripe, verify.ProviderStandard} {
 			fmt.Fprintf(&list, "  %-9s %s\n", provider, strings.Join(sampleEvents(provider), ", "))
 		}
+		fmt.Fprintf(&list, "Other providers (hmac, the presets) send --file, signed as their sender\nsigns (--event sets the event header where the provider sends one).\n")
 		fmt.Fprintf(fs.Output(), sendUsage, list.String())
 		fs.PrintDefaults()
 	}
@@ -95,7 +96,7 @@ func sendCmd(ctx context.Context, args []string, e env) error {
 		return fmt.Errorf("%s: %s; the service would answer 413 and store nothing, so nothing was sent",
 			ingest.CodePayloadTooLarge, tooLarge)
 	}
-	signer, err := verify.NewSigner(src.Provider, src.Secrets[0])
+	signer, err := verify.NewConfigSigner(src.VerifyConfig())
 	if err != nil {
 		return err
 	}
@@ -129,7 +130,7 @@ func sendCmd(ctx context.Context, args []string, e env) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "POST %s (delivery %s)\n%s\n%s\n", url, deliveryLabel(src.Provider, msg, body), resp.Status, bytes.TrimSpace(respBody))
+	fmt.Fprintf(e.stdout, "POST %s (delivery %s)\n%s\n%s\n", url, deliveryLabel(src.Provider, msg, body, respBody), resp.Status, bytes.TrimSpace(respBody))
 	if resp.StatusCode == http.StatusRequestEntityTooLarge {
 		return fmt.Errorf("the service answered %s (%s)", resp.Status, tooLarge)
 	}
@@ -220,8 +221,15 @@ func setJSONField(body []byte, key, value string) ([]byte, error) {
 	return json.MarshalIndent(obj, "", "  ")
 }
 
-// deliveryLabel names the delivery the way the service will record it.
-func deliveryLabel(provider string, msg verify.Message, body []byte) string {
+// deliveryLabel names the delivery the way the service recorded it: as
+// its answer says, else as the provider's scheme puts it.
+func deliveryLabel(provider string, msg verify.Message, body, answer []byte) string {
+	var ans struct {
+		DeliveryID string `json:"delivery_id"`
+	}
+	if json.Unmarshal(answer, &ans) == nil && ans.DeliveryID != "" {
+		return ans.DeliveryID
+	}
 	if provider != verify.ProviderStripe {
 		return msg.ID
 	}

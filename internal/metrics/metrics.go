@@ -60,7 +60,7 @@ func newMetrics(pool *pgxpool.Pool, logger *slog.Logger, exactLimit int64) *Metr
 		registry: prometheus.NewRegistry(),
 		deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "hookinbox_deliveries_total",
-			Help: "Webhook requests by source and outcome (accepted, duplicate, conflict, invalid_signature, ...).",
+			Help: "Webhook requests by source and outcome (accepted, duplicate, handshake, conflict, invalid_signature, ...).",
 		}, []string{"source", "outcome"}),
 		requestDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "hookinbox_ingest_request_duration_seconds",

@@ -27,8 +27,16 @@ type Config struct {
 	// Token authenticates to GitHub. Listing and redelivering need
 	// admin:repo_hook (repository hooks) or admin:org_hook (organisation
 	// hooks), read and write; a fine-grained token needs "Webhooks: read and
-	// write". It never appears in errors or logs. Required.
+	// write". It never appears in errors or logs. Required unless AppID
+	// and PrivateKey are set.
 	Token string
+
+	// AppID and PrivateKey select a GitHub App's webhook instead: the one
+	// webhook an App has, reached at /app/hook/deliveries with a JWT the
+	// App's private key signs. PrivateKey is the PEM text, or the path of
+	// a file holding it. Exclusive with Token, Repo, Org and HookID.
+	AppID      int64
+	PrivateKey string
 
 	// Repo is "owner/name" for a repository hook. Exactly one of Repo and
 	// Org is required.
@@ -84,8 +92,11 @@ func (c Config) Validate() error {
 	if c.Source == "" {
 		return configErr("source", "source is required")
 	}
+	if c.AppID != 0 || c.PrivateKey != "" {
+		return c.validateApp()
+	}
 	if c.Token == "" {
-		return configErr("github.token", "github.token is required")
+		return configErr("github.token", "github.token (or github.app_id and github.private_key, for a GitHub App) is required")
 	}
 	switch {
 	case c.Repo == "" && c.Org == "":
@@ -103,6 +114,10 @@ func (c Config) Validate() error {
 	if c.HookID <= 0 {
 		return configErr("github.hook_id", "github.hook_id is required (a positive integer)")
 	}
+	return c.validateAPIURL()
+}
+
+func (c Config) validateAPIURL() error {
 	if c.APIURL != "" {
 		u, err := url.Parse(c.APIURL)
 		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
@@ -110,4 +125,22 @@ func (c Config) Validate() error {
 		}
 	}
 	return nil
+}
+
+// validateApp checks the GitHub App settings, the key included.
+func (c Config) validateApp() error {
+	switch {
+	case c.Token != "":
+		return configErr("github.token", "github.token and github.app_id are exclusive: a token reaches a repository's or organisation's hook, an App its own")
+	case c.AppID <= 0:
+		return configErr("github.app_id", "github.app_id is required with github.private_key (the App's numeric id)")
+	case c.PrivateKey == "":
+		return configErr("github.private_key", "github.private_key is required with github.app_id")
+	case c.Repo != "" || c.Org != "" || c.HookID != 0:
+		return configErr("github.hook_id", "github.hook_id, github.repo and github.org do not apply to a GitHub App, which has one webhook, its own: drop them")
+	}
+	if _, err := loadAppKey(c.PrivateKey); err != nil {
+		return err
+	}
+	return c.validateAPIURL()
 }

@@ -17,6 +17,10 @@ func TestConfigValidate(t *testing.T) {
 	org.Repo, org.Org = "", "octo-org"
 	require.NoError(t, org.Validate())
 
+	_, keyPEM := appKeyPEM(t)
+	app := Config{Source: "github", AppID: 1, PrivateKey: keyPEM}
+	require.NoError(t, app.Validate())
+
 	for _, tc := range []struct {
 		name   string
 		modify func(*Config)
@@ -24,7 +28,7 @@ func TestConfigValidate(t *testing.T) {
 		msg    string
 	}{
 		{"no source", func(c *Config) { c.Source = "" }, "source", "source is required"},
-		{"no token", func(c *Config) { c.Token = "" }, "github.token", "github.token is required"},
+		{"no token", func(c *Config) { c.Token = "" }, "github.token", "github.token (or github.app_id and github.private_key, for a GitHub App) is required"},
 		{"neither repo nor org", func(c *Config) { c.Repo = "" }, "github.repo", "github.repo or github.org is required"},
 		{"both repo and org", func(c *Config) { c.Org = "octo-org" }, "github.repo", "github.repo and github.org are exclusive"},
 		{"repo without owner", func(c *Config) { c.Repo = "hello" }, "github.repo", `github.repo must be "owner/name", got "hello"`},
@@ -35,6 +39,18 @@ func TestConfigValidate(t *testing.T) {
 		{"negative hook id", func(c *Config) { c.HookID = -3 }, "github.hook_id", "github.hook_id is required"},
 		{"relative api url", func(c *Config) { c.APIURL = "github.example.com/api/v3" }, "github.api_url", "github.api_url must be an absolute http(s) URL"},
 		{"ftp api url", func(c *Config) { c.APIURL = "ftp://github.example.com/" }, "github.api_url", "github.api_url must be an absolute http(s) URL"},
+
+		{"app with a token too", func(c *Config) { *c = app; c.Token = "t" }, "github.token", "github.token and github.app_id are exclusive"},
+		{"app without its id", func(c *Config) { *c = app; c.AppID = 0 }, "github.app_id", "github.app_id is required"},
+		{"app without its key", func(c *Config) { *c = app; c.PrivateKey = "" }, "github.private_key", "github.private_key is required"},
+		{"app with a repo", func(c *Config) { *c = app; c.Repo = "o/r" }, "github.hook_id", "do not apply to a GitHub App"},
+		{"app with a hook id", func(c *Config) { *c = app; c.HookID = 3 }, "github.hook_id", "github.hook_id, github.repo and github.org do not apply"},
+		{"app key neither PEM nor a file", func(c *Config) { *c = app; c.PrivateKey = "/nonexistent/key.pem" }, "github.private_key", "neither PEM nor a readable file"},
+		{"app key not RSA", func(c *Config) {
+			*c = app
+			c.PrivateKey = "-----BEGIN RSA PRIVATE KEY-----\nAAAA\n-----END RSA PRIVATE KEY-----\n"
+		}, "github.private_key", "not an RSA private key"},
+		{"app bad api url", func(c *Config) { *c = app; c.APIURL = "ftp://x/" }, "github.api_url", "github.api_url must be an absolute http(s) URL"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -46,6 +62,7 @@ func TestConfigValidate(t *testing.T) {
 			require.ErrorAs(t, err, &cerr)
 			require.Equal(t, tc.field, cerr.Field)
 			require.Contains(t, err.Error(), tc.msg)
+			require.NotContains(t, err.Error(), "BEGIN", "never the key")
 		})
 	}
 }

@@ -52,14 +52,23 @@ func (e *ListError) Is(target error) bool {
 	return false
 }
 
-// redact keeps the token out of err's text. go-github's messages hold the
-// method, URL and GitHub's message, not headers, so this only bites when a
+// redact keeps the token, and any App JWT, out of err's text. go-github's
+// messages hold the method, URL and GitHub's message, not headers, so this
+// only bites when a
 // server (a proxy, a GitHub Enterprise plugin) echoes the Authorization
 // header back. Then the chain is cut: an error whose text held the token
 // must not be reachable through Unwrap either.
 func redact(err error, token string) error {
-	if err == nil || token == "" || !strings.Contains(err.Error(), token) {
+	if err == nil {
 		return err
 	}
-	return errors.New(strings.ReplaceAll(err.Error(), token, "[REDACTED]"))
+	msg := err.Error()
+	clean := jwtPattern.ReplaceAllString(msg, "[REDACTED]")
+	if token != "" {
+		clean = strings.ReplaceAll(clean, token, "[REDACTED]")
+	}
+	if clean == msg {
+		return err
+	}
+	return errors.New(clean)
 }

@@ -2,7 +2,9 @@ package redeliver
 
 import (
 	"cmp"
+	"crypto/rsa"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/golang-jwt/jwt/v5"
 )
 
 // fakeGitHub is a real HTTP server speaking the shapes of GitHub's webhook
@@ -21,6 +25,9 @@ import (
 type fakeGitHub struct {
 	srv   *httptest.Server
 	token string
+	// app is the GitHub App whose JWTs /app/ accepts: its id and public key.
+	appID  int64
+	appKey *rsa.PublicKey
 
 	mu       sync.Mutex
 	hooks    map[string][]attempt // "repos/{owner}/{repo}/hooks/{id}" or "orgs/{org}/hooks/{id}"
@@ -76,6 +83,8 @@ func newFakeGitHub(t *testing.T, token string) *fakeGitHub {
 	mux.HandleFunc("GET /orgs/{org}/hooks/{id}/deliveries", f.list)
 	mux.HandleFunc("POST /repos/{owner}/{repo}/hooks/{id}/deliveries/{delivery}/attempts", f.redeliver)
 	mux.HandleFunc("POST /orgs/{org}/hooks/{id}/deliveries/{delivery}/attempts", f.redeliver)
+	mux.HandleFunc("GET /app/hook/deliveries", f.list)
+	mux.HandleFunc("POST /app/hook/deliveries/{delivery}/attempts", f.redeliver)
 	f.srv = httptest.NewServer(f.authenticated(mux))
 	t.Cleanup(f.srv.Close)
 	return f
@@ -117,6 +126,15 @@ func (f *fakeGitHub) redeliveries() []int64 {
 func (f *fakeGitHub) authenticated(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got := r.Header.Get("Authorization")
+		if strings.HasPrefix(r.URL.Path, "/app/") {
+			// GitHub's /app endpoints take only an App JWT.
+			if err := f.checkAppJWT(strings.TrimPrefix(got, "Bearer ")); err != nil {
+				writeJSON(w, http.StatusUnauthorized, map[string]string{"message": "A JSON web token could not be decoded: " + err.Error()})
+				return
+			}
+			next.ServeHTTP(w, r)
+			return
+		}
 		if got != "Bearer "+f.token {
 			msg := "Bad credentials"
 			if f.echoAuth {
@@ -129,7 +147,33 @@ func (f *fakeGitHub) authenticated(next http.Handler) http.Handler {
 	})
 }
 
+// checkAppJWT accepts what GitHub accepts: RS256 signed by the App's key,
+// issued by the App's id, issued in the past and expiring at most 10
+// minutes after it was issued.
+func (f *fakeGitHub) checkAppJWT(token string) error {
+	if f.appKey == nil {
+		return errors.New("no app configured")
+	}
+	var claims jwt.RegisteredClaims
+	_, err := jwt.ParseWithClaims(token, &claims, func(*jwt.Token) (any, error) { return f.appKey, nil },
+		jwt.WithValidMethods([]string{"RS256"}), jwt.WithIssuedAt(), jwt.WithExpirationRequired(),
+		jwt.WithIssuer(strconv.FormatInt(f.appID, 10)))
+	if err != nil {
+		return err
+	}
+	if claims.IssuedAt == nil || claims.ExpiresAt.Sub(claims.IssuedAt.Time) > 10*time.Minute {
+		return errors.New("'Expiration time' claim ('exp') is too far in the future")
+	}
+	return nil
+}
+
+// appHook is the fake's key for a GitHub App's own hook.
+const appHook = "app/hook"
+
 func hookKey(r *http.Request) string {
+	if strings.HasPrefix(r.URL.Path, "/app/") {
+		return appHook
+	}
 	if org := r.PathValue("org"); org != "" {
 		return "orgs/" + org + "/hooks/" + r.PathValue("id")
 	}

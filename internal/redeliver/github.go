@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"strings"
 	"time"
@@ -20,6 +21,7 @@ type hook struct {
 	client      *github.Client
 	owner, repo string // repository hook
 	org         string // organisation hook
+	appID       int64  // a GitHub App's own hook
 	id          int64
 	token       string // only to redact it from errors
 }
@@ -38,10 +40,25 @@ func newHook(cfg Config) (*hook, error) {
 	if !strings.HasSuffix(base.Path, "/") {
 		base.Path += "/"
 	}
-	client := github.NewClient(cfg.HTTPClient).WithAuthToken(cfg.Token)
+	var client *github.Client
+	if cfg.AppID != 0 {
+		key, err := loadAppKey(cfg.PrivateKey)
+		if err != nil {
+			return nil, err
+		}
+		httpClient := *cfg.HTTPClient
+		base := httpClient.Transport
+		if base == nil {
+			base = http.DefaultTransport
+		}
+		httpClient.Transport = &appTransport{base: base, appID: cfg.AppID, key: key, now: time.Now}
+		client = github.NewClient(&httpClient)
+	} else {
+		client = github.NewClient(cfg.HTTPClient).WithAuthToken(cfg.Token)
+	}
 	client.BaseURL = base
 
-	h := &hook{client: client, org: cfg.Org, id: cfg.HookID, token: cfg.Token}
+	h := &hook{client: client, org: cfg.Org, appID: cfg.AppID, id: cfg.HookID, token: cfg.Token}
 	if cfg.Repo != "" {
 		h.owner, h.repo, _ = strings.Cut(cfg.Repo, "/")
 	}
@@ -49,6 +66,9 @@ func newHook(cfg Config) (*hook, error) {
 }
 
 func (h *hook) String() string {
+	if h.appID != 0 {
+		return fmt.Sprintf("GitHub App %d's hook", h.appID)
+	}
 	if h.org != "" {
 		return fmt.Sprintf("organisation %q hook %d", h.org, h.id)
 	}
@@ -65,9 +85,12 @@ func (h *hook) page(ctx context.Context, cursor string) ([]*github.HookDelivery,
 		resp       *github.Response
 		err        error
 	)
-	if h.org != "" {
+	switch {
+	case h.appID != 0:
+		deliveries, resp, err = h.client.Apps.ListHookDeliveries(ctx, opts)
+	case h.org != "":
 		deliveries, resp, err = h.client.Organizations.ListHookDeliveries(ctx, h.org, h.id, opts)
-	} else {
+	default:
 		deliveries, resp, err = h.client.Repositories.ListHookDeliveries(ctx, h.owner, h.repo, h.id, opts)
 	}
 	if err != nil {
@@ -85,9 +108,12 @@ func (h *hook) page(ctx context.Context, cursor string) ([]*github.HookDelivery,
 // that is the success case, not an error.
 func (h *hook) redeliver(ctx context.Context, deliveryID int64) error {
 	var err error
-	if h.org != "" {
+	switch {
+	case h.appID != 0:
+		_, _, err = h.client.Apps.RedeliverHookDelivery(ctx, deliveryID)
+	case h.org != "":
 		_, _, err = h.client.Organizations.RedeliverHookDelivery(ctx, h.org, h.id, deliveryID)
-	} else {
+	default:
 		_, _, err = h.client.Repositories.RedeliverHookDelivery(ctx, h.owner, h.repo, h.id, deliveryID)
 	}
 	var accepted *github.AcceptedError
