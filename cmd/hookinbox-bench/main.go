@@ -43,10 +43,13 @@ type options struct {
 	steadyConns int
 	steadyStep  float64
 	steadyMax   float64
+
+	destInFlight int
+	destLoad     float64
 }
 
 // scenarios are -scenario's values.
-var scenarios = []string{"throughput", "retention", "steady"}
+var scenarios = []string{"throughput", "retention", "steady", "destinations"}
 
 func parseOptions(args []string) (options, error) {
 	var o options
@@ -63,12 +66,14 @@ func parseOptions(args []string) (options, error) {
 	fs.BoolVar(&o.profile, "pprof", true, "take a CPU profile of the service during the closed-loop ingest, next to the results")
 	fs.StringVar(&o.out, "out", "", "results file (default bench/results/<UTC time>.json in the module)")
 	fs.StringVar(&o.scenario, "scenario", "throughput", "throughput (the default run); retention: delete -retention-rows expired rows while ingest runs at -retention-rate; "+
-		"steady: one default serve under GitHub issues traffic, in steps of -steady-step × pgbench's rate")
+		"steady: one default serve under GitHub issues traffic, in steps of -steady-step × pgbench's rate; destinations: one serve sending every delivery to a local receiver")
 	fs.IntVar(&o.retentionRows, "retention-rows", 1_000_000, "retention scenario: expired rows to delete")
 	fs.Float64Var(&o.retentionRate, "retention-rate", 200, "retention scenario: steady ingest rate, deliveries/s")
 	fs.IntVar(&o.steadyConns, "steady-connections", 96, "steady scenario: connections of the open loop")
 	fs.Float64Var(&o.steadyStep, "steady-step", 0.25, "steady scenario: each step adds this fraction of pgbench's one-delivery tps to the load")
 	fs.Float64Var(&o.steadyMax, "steady-max", 3, "steady scenario: the highest load tried, as a fraction of pgbench's tps")
+	fs.IntVar(&o.destInFlight, "dest-in-flight", 32, "destinations scenario: the destination's max_in_flight, and the bare client's connections")
+	fs.Float64Var(&o.destLoad, "dest-load", 0.25, "destinations scenario: the open-loop rate with and without the destination, as a fraction of pgbench's tps")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -87,6 +92,8 @@ func parseOptions(args []string) (options, error) {
 		return o, fmt.Errorf("-scenario %q: want one of %s", o.scenario, strings.Join(scenarios, ", "))
 	case o.steadyConns < 1 || o.steadyStep <= 0 || o.steadyMax < o.steadyStep:
 		return o, errors.New("-steady-connections must be at least 1, -steady-step positive and -steady-max at least -steady-step")
+	case o.destInFlight < 1 || o.destLoad <= 0:
+		return o, errors.New("-dest-in-flight must be at least 1 and -dest-load positive")
 	case o.processBatch < 1:
 		return o, errors.New("-process-batch must be at least 1")
 	case o.batchWindow < 0:
@@ -127,6 +134,8 @@ func run(ctx context.Context, opts options) error {
 		return runRetention(ctx, opts, root, progress)
 	case "steady":
 		return runSteady(ctx, opts, root, progress)
+	case "destinations":
+		return runDestinations(ctx, opts, root, progress)
 	}
 	res := results{runInfo: newRunInfo(ctx, opts, root, progress)}
 	if opts.out == "" {
