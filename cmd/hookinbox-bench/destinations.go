@@ -45,7 +45,8 @@ const sendsLimit = 3 * time.Minute
 
 type destinationsResult struct {
 	runInfo
-	Pgbench pgbenchResult `json:"pgbench"`
+	Pgbench    pgbenchResult `json:"pgbench"`
+	PgbenchCPU cpuUse        `json:"pgbench_cpu"`
 	// MaxInFlight is the destination's max_in_flight and the bare
 	// client's connections; rate_limit is 0.
 	MaxInFlight int        `json:"max_in_flight"`
@@ -115,7 +116,7 @@ func runDestinations(ctx context.Context, opts options, root string, progress fu
 		return err
 	}
 	defer recv.close()
-	if res.Pgbench, err = r.pgbenchBaseline(ctx, progress); err != nil {
+	if res.Pgbench, res.PgbenchCPU, err = r.pgbenchBaseline(ctx, progress); err != nil {
 		return err
 	}
 	res.Rate = opts.destLoad * res.Pgbench.TPS
@@ -314,8 +315,9 @@ func printDestinations(w io.Writer, res destinationsResult) {
 	printHeader(w, "destinations", res.runInfo)
 	fmt.Fprintf(w, "traffic   GitHub issues (payloads %v–%v B), %.0f%% duplicates; the destination: max_in_flight %d, rate_limit 0, signed (secret), route issues, unordered\n",
 		res.Options["payload_min"], res.Options["payload_max"], 100*res.Options["dup_share"].(float64), res.MaxInFlight)
-	fmt.Fprintf(w, "pgbench   %.0f tps (one delivery's transaction, %d clients); open loops at %.0f/s (%.2f×), %v connections, %v\n\n",
-		res.Pgbench.TPS, res.Pgbench.Clients, res.Rate, res.Options["dest_load"], res.Options["concurrency"], res.Options["duration"])
+	fmt.Fprintf(w, "pgbench   %.0f tps (one delivery's transaction, %d clients; %s); open loops at %.0f/s (%.2f×), %v connections, %v\n\n",
+		res.Pgbench.TPS, res.Pgbench.Clients, pgbenchOther(res.Pgbench, res.PgbenchCPU), res.Rate, res.Options["dest_load"],
+		res.Options["concurrency"], res.Options["duration"])
 
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "phase\tresult\n")

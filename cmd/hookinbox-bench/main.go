@@ -235,7 +235,7 @@ func run(ctx context.Context, opts options) error {
 	done = phase("ingest")
 	res.Ingest = gen.closedLoop(ctx, opts.duration)
 	done()
-	stats.read(ctx, "ingest", &res)
+	stats.readInto(ctx, "ingest", &res)
 	res.RSS.PeakUnderLoadMB = svc.rss.peakMB()
 	batches, err := svc.batchSizes(ctx, "ingest")
 	if err != nil {
@@ -259,7 +259,7 @@ func run(ctx context.Context, opts options) error {
 		load := many.closedLoop(ctx, opts.duration/3)
 		done()
 		many.close()
-		stats.read(ctx, "ingest_many", &res)
+		stats.readInto(ctx, "ingest_many", &res)
 		res.IngestMany = &load
 		res.RSS.PeakManyMB = svc.rss.peakMB()
 		after, err := svc.batchSizes(ctx, "ingest")
@@ -321,7 +321,7 @@ func run(ctx context.Context, opts options) error {
 	}
 	waited := time.Now()
 	done()
-	stats.read(ctx, "drain", &res)
+	stats.readInto(ctx, "drain", &res)
 	res.Processing, err = drainStats(ctx, db, backlog, started, waited, drained, gen.acks())
 	if err != nil {
 		return err

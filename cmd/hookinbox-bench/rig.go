@@ -91,22 +91,25 @@ func setupRig(ctx context.Context, opts options, root string, progress func(stri
 // pgbenchBaseline runs pgbench's one-delivery transaction at
 // -concurrency clients for -duration, on a database of its own migrated
 // like the service's, after a checkpoint: the rate the scenarios' loads
-// are fractions of.
-func (r *rig) pgbenchBaseline(ctx context.Context, progress func(string, ...any)) (pgbenchResult, error) {
+// are fractions of. It returns the phase's CPU too: its `other` less
+// pgbench's own client is what else ran on the machine meanwhile.
+func (r *rig) pgbenchBaseline(ctx context.Context, progress func(string, ...any)) (pgbenchResult, cpuUse, error) {
 	u, err := r.pg.createDatabase(ctx, "pgbench", true)
 	if err != nil {
-		return pgbenchResult{}, err
+		return pgbenchResult{}, cpuUse{}, err
 	}
 	r.settle(ctx, progress)
 	progress("baseline: pgbench, %d clients, %s", r.opts.concurrency, r.opts.duration)
+	end := cpuMeter{postmasterPID: r.pg.postmasterPID()}.span(ctx, r.pg, u)
 	res, err := runPgbench(ctx, pgbenchConfig{
 		BinDir: r.pg.binDir, URL: u, Work: r.work, Clients: r.opts.concurrency,
 		Duration: r.opts.duration, Payloads: r.payloads,
 	})
+	use := end()
 	if err == nil {
 		progress("pgbench: %.0f tps", res.TPS)
 	}
-	return res, err
+	return res, use, err
 }
 
 // settle flushes the WAL of what ran before (CHECKPOINT), so that it is

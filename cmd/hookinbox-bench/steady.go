@@ -28,7 +28,8 @@ const idleWindow = 10 * time.Second
 // steadyResult is the -scenario steady report.
 type steadyResult struct {
 	runInfo
-	Pgbench pgbenchResult `json:"pgbench"`
+	Pgbench    pgbenchResult `json:"pgbench"`
+	PgbenchCPU cpuUse        `json:"pgbench_cpu"`
 	// IdleBefore is the service with nothing to do before the first
 	// step; IdleAfter after the last one's backlog was worked off.
 	IdleBefore idleUse      `json:"idle_before"`
@@ -52,6 +53,9 @@ type steadyStep struct {
 	Unprocessed    int64        `json:"unprocessed_when_read"`
 	// WithError is the step's rows whose processing failed at least once.
 	WithError int64 `json:"rows_with_error"`
+	// Statements are the database's top statements from the step's start
+	// until its rows were processed (-pg-stats).
+	Statements []statementStat `json:"statements,omitempty"`
 	// CPU is from the step's start to the backlog's reading.
 	CPU     cpuUse `json:"cpu"`
 	Holds   bool   `json:"holds"`
@@ -74,7 +78,7 @@ func runSteady(ctx context.Context, opts options, root string, progress func(str
 		return err
 	}
 	defer r.close()
-	if res.Pgbench, err = r.pgbenchBaseline(ctx, progress); err != nil {
+	if res.Pgbench, res.PgbenchCPU, err = r.pgbenchBaseline(ctx, progress); err != nil {
 		return err
 	}
 
@@ -135,6 +139,8 @@ func steadyRunStep(ctx context.Context, r *rig, svc *service, gen *generator, me
 	} else {
 		profiled <- nil
 	}
+	stats := statementStats{enabled: r.opts.pgStats, db: db}
+	stats.reset(ctx)
 	end := meter.span(ctx, r.pg, r.svcURL)
 	st.Ingest = gen.openLoop(ctx, rate, d)
 	stopped := time.Now()
@@ -161,6 +167,7 @@ func steadyRunStep(ctx context.Context, r *rig, svc *service, gen *generator, me
 	if _, err := waitDrained(ctx, db, drainLimit(2*d)); err != nil {
 		return st, err
 	}
+	st.Statements = stats.read(ctx)
 	if st.AckToProcessed, err = readRowLatencies(ctx, db, ackToProcessed, from, to); err != nil {
 		return st, err
 	}
@@ -221,7 +228,8 @@ func printSteady(w io.Writer, res steadyResult) {
 	fmt.Fprintf(w, "traffic   GitHub issues (%d issues in %d repositories, payloads %v–%v B), %.0f%% duplicates, open loop, %v connections, %v steps\n",
 		issueCount, issueRepos, res.Options["payload_min"], res.Options["payload_max"], 100*res.Options["dup_share"].(float64),
 		res.Options["steady_connections"], res.Options["duration"])
-	fmt.Fprintf(w, "pgbench   %.0f tps (one delivery's transaction, %d clients, %ds)\n", res.Pgbench.TPS, res.Pgbench.Clients, res.Pgbench.Seconds)
+	fmt.Fprintf(w, "pgbench   %.0f tps (one delivery's transaction, %d clients, %ds; %s)\n",
+		res.Pgbench.TPS, res.Pgbench.Clients, res.Pgbench.Seconds, pgbenchOther(res.Pgbench, res.PgbenchCPU))
 	fmt.Fprintf(w, "idle      hookinbox %.1f%% of a core, postgres %.1f%% before the steps; %.1f%% and %.1f%% after (%s each)\n\n",
 		100*res.IdleBefore.Service, 100*res.IdleBefore.Postgres, 100*res.IdleAfter.Service, 100*res.IdleAfter.Postgres, idleWindow)
 
@@ -248,6 +256,9 @@ func printSteady(w io.Writer, res steadyResult) {
 		if !s.Holds {
 			fmt.Fprintf(w, "  %.2f× does not hold: %s\n", s.Load, s.WhyNot)
 		}
+	}
+	for _, s := range res.Steps {
+		printStatementTable(w, fmt.Sprintf("step %.2f×, until its rows were processed", s.Load), s.Statements)
 	}
 	if res.MaxSustained > 0 {
 		fmt.Fprintf(w, "\nhighest sustained step: %.2f× pgbench (%.0f requests/s of %.0f tps)\n", res.MaxSustained, res.MaxSustained*res.Pgbench.TPS, res.Pgbench.TPS)
