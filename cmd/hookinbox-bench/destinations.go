@@ -90,6 +90,8 @@ type destDrain struct {
 	PeakConns  int64    `json:"peak_connections"` // the receiver's: hookinbox's requests in flight at once, at most
 	Drained    bool     `json:"drained"`
 	CPU        cpuUse   `json:"cpu"` // from the resume's answer until no send was unfinished
+	// Statements are the database's top statements meanwhile (-pg-stats).
+	Statements []statementStat `json:"statements,omitempty"`
 }
 
 // destAudit checks "one request per delivery": every delivery accepted
@@ -274,6 +276,8 @@ func destRunDrain(ctx context.Context, r *rig, svc *service, gen *generator, rec
 	}
 	dr.ResumeTook = duration(time.Since(t0))
 	meter := cpuMeter{servicePID: svc.cmd.Process.Pid, postmasterPID: r.pg.postmasterPID()}
+	stats := statementStats{enabled: r.opts.pgStats, db: db}
+	stats.reset(ctx)
 	end := meter.span(ctx, r.pg, r.svcURL)
 	profiled := make(chan error, 1)
 	if r.opts.profile {
@@ -290,6 +294,7 @@ func destRunDrain(ctx context.Context, r *rig, svc *service, gen *generator, rec
 		return dr, err
 	}
 	dr.CPU = end()
+	dr.Statements = stats.read(ctx)
 	if err := <-profiled; err != nil {
 		progress("warning: %v", err)
 		*profile = ""
@@ -379,6 +384,7 @@ func printDestinations(w io.Writer, res destinationsResult) {
 			ratio, res.With.Ingest.Latency.P99, res.Without.Ingest.Latency.P99, verdict(ratio >= 0.8 && ratio <= 1.2))
 	}
 	tw.Flush()
+	printStatementTable(w, "sending the backlog", dr.Statements)
 	if res.Profile != "" {
 		fmt.Fprintf(w, "\nCPU profile of serve sending the backlog: go tool pprof -top %s\n", res.Profile)
 	}

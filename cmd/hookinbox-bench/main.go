@@ -73,7 +73,7 @@ func parseOptions(args []string) (options, error) {
 	fs.Float64Var(&o.steadyStep, "steady-step", 0.25, "steady scenario: each step adds this fraction of pgbench's one-delivery tps to the load")
 	fs.Float64Var(&o.steadyMax, "steady-max", 3, "steady scenario: the highest load tried, as a fraction of pgbench's tps")
 	fs.IntVar(&o.destInFlight, "dest-in-flight", 32, "destinations scenario: the destination's max_in_flight, and the bare client's connections")
-	fs.Float64Var(&o.destLoad, "dest-load", 0.25, "destinations scenario: the open-loop rate with and without the destination, as a fraction of pgbench's tps")
+	fs.Float64Var(&o.destLoad, "dest-load", 0.1, "destinations scenario: the open-loop rate with and without the destination, as a fraction of pgbench's tps (0.25 is more than one serve sends on 2 cores)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
