@@ -212,8 +212,8 @@ func destRunPhase(ctx context.Context, r *rig, svc *service, gen *generator, rec
 		if ok, err := noneReceived(ctx, db); !ok || err != nil || recv == nil {
 			return ok, err
 		}
-		n, err := countSends(ctx, db, "waiting", "pending", "held")
-		return n == 0, err
+		left, err := sendsLeft(ctx, db, true)
+		return !left, err
 	}); err != nil {
 		return p, err
 	}
@@ -258,13 +258,13 @@ func destRunDrain(ctx context.Context, r *rig, svc *service, gen *generator, rec
 		if ok, err := noneReceived(ctx, db); !ok || err != nil {
 			return ok, err
 		}
-		n, err := countSends(ctx, db, "waiting", "pending")
-		return n == 0, err
+		left, err := sendsLeft(ctx, db, false)
+		return !left, err
 	}); err != nil {
 		return dr, err
 	}
 	var err error
-	if dr.Held, err = countSends(ctx, db, "held"); err != nil {
+	if err = db.QueryRow(ctx, `SELECT count(*) FROM destination_send WHERE destination = $1 AND state = 'held'`, destName).Scan(&dr.Held); err != nil {
 		return dr, err
 	}
 	r.settle(ctx, progress)
@@ -287,8 +287,8 @@ func destRunDrain(ctx context.Context, r *rig, svc *service, gen *generator, rec
 		profiled <- nil
 	}
 	dr.Drained, err = waitUntil(ctx, sendsLimit, func() (bool, error) {
-		n, err := countSends(ctx, db, "waiting", "pending", "held")
-		return n == 0, err
+		left, err := sendsLeft(ctx, db, true)
+		return !left, err
 	})
 	if err != nil {
 		return dr, err
@@ -308,12 +308,20 @@ func destRunDrain(ctx context.Context, r *rig, svc *service, gen *generator, rec
 	return dr, nil
 }
 
-// countSends counts the destination's sends in any of states (the
-// unfinished ones through their partial index).
-func countSends(ctx context.Context, db *pgxpool.Pool, states ...string) (int64, error) {
-	var n int64
-	err := db.QueryRow(ctx, `SELECT count(*) FROM destination_send WHERE destination = $1 AND state = ANY($2)`, destName, states).Scan(&n)
-	return n, err
+// sendsLeft reports whether a send of the destination is still waiting
+// or pending, or also held with held. Polling must not become the load it
+// measures: counting the unfinished sends every 100 ms took 4.6 ms of the
+// database's time per poll while thousands were left (4% of a drain's
+// statement time); this stops at the first, found through the partial
+// index of unfinished sends (literal states, so a generic plan uses it).
+func sendsLeft(ctx context.Context, db *pgxpool.Pool, held bool) (bool, error) {
+	q := `SELECT EXISTS (SELECT 1 FROM destination_send WHERE destination = $1 AND state IN ('waiting', 'pending'))`
+	if held {
+		q = `SELECT EXISTS (SELECT 1 FROM destination_send WHERE destination = $1 AND state IN ('waiting', 'pending', 'held'))`
+	}
+	var left bool
+	err := db.QueryRow(ctx, q, destName).Scan(&left)
+	return left, err
 }
 
 func printDestinations(w io.Writer, res destinationsResult) {
