@@ -208,14 +208,12 @@ func destRunPhase(ctx context.Context, r *rig, svc *service, gen *generator, rec
 	if err != nil {
 		return p, err
 	}
-	if _, err := waitUntil(ctx, sendsLimit, func() (bool, error) {
-		if ok, err := noneReceived(ctx, db); !ok || err != nil || recv == nil {
-			return ok, err
-		}
-		left, err := sendsLeft(ctx, db, true)
-		return !left, err
-	}); err != nil {
+	done, err := waitWorkedOff(ctx, db, recv != nil, true)
+	if err != nil {
 		return p, err
+	}
+	if !done {
+		progress("warning: deliveries still unprocessed or unsent %s after the load; the latencies count them as done now", sendsLimit)
 	}
 	p.Settled = duration(time.Since(loaded))
 	p.CPU = end()
@@ -254,16 +252,13 @@ func destRunDrain(ctx context.Context, r *rig, svc *service, gen *generator, rec
 	if load.Errors > 0 {
 		progress("warning: %d errors while the backlog was made", load.Errors)
 	}
-	if _, err := waitUntil(ctx, sendsLimit, func() (bool, error) {
-		if ok, err := noneReceived(ctx, db); !ok || err != nil {
-			return ok, err
-		}
-		left, err := sendsLeft(ctx, db, false)
-		return !left, err
-	}); err != nil {
+	held, err := waitWorkedOff(ctx, db, true, false)
+	if err != nil {
 		return dr, err
 	}
-	var err error
+	if !held {
+		progress("warning: not every send was held %s after the load; the drain starts anyway", sendsLimit)
+	}
 	if err = db.QueryRow(ctx, `SELECT count(*) FROM destination_send WHERE destination = $1 AND state = 'held'`, destName).Scan(&dr.Held); err != nil {
 		return dr, err
 	}
@@ -286,10 +281,7 @@ func destRunDrain(ctx context.Context, r *rig, svc *service, gen *generator, rec
 	} else {
 		profiled <- nil
 	}
-	dr.Drained, err = waitUntil(ctx, sendsLimit, func() (bool, error) {
-		left, err := sendsLeft(ctx, db, true)
-		return !left, err
-	})
+	dr.Drained, err = waitWorkedOff(ctx, db, true, true)
 	if err != nil {
 		return dr, err
 	}
@@ -306,6 +298,19 @@ func destRunDrain(ctx context.Context, r *rig, svc *service, gen *generator, rec
 	}
 	progress("backlog: %d requests in %.1fs, %.0f/s (resume took %s)", dr.Requests, dr.Seconds, dr.PerSec, dr.ResumeTook)
 	return dr, nil
+}
+
+// waitWorkedOff waits, at most sendsLimit, until no delivery is
+// `received` and, with sends, no send of the destination is waiting or
+// pending (nor held, with held); it reports whether that happened.
+func waitWorkedOff(ctx context.Context, db *pgxpool.Pool, sends, held bool) (bool, error) {
+	return waitUntil(ctx, sendsLimit, func() (bool, error) {
+		if ok, err := noneReceived(ctx, db); !ok || err != nil || !sends {
+			return ok, err
+		}
+		left, err := sendsLeft(ctx, db, held)
+		return !left, err
+	})
 }
 
 // sendsLeft reports whether a send of the destination is still waiting
