@@ -1,10 +1,12 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // clockTicks is USER_HZ, the unit of /proc CPU times: 100 on every Linux
@@ -174,4 +176,17 @@ func readFile(path string) string {
 func atoi(s string) int64 {
 	n, _ := strconv.ParseInt(s, 10, 64)
 	return n
+}
+
+// span starts measuring a phase: who used the CPUs, and the autovacuum
+// runs that finished on the tables of the databases at urls. The returned
+// func ends the phase and returns its use.
+func (m cpuMeter) span(ctx context.Context, pg *postgres, urls ...string) func() cpuUse {
+	vacuums := pg.autovacuumRuns(ctx, urls...)
+	before, t0 := m.sample(), time.Now()
+	return func() cpuUse {
+		use := before.to(m.sample(), time.Since(t0).Seconds())
+		use.AutovacuumRuns = pg.autovacuumRuns(ctx, urls...) - vacuums
+		return use
+	}
 }

@@ -18,11 +18,12 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
-// generator sends signed GitHub push deliveries to one hookinbox. A share
-// of its requests resend a delivery that was already accepted, byte for
-// byte, as GitHub does when it retries.
+// generator sends signed GitHub deliveries of one event type to one
+// hookinbox. A share of its requests resend a delivery that was already
+// accepted, byte for byte, as GitHub does when it retries.
 type generator struct {
 	url      string
+	event    string // X-GitHub-Event of every request
 	payloads []payload
 	dupShare float64
 	client   *fasthttp.HostClient
@@ -44,16 +45,22 @@ type acceptedDelivery struct {
 	payload int
 }
 
-func newGenerator(webhookURL string, payloads []payload, conns int, dupShare float64) *generator {
-	u, err := url.Parse(webhookURL)
+func newGenerator(webhookURL, event string, payloads []payload, conns int, dupShare float64) *generator {
+	client := newHostClient(webhookURL, conns)
+	return &generator{url: webhookURL, event: event, payloads: payloads, dupShare: dupShare, conns: conns, client: client, acked: &ackLog{}}
+}
+
+// newHostClient is a client of the host of rawURL with at most conns
+// connections. fasthttp's client: the bench shares the machine with the
+// service and the database, and net/http's client cost twice its CPU per
+// request. One keep-alive connection per worker and no more: the run
+// measures the server at exactly conns concurrent connections.
+func newHostClient(rawURL string, conns int) *fasthttp.HostClient {
+	u, err := url.Parse(rawURL)
 	if err != nil {
 		panic(err) // the URL is ours
 	}
-	// fasthttp's client: the generator shares the machine with the service
-	// and the database, and net/http's client cost twice its CPU per
-	// request. One keep-alive connection per worker and no more: the run
-	// measures the service at exactly conns concurrent connections.
-	client := &fasthttp.HostClient{
+	return &fasthttp.HostClient{
 		Addr:               u.Host,
 		MaxConns:           conns,
 		MaxConnWaitTimeout: 30 * time.Second,
@@ -67,7 +74,6 @@ func newGenerator(webhookURL string, payloads []payload, conns int, dupShare flo
 		// duplicate and hide the failure. Every request is sent once.
 		MaxIdemponentCallAttempts: 1,
 	}
-	return &generator{url: webhookURL, payloads: payloads, dupShare: dupShare, conns: conns, client: client, acked: &ackLog{}}
 }
 
 // close closes the generator's idle connections (all of them between
@@ -78,7 +84,7 @@ func (g *generator) close() { g.client.CloseIdleConnections() }
 // its own, whose duplicates resend deliveries g's accepted and the other
 // way round.
 func (g *generator) withConns(conns int) *generator {
-	n := newGenerator(g.url, g.payloads, conns, g.dupShare)
+	n := newGenerator(g.url, g.event, g.payloads, conns, g.dupShare)
 	n.acked = g.acked
 	return n
 }
@@ -226,7 +232,7 @@ func (g *generator) send(ctx context.Context, rng *rand.Rand, t *tally) bool {
 	req.Header.SetContentType("application/json")
 	req.Header.SetUserAgent("GitHub-Hookshot/hookinbox-bench")
 	req.Header.Set("X-GitHub-Delivery", id)
-	req.Header.Set("X-GitHub-Event", "push")
+	req.Header.Set("X-GitHub-Event", g.event)
 	req.Header.Set("X-Hub-Signature-256", p.signature)
 	req.SetBodyRaw(p.body)
 	// A request in flight when the run ends fails or finishes; ctx

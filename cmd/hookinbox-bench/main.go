@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -38,7 +39,17 @@ type options struct {
 	scenario      string
 	retentionRows int
 	retentionRate float64
+
+	steadyConns int
+	steadyStep  float64
+	steadyMax   float64
+
+	destInFlight int
+	destLoad     float64
 }
+
+// scenarios are -scenario's values.
+var scenarios = []string{"throughput", "retention", "steady", "destinations"}
 
 func parseOptions(args []string) (options, error) {
 	var o options
@@ -54,9 +65,15 @@ func parseOptions(args []string) (options, error) {
 	fs.BoolVar(&o.pgStats, "pg-stats", false, "load pg_stat_statements and print the statements that took the database's time in each service phase")
 	fs.BoolVar(&o.profile, "pprof", true, "take a CPU profile of the service during the closed-loop ingest, next to the results")
 	fs.StringVar(&o.out, "out", "", "results file (default bench/results/<UTC time>.json in the module)")
-	fs.StringVar(&o.scenario, "scenario", "throughput", "throughput (the default run), or retention: delete -retention-rows expired rows while ingest runs at -retention-rate")
+	fs.StringVar(&o.scenario, "scenario", "throughput", "throughput (the default run); retention: delete -retention-rows expired rows while ingest runs at -retention-rate; "+
+		"steady: one default serve under GitHub issues traffic, in steps of -steady-step × pgbench's rate; destinations: one serve sending every delivery to a local receiver")
 	fs.IntVar(&o.retentionRows, "retention-rows", 1_000_000, "retention scenario: expired rows to delete")
 	fs.Float64Var(&o.retentionRate, "retention-rate", 200, "retention scenario: steady ingest rate, deliveries/s")
+	fs.IntVar(&o.steadyConns, "steady-connections", 96, "steady scenario: connections of the open loop")
+	fs.Float64Var(&o.steadyStep, "steady-step", 0.25, "steady scenario: each step adds this fraction of pgbench's one-delivery tps to the load")
+	fs.Float64Var(&o.steadyMax, "steady-max", 3, "steady scenario: the highest load tried, as a fraction of pgbench's tps")
+	fs.IntVar(&o.destInFlight, "dest-in-flight", 32, "destinations scenario: the destination's max_in_flight, and the bare client's connections")
+	fs.Float64Var(&o.destLoad, "dest-load", 0.1, "destinations scenario: the open-loop rate with and without the destination, as a fraction of pgbench's tps (0.25 is more than one serve sends on 2 cores)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -71,8 +88,12 @@ func parseOptions(args []string) (options, error) {
 		return o, errors.New("-many-connections must not be negative")
 	case o.dupShare < 0 || o.dupShare >= 1:
 		return o, errors.New("-dup-share must be in [0, 1)")
-	case o.scenario != "throughput" && o.scenario != "retention":
-		return o, fmt.Errorf("-scenario %q: want throughput or retention", o.scenario)
+	case !slices.Contains(scenarios, o.scenario):
+		return o, fmt.Errorf("-scenario %q: want one of %s", o.scenario, strings.Join(scenarios, ", "))
+	case o.steadyConns < 1 || o.steadyStep <= 0 || o.steadyMax < o.steadyStep:
+		return o, errors.New("-steady-connections must be at least 1, -steady-step positive and -steady-max at least -steady-step")
+	case o.destInFlight < 1 || o.destLoad <= 0:
+		return o, errors.New("-dest-in-flight must be at least 1 and -dest-load positive")
 	case o.processBatch < 1:
 		return o, errors.New("-process-batch must be at least 1")
 	case o.batchWindow < 0:
@@ -108,19 +129,20 @@ func run(ctx context.Context, opts options) error {
 	if err != nil {
 		return err
 	}
-	if opts.scenario == "retention" {
+	switch opts.scenario {
+	case "retention":
 		return runRetention(ctx, opts, root, progress)
+	case "steady":
+		return runSteady(ctx, opts, root, progress)
+	case "destinations":
+		return runDestinations(ctx, opts, root, progress)
 	}
+	res := results{runInfo: newRunInfo(ctx, opts, root, progress)}
 	if opts.out == "" {
-		opts.out = filepath.Join(root, "bench", "results", start.UTC().Format("2006-01-02T15-04-05Z")+".json")
+		opts.out = filepath.Join(root, "bench", "results", res.Started.Format("2006-01-02T15-04-05Z")+".json")
 	}
 	if err := os.MkdirAll(filepath.Dir(opts.out), 0o755); err != nil {
 		return err
-	}
-	res := results{Started: start.UTC(), Options: opts.export(), Machine: describeMachine(ctx, root)}
-	if res.Machine.LoadAvg1 > 0.5*float64(res.Machine.CPUs) {
-		progress("warning: load average %.2f on %d CPUs; another process is competing and the numbers will show it",
-			res.Machine.LoadAvg1, res.Machine.CPUs)
 	}
 
 	r, err := setupRig(ctx, opts, root, progress)
@@ -142,22 +164,13 @@ func run(ctx context.Context, opts options) error {
 	// Every phase starts after a CHECKPOINT: the WAL of the phase before
 	// (about 1 GB for 100,000 deliveries of 5 KB) is then flushed before
 	// it, not in the middle of the next phase's latencies.
-	settle := func() {
-		if err := pg.checkpoint(ctx); err != nil {
-			progress("warning: %v", err)
-		}
-	}
+	settle := func() { r.settle(ctx, progress) }
 	phase := func(name string) func() {
 		if name != "drain" { // its worker is already running: settled before it started
 			settle()
 		}
-		vacuums := pg.autovacuumRuns(ctx, r.svcURL, baselineURL)
-		before, t0 := meter.sample(), time.Now()
-		return func() {
-			use := before.to(meter.sample(), time.Since(t0).Seconds())
-			use.AutovacuumRuns = pg.autovacuumRuns(ctx, r.svcURL, baselineURL) - vacuums
-			res.CPU[name] = use
-		}
+		end := meter.span(ctx, pg, r.svcURL, baselineURL)
+		return func() { res.CPU[name] = end() }
 	}
 
 	progress("baseline: pgbench, %d clients, %s", opts.concurrency, opts.duration)
@@ -201,7 +214,7 @@ func run(ctx context.Context, opts options) error {
 	defer svc.stop()
 	db := r.db
 
-	gen := newGenerator(svc.webhookURL, payloads, opts.concurrency, opts.dupShare)
+	gen := newGenerator(svc.webhookURL, "push", payloads, opts.concurrency, opts.dupShare)
 	progress("ingest: closed loop, %d connections, %s", opts.concurrency, opts.duration)
 	meter.servicePID = svc.cmd.Process.Pid
 	svc.rss.reset()
@@ -222,7 +235,7 @@ func run(ctx context.Context, opts options) error {
 	done = phase("ingest")
 	res.Ingest = gen.closedLoop(ctx, opts.duration)
 	done()
-	stats.read(ctx, "ingest", &res)
+	stats.readInto(ctx, "ingest", &res)
 	res.RSS.PeakUnderLoadMB = svc.rss.peakMB()
 	batches, err := svc.batchSizes(ctx, "ingest")
 	if err != nil {
@@ -246,7 +259,7 @@ func run(ctx context.Context, opts options) error {
 		load := many.closedLoop(ctx, opts.duration/3)
 		done()
 		many.close()
-		stats.read(ctx, "ingest_many", &res)
+		stats.readInto(ctx, "ingest_many", &res)
 		res.IngestMany = &load
 		res.RSS.PeakManyMB = svc.rss.peakMB()
 		after, err := svc.batchSizes(ctx, "ingest")
@@ -308,7 +321,7 @@ func run(ctx context.Context, opts options) error {
 	}
 	waited := time.Now()
 	done()
-	stats.read(ctx, "drain", &res)
+	stats.readInto(ctx, "drain", &res)
 	res.Processing, err = drainStats(ctx, db, backlog, started, waited, drained, gen.acks())
 	if err != nil {
 		return err
@@ -352,11 +365,10 @@ func run(ctx context.Context, opts options) error {
 	done()
 	progress("river: %.0f jobs/s", res.River.JobsPerSec)
 
-	res.Finished = time.Now().UTC()
-	res.Machine.LoadAvgAfter = loadAverage()
+	res.finish()
 	res.evaluate()
 	printReport(os.Stdout, res)
-	if err := res.write(opts.out); err != nil {
+	if err := writeJSON(opts.out, res); err != nil {
 		return err
 	}
 	progress("wrote %s", opts.out)

@@ -232,3 +232,12 @@ func lastLines(s string, n int) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
+
+// pgbenchOther says how much else ran on the machine during a pgbench
+// phase: its `other` CPU less pgbench's own client, in cores.
+func pgbenchOther(p pgbenchResult, u cpuUse) string {
+	if u.Seconds <= 0 {
+		return "CPU not measured"
+	}
+	return fmt.Sprintf("other %.2f cores besides its client", max(u.Other-p.ClientCPUSeconds, 0)/u.Seconds)
+}

@@ -37,19 +37,33 @@ func countReceived(ctx context.Context, db *pgxpool.Pool) (int64, error) {
 // waitDrained waits, at most limit, until no delivery is `received`, and
 // reports whether that happened. A backlog left at the limit is reported,
 // not waited for: the rate is known by then and the run has a time budget.
-//
-// Polling must not become the load it measures: counting `received` rows
-// scans the table, so the wait only asks whether one is left, which the
-// partial index on (status, id) answers at once; drainStats counts after.
 func waitDrained(ctx context.Context, db *pgxpool.Pool, limit time.Duration) (bool, error) {
+	return waitUntil(ctx, limit, func() (bool, error) { return noneReceived(ctx, db) })
+}
+
+// noneReceived reports whether no delivery is `received`. Polling must not
+// become the load it measures: counting `received` rows scans the table,
+// so this only asks whether one is left, which the partial index on
+// (status, id) answers at once.
+func noneReceived(ctx context.Context, db *pgxpool.Pool) (bool, error) {
+	err := db.QueryRow(ctx, "SELECT id FROM inbox WHERE status = 'received' ORDER BY id LIMIT 1").Scan(new(int64))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return true, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("look for received deliveries: %w", err)
+	}
+	return false, nil
+}
+
+// waitUntil polls done every 100 ms until it holds, at most limit, and
+// reports whether it held.
+func waitUntil(ctx context.Context, limit time.Duration, done func() (bool, error)) (bool, error) {
 	deadline := time.Now().Add(limit)
 	for {
-		err := db.QueryRow(ctx, "SELECT id FROM inbox WHERE status = 'received' ORDER BY id LIMIT 1").Scan(new(int64))
-		if errors.Is(err, pgx.ErrNoRows) {
-			return true, nil
-		}
-		if err != nil {
-			return false, fmt.Errorf("look for received deliveries: %w", err)
+		ok, err := done()
+		if ok || err != nil {
+			return ok, err
 		}
 		if time.Now().After(deadline) {
 			return false, nil
@@ -61,6 +75,51 @@ func waitDrained(ctx context.Context, db *pgxpool.Pool, limit time.Duration) (bo
 		}
 	}
 }
+
+// maxInboxID is the newest inbox row's id, 0 in an empty inbox: the rows
+// of a phase are those between its value before and after.
+func maxInboxID(ctx context.Context, db *pgxpool.Pool) (int64, error) {
+	var id int64
+	err := db.QueryRow(ctx, "SELECT coalesce(max(id), 0) FROM inbox").Scan(&id)
+	return id, err
+}
+
+// rowLatencies are percentiles of one interval per inbox row of a phase.
+type rowLatencies struct {
+	Rows int64    `json:"rows"`
+	P50  duration `json:"p50"`
+	P99  duration `json:"p99"`
+	Max  duration `json:"max"`
+}
+
+// readRowLatencies runs query, which yields one interval in seconds per
+// row, $1 and $2 bounding the inbox ids of a phase, and returns its
+// nearest-rank percentiles (as percentiles does for answers).
+func readRowLatencies(ctx context.Context, db *pgxpool.Pool, query string, from, to int64) (rowLatencies, error) {
+	var (
+		l             rowLatencies
+		p50, p99, top *float64
+	)
+	err := db.QueryRow(ctx, `SELECT count(*), percentile_disc(0.5) WITHIN GROUP (ORDER BY s), percentile_disc(0.99) WITHIN GROUP (ORDER BY s), max(s)
+		FROM (`+query+`) AS x (s)`, from, to).Scan(&l.Rows, &p50, &p99, &top)
+	if err != nil {
+		return l, err
+	}
+	secs := func(f *float64) duration {
+		if f == nil {
+			return 0
+		}
+		return duration(time.Duration(*f * float64(time.Second)))
+	}
+	l.P50, l.P99, l.Max = secs(p50), secs(p99), secs(top)
+	return l, nil
+}
+
+// ackToProcessed is processed_at − received_at of the rows with ids in
+// ($1, $2]: from the ingest transaction's start to the processing batch's
+// status update. A row not yet processed counts as processed now.
+const ackToProcessed = `SELECT extract(epoch FROM coalesce(processed_at, clock_timestamp()) - received_at)::float8
+	FROM inbox WHERE id > $1 AND id <= $2`
 
 // drainStats reads back how the worker processed a backlog of backlog rows,
 // started at start, in a wait that ended at waited.

@@ -16,14 +16,37 @@ import (
 	"time"
 )
 
-// results is everything one run measured; it is written as JSON as is.
-type results struct {
+// runInfo opens every scenario's results: when it ran, with which
+// options, on which machine and server.
+type runInfo struct {
 	Started  time.Time      `json:"started"`
 	Finished time.Time      `json:"finished"`
 	Options  map[string]any `json:"options"`
 	Machine  machineInfo    `json:"machine"`
 	Database databaseInfo   `json:"database"`
-	Pgbench  pgbenchResult  `json:"pgbench"`
+}
+
+// newRunInfo starts a run's results, and warns when the machine is busy
+// before it starts.
+func newRunInfo(ctx context.Context, opts options, root string, progress func(string, ...any)) runInfo {
+	i := runInfo{Started: time.Now().UTC(), Options: opts.export(), Machine: describeMachine(ctx, root)}
+	if m := i.Machine; m.LoadAvg1 > 0.5*float64(m.CPUs) {
+		progress("warning: load average %.2f on %d CPUs; another process is competing and the numbers will show it",
+			m.LoadAvg1, m.CPUs)
+	}
+	return i
+}
+
+// finish records the end of the run.
+func (i *runInfo) finish() {
+	i.Finished = time.Now().UTC()
+	i.Machine.LoadAvgAfter = loadAverage()
+}
+
+// results is everything one run measured; it is written as JSON as is.
+type results struct {
+	runInfo
+	Pgbench pgbenchResult `json:"pgbench"`
 	// PgbenchMany is pgbench's one-delivery transaction at -many-connections
 	// clients.
 	PgbenchMany *pgbenchResult `json:"pgbench_many,omitempty"`
@@ -117,7 +140,9 @@ func (o options) export() map[string]any {
 	return map[string]any{
 		"duration": o.duration.String(), "concurrency": o.concurrency, "many_connections": o.manyConns, "dup_share": o.dupShare,
 		"payload_min": o.payloadMin, "payload_max": o.payloadMax, "batch_window": o.batchWindow.String(),
-		"process_batch": o.processBatch,
+		"process_batch": o.processBatch, "scenario": o.scenario,
+		"steady_connections": o.steadyConns, "steady_step": o.steadyStep, "steady_max": o.steadyMax,
+		"dest_in_flight": o.destInFlight, "dest_load": o.destLoad,
 	}
 }
 
@@ -207,18 +232,14 @@ func (r *results) evaluate() {
 }
 
 func printReport(w io.Writer, r results) {
-	fmt.Fprintf(w, "\nhookinbox bench  %s  (%s)\n", r.Started.Format(time.RFC3339), r.Machine.Commit)
 	conns := fmt.Sprintf("%v", r.Options["concurrency"])
 	if r.IngestMany != nil {
 		conns += fmt.Sprintf(" and %d", r.IngestMany.Connections)
 	}
-	fmt.Fprintf(w, "options   %s phases, %s connections, %.0f%% duplicates, payloads %d–%d B, ingest.batch_window %s, jobs.batch_size %v\n",
+	printHeader(w, "hookinbox bench", r.runInfo)
+	fmt.Fprintf(w, "options   %s phases, %s connections, %.0f%% duplicates, payloads %d–%d B, ingest.batch_window %s, jobs.batch_size %v\n\n",
 		r.Options["duration"], conns, 100*r.Options["dup_share"].(float64), r.Options["payload_min"],
 		r.Options["payload_max"], r.Options["batch_window"], r.Options["process_batch"])
-	fmt.Fprintf(w, "machine   %d × %s, %s RAM, load %.2f before / %.2f after\n",
-		r.Machine.CPUs, r.Machine.CPUModel, r.Machine.MemTotal, r.Machine.LoadAvg1, r.Machine.LoadAvgAfter)
-	fmt.Fprintf(w, "postgres  %s, fsync %s, synchronous_commit %s, shared_buffers %s\n\n",
-		r.Database.Version, r.Database.Fsync, r.Database.SynchronousCommit, r.Database.SharedBuffers)
 
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "phase\tresult\n")
@@ -271,11 +292,7 @@ func printReport(w io.Writer, r results) {
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "target\tmeasured\tgoal\t\n")
 	for _, t := range r.Targets {
-		verdict := "met"
-		if !t.Met {
-			verdict = "MISSED"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.Name, t.Measured, t.Goal, verdict)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.Name, t.Measured, t.Goal, verdict(t.Met))
 	}
 	tw.Flush()
 	for _, t := range r.Targets {
@@ -345,11 +362,30 @@ func printLoad(tw io.Writer, name string, l loadResult) {
 	}
 }
 
-func (r results) write(path string) error {
+func verdict(met bool) string {
+	if met {
+		return "met"
+	}
+	return "MISSED"
+}
+
+// printHeader is the first lines of every scenario's report: what ran,
+// when, at which commit, on which machine and server.
+func printHeader(w io.Writer, title string, i runInfo) {
+	m, db := i.Machine, i.Database
+	fmt.Fprintf(w, "\n%s  %s  (%s)\n", title, i.Started.Format(time.RFC3339), m.Commit)
+	fmt.Fprintf(w, "machine   %d × %s, %s RAM, load %.2f before / %.2f after\n",
+		m.CPUs, m.CPUModel, m.MemTotal, m.LoadAvg1, m.LoadAvgAfter)
+	fmt.Fprintf(w, "postgres  %s, fsync %s, synchronous_commit %s, shared_buffers %s\n",
+		db.Version, db.Fsync, db.SynchronousCommit, db.SharedBuffers)
+}
+
+// writeJSON writes a scenario's results, indented, to path.
+func writeJSON(path string, v any) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	b, err := json.MarshalIndent(r, "", "  ")
+	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}

@@ -2,10 +2,7 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -49,7 +46,7 @@ func runRetention(ctx context.Context, opts options, root string, progress func(
 	}
 	defer svc.stop()
 	db := r.db
-	gen := newGenerator(svc.webhookURL, r.payloads, opts.concurrency, opts.dupShare)
+	gen := newGenerator(svc.webhookURL, "push", r.payloads, opts.concurrency, opts.dupShare)
 
 	progress("ingest alone: open loop at %.0f/s for %s", opts.retentionRate, opts.duration)
 	res.Before = gen.openLoop(ctx, opts.retentionRate, opts.duration)
@@ -122,14 +119,7 @@ func runRetention(ctx context.Context, opts options, root string, progress func(
 		res.Before.Latency.P50, res.Before.Latency.P99, res.Before.Latency.Max, res.Before.Errors)
 	fmt.Printf("ingest at %.0f/s during deletion:  p50 %s  p99 %s  max %s  errors %d\n", opts.retentionRate,
 		res.During.Latency.P50, res.During.Latency.P99, res.During.Latency.Max, res.During.Errors)
-	out := opts.out
-	if out == "" {
-		out = filepath.Join(root, "bench", "results", res.Started.Format("2006-01-02T15-04-05Z")+".retention.json")
-	}
-	raw, err := json.MarshalIndent(res, "", "  ")
-	if err != nil {
-		return err
-	}
+	out := resultsPath(opts, root, res.Started, "retention")
 	progress("wrote %s", out)
-	return os.WriteFile(out, raw, 0o644)
+	return writeJSON(out, res)
 }

@@ -24,9 +24,14 @@ type rig struct {
 // start starts `hookinbox serve --role=role` on the service's database,
 // with the run's batching settings.
 func (r *rig) start(ctx context.Context, role string) (*service, error) {
-	return startService(ctx, r.bin, r.work, r.svcURL, serviceOptions{
-		Role: role, BatchWindow: r.opts.batchWindow, ProcessBatchSize: r.opts.processBatch,
-	})
+	return r.startWith(ctx, serviceOptions{Role: role})
+}
+
+// startWith is start with more of the service's settings: its name and
+// extra configuration.
+func (r *rig) startWith(ctx context.Context, o serviceOptions) (*service, error) {
+	o.BatchWindow, o.ProcessBatchSize = r.opts.batchWindow, r.opts.processBatch
+	return startService(ctx, r.bin, r.work, r.svcURL, o)
 }
 
 // close undoes setupRig, last step first.
@@ -81,4 +86,36 @@ func setupRig(ctx context.Context, opts options, root string, progress func(stri
 		return nil, err
 	}
 	return r, nil
+}
+
+// pgbenchBaseline runs pgbench's one-delivery transaction at
+// -concurrency clients for -duration, on a database of its own migrated
+// like the service's, after a checkpoint: the rate the scenarios' loads
+// are fractions of. It returns the phase's CPU too: its `other` less
+// pgbench's own client is what else ran on the machine meanwhile.
+func (r *rig) pgbenchBaseline(ctx context.Context, progress func(string, ...any)) (pgbenchResult, cpuUse, error) {
+	u, err := r.pg.createDatabase(ctx, "pgbench", true)
+	if err != nil {
+		return pgbenchResult{}, cpuUse{}, err
+	}
+	r.settle(ctx, progress)
+	progress("baseline: pgbench, %d clients, %s", r.opts.concurrency, r.opts.duration)
+	end := cpuMeter{postmasterPID: r.pg.postmasterPID()}.span(ctx, r.pg, u)
+	res, err := runPgbench(ctx, pgbenchConfig{
+		BinDir: r.pg.binDir, URL: u, Work: r.work, Clients: r.opts.concurrency,
+		Duration: r.opts.duration, Payloads: r.payloads,
+	})
+	use := end()
+	if err == nil {
+		progress("pgbench: %.0f tps", res.TPS)
+	}
+	return res, use, err
+}
+
+// settle flushes the WAL of what ran before (CHECKPOINT), so that it is
+// not written in the middle of the next phase's latencies.
+func (r *rig) settle(ctx context.Context, progress func(string, ...any)) {
+	if err := r.pg.checkpoint(ctx); err != nil {
+		progress("warning: %v", err)
+	}
 }

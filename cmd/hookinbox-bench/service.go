@@ -1,10 +1,10 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"github.com/hookinbox/hookinbox/internal/procmem"
 	"io"
 	"net"
 	"net/http"
@@ -16,6 +16,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/hookinbox/hookinbox/internal/procmem"
 )
 
 // buildHookinbox builds the binary under test from the working tree, so the
@@ -54,6 +56,8 @@ jobs:
 // serviceOptions are the settings a run may vary.
 type serviceOptions struct {
 	Role             string        // serve --role: ingest, worker or all
+	Name             string        // names its config and log files; defaults to Role
+	Extra            string        // YAML appended to the config (destinations, routes)
 	BatchWindow      time.Duration // ingest.batch_window; 0 commits each request alone
 	ProcessBatchSize int           // jobs.batch_size; 1 processes each delivery alone
 }
@@ -76,14 +80,15 @@ func startService(ctx context.Context, bin, work, dbURL string, opts serviceOpti
 	if err != nil {
 		return nil, err
 	}
-	cfgPath := filepath.Join(work, "hookinbox-"+opts.Role+".yaml")
-	cfg := fmt.Sprintf(serviceConfig, ports[0], filepath.Join(work, "data"), benchSecret, ports[1], opts.BatchWindow, opts.ProcessBatchSize)
+	name := cmp.Or(opts.Name, opts.Role)
+	cfgPath := filepath.Join(work, "hookinbox-"+name+".yaml")
+	cfg := fmt.Sprintf(serviceConfig, ports[0], filepath.Join(work, "data"), benchSecret, ports[1], opts.BatchWindow, opts.ProcessBatchSize) + opts.Extra
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		return nil, err
 	}
 	// Its log goes to a file, as a deployed service's would go somewhere:
 	// writing a line per delivery is part of its cost.
-	logPath := filepath.Join(work, "hookinbox-"+opts.Role+".log")
+	logPath := filepath.Join(work, "hookinbox-"+name+".log")
 	logFile, err := os.Create(logPath)
 	if err != nil {
 		return nil, err
@@ -195,6 +200,26 @@ func (s *service) cpuProfile(ctx context.Context, d time.Duration, path string) 
 		return fmt.Errorf("cpu profile: %w", err)
 	}
 	return f.Close()
+}
+
+// adminPost POSTs to the service's admin API (loopback, no token: the
+// bench's client is no browser, so the cross-site rule lets it through)
+// and fails on any answer but 200.
+func (s *service) adminPost(ctx context.Context, path string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.adminURL+path, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := (&http.Client{Timeout: 5 * time.Minute}).Do(req)
+	if err != nil {
+		return fmt.Errorf("POST %s: %w", path, err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("POST %s: %s %s", path, resp.Status, body)
+	}
+	return nil
 }
 
 // batchSizes reads hookinbox_batch_size for stage from the service's

@@ -47,16 +47,16 @@ func (s statementStats) reset(ctx context.Context) {
 	}
 }
 
-// read stores the phase's top statements in r.
-func (s statementStats) read(ctx context.Context, phase string, r *results) {
+// read returns the top statements since the last reset; nil when off.
+func (s statementStats) read(ctx context.Context) []statementStat {
 	if !s.enabled {
-		return
+		return nil
 	}
 	rows, err := s.db.Query(ctx, `SELECT query, calls, total_exec_time, mean_exec_time, rows::float8 / greatest(calls, 1)
 		FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
 		ORDER BY total_exec_time DESC LIMIT 12`)
 	if err != nil {
-		return
+		return nil
 	}
 	var top []statementStat
 	var st statementStat
@@ -64,6 +64,15 @@ func (s statementStats) read(ctx context.Context, phase string, r *results) {
 		top = append(top, st)
 		return nil
 	})
+	return top
+}
+
+// readInto stores the phase's top statements in r.
+func (s statementStats) readInto(ctx context.Context, phase string, r *results) {
+	top := s.read(ctx)
+	if top == nil {
+		return
+	}
 	if r.Statements == nil {
 		r.Statements = map[string][]statementStat{}
 	}
@@ -74,20 +83,24 @@ var spaces = regexp.MustCompile(`\s+`)
 
 func printStatements(w io.Writer, r results) {
 	for _, phase := range []string{"ingest", "ingest_many", "drain"} {
-		top := r.Statements[phase]
-		if len(top) == 0 {
-			continue
-		}
-		fmt.Fprintf(w, "\nstatements by database time, %s (pg_stat_statements)\n", phase)
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintf(tw, "total ms\tcalls\tmean ms\trows/call\t query\n")
-		for _, st := range top {
-			q := strings.TrimSpace(spaces.ReplaceAllString(st.Query, " "))
-			if len(q) > 90 {
-				q = q[:90] + "…"
-			}
-			fmt.Fprintf(tw, "%.0f\t%d\t%.3f\t%.1f\t %s\n", st.TotalMs, st.Calls, st.MeanMs, st.RowsPerCal, q)
-		}
-		tw.Flush()
+		printStatementTable(w, phase, r.Statements[phase])
 	}
+}
+
+// printStatementTable prints a phase's top statements, if any.
+func printStatementTable(w io.Writer, phase string, top []statementStat) {
+	if len(top) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nstatements by database time, %s (pg_stat_statements)\n", phase)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "total ms\tcalls\tmean ms\trows/call\t query\n")
+	for _, st := range top {
+		q := strings.TrimSpace(spaces.ReplaceAllString(st.Query, " "))
+		if len(q) > 90 {
+			q = q[:90] + "…"
+		}
+		fmt.Fprintf(tw, "%.0f\t%d\t%.3f\t%.1f\t %s\n", st.TotalMs, st.Calls, st.MeanMs, st.RowsPerCal, q)
+	}
+	tw.Flush()
 }

@@ -1,0 +1,282 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// The steady scenario (issue 16): one `hookinbox serve` with the defaults,
+// ingest and processing in one process as a user runs it, under open-loop
+// GitHub `issues` traffic that the shipped issue mirror upserts. The load
+// steps up by fractions of pgbench's one-delivery rate until a step does
+// not hold.
+
+// backlogGrace is how long after a step its backlog is read: processing
+// keeps pace when what is left then is under a second of the step's
+// traffic.
+const backlogGrace = 5 * time.Second
+
+// idleWindow is how long the idle service's CPU is measured.
+const idleWindow = 10 * time.Second
+
+// steadyResult is the -scenario steady report.
+type steadyResult struct {
+	runInfo
+	Pgbench    pgbenchResult `json:"pgbench"`
+	PgbenchCPU cpuUse        `json:"pgbench_cpu"`
+	// IdleBefore is the service with nothing to do before the first
+	// step; IdleAfter after the last one's backlog was worked off.
+	IdleBefore idleUse      `json:"idle_before"`
+	IdleAfter  idleUse      `json:"idle_after"`
+	Steps      []steadyStep `json:"steps"`
+	// MaxSustained is the highest load (a fraction of pgbench's tps) of a
+	// step that held; 0 when none did.
+	MaxSustained float64 `json:"max_sustained_load"`
+}
+
+// steadyStep is one step: open-loop traffic at Load × pgbench's tps.
+type steadyStep struct {
+	Load   float64    `json:"load"`
+	Ingest loadResult `json:"ingest"`
+	// Backlog is the rows still `received` backlogGrace after the step.
+	Backlog int64 `json:"backlog_after_grace"`
+	// AckToProcessed is over the step's inbox rows, read once processing
+	// worked them off (or gave up waiting: a row not processed by then
+	// counts as processed at the reading).
+	AckToProcessed rowLatencies `json:"ack_to_processed"`
+	Unprocessed    int64        `json:"unprocessed_when_read"`
+	// WithError is the step's rows whose processing failed at least once.
+	WithError int64 `json:"rows_with_error"`
+	// Statements are the database's top statements from the step's start
+	// until its rows were processed (-pg-stats).
+	Statements []statementStat `json:"statements,omitempty"`
+	// CPU is from the step's start to the backlog's reading.
+	CPU     cpuUse `json:"cpu"`
+	Holds   bool   `json:"holds"`
+	WhyNot  string `json:"why_not,omitempty"`
+	Profile string `json:"profile,omitempty"`
+}
+
+// idleUse is a service's CPU with nothing to do, in shares of one core.
+type idleUse struct {
+	Seconds  float64 `json:"seconds"`
+	Service  float64 `json:"hookinbox_core_share"`
+	Postgres float64 `json:"postgres_core_share"`
+}
+
+func runSteady(ctx context.Context, opts options, root string, progress func(string, ...any)) error {
+	res := steadyResult{runInfo: newRunInfo(ctx, opts, root, progress)}
+	out := resultsPath(opts, root, res.Started, "steady")
+	r, issues, err := setupIssueRig(ctx, opts, root, progress, &res.runInfo)
+	if err != nil {
+		return err
+	}
+	defer r.close()
+	if res.Pgbench, res.PgbenchCPU, err = r.pgbenchBaseline(ctx, progress); err != nil {
+		return err
+	}
+
+	progress("starting hookinbox serve (role all, the defaults)")
+	svc, err := r.start(ctx, "all")
+	if err != nil {
+		return err
+	}
+	defer svc.stop()
+	meter := cpuMeter{servicePID: svc.cmd.Process.Pid, postmasterPID: r.pg.postmasterPID()}
+	if res.IdleBefore, err = idle(ctx, r, meter, progress); err != nil {
+		return err
+	}
+
+	gen := newGenerator(svc.webhookURL, "issues", issues, opts.steadyConns, opts.dupShare)
+	defer gen.close()
+	for i := 1; float64(i)*opts.steadyStep <= opts.steadyMax+1e-9; i++ {
+		load := float64(i) * opts.steadyStep
+		st, err := steadyRunStep(ctx, r, svc, gen, meter, load, res.Pgbench.TPS, out, progress)
+		if err != nil {
+			return err
+		}
+		res.Steps = append(res.Steps, st)
+		if !st.Holds {
+			break
+		}
+		res.MaxSustained = load
+	}
+	if res.IdleAfter, err = idle(ctx, r, meter, progress); err != nil {
+		return err
+	}
+
+	res.finish()
+	printSteady(os.Stdout, res)
+	progress("wrote %s", out)
+	return writeJSON(out, res)
+}
+
+// steadyRunStep runs one step at load × pgbenchTPS requests per second.
+func steadyRunStep(ctx context.Context, r *rig, svc *service, gen *generator, meter cpuMeter,
+	load, pgbenchTPS float64, out string, progress func(string, ...any)) (steadyStep, error) {
+	st := steadyStep{Load: load}
+	d, db := r.opts.duration, r.db
+	rate := load * pgbenchTPS
+	r.settle(ctx, progress)
+	from, err := maxInboxID(ctx, db)
+	if err != nil {
+		return st, err
+	}
+	progress("step %.2f× pgbench: open loop at %.0f/s, %d connections, %s", load, rate, gen.conns, d)
+	profiled := make(chan error, 1)
+	if r.opts.profile {
+		st.Profile = strings.TrimSuffix(out, ".json") + fmt.Sprintf("-%.2f.pprof", load)
+		go func() {
+			time.Sleep(time.Second)
+			profiled <- svc.cpuProfile(ctx, d-2*time.Second, st.Profile)
+		}()
+	} else {
+		profiled <- nil
+	}
+	stats := statementStats{enabled: r.opts.pgStats, db: db}
+	stats.reset(ctx)
+	end := meter.span(ctx, r.pg, r.svcURL)
+	st.Ingest = gen.openLoop(ctx, rate, d)
+	stopped := time.Now()
+	to, err := maxInboxID(ctx, db)
+	if err != nil {
+		return st, err
+	}
+	select {
+	case <-ctx.Done():
+		return st, ctx.Err()
+	case <-time.After(time.Until(stopped.Add(backlogGrace))):
+	}
+	if st.Backlog, err = countReceived(ctx, db); err != nil {
+		return st, err
+	}
+	st.CPU = end()
+	if err := <-profiled; err != nil {
+		progress("warning: %v", err)
+		st.Profile = ""
+	}
+
+	// The next step starts on an empty backlog, and the latencies count
+	// every row of this one.
+	if _, err := waitDrained(ctx, db, drainLimit(2*d)); err != nil {
+		return st, err
+	}
+	st.Statements = stats.read(ctx)
+	if st.AckToProcessed, err = readRowLatencies(ctx, db, ackToProcessed, from, to); err != nil {
+		return st, err
+	}
+	if err := db.QueryRow(ctx, `SELECT count(*) FILTER (WHERE status = 'received'),
+			count(*) FILTER (WHERE last_error IS NOT NULL OR status = 'failed')
+			FROM inbox WHERE id > $1 AND id <= $2`, from, to).Scan(&st.Unprocessed, &st.WithError); err != nil {
+		return st, err
+	}
+
+	planned := int64(rate * d.Seconds())
+	perSecond := st.Ingest.AcceptedPerSec
+	switch {
+	case st.Ingest.Errors > 0:
+		st.WhyNot = fmt.Sprintf("%d errors: %s", st.Ingest.Errors, strings.Join(errorSummary(st.Ingest.ErrorKinds), "; "))
+	case st.Ingest.Requests < planned:
+		st.WhyNot = fmt.Sprintf("%d of %d requests made", st.Ingest.Requests, planned)
+	case st.Ingest.Seconds > (d + time.Second).Seconds():
+		st.WhyNot = fmt.Sprintf("the last answer came %.1fs after the step's end: ingest fell behind", st.Ingest.Seconds-d.Seconds())
+	case float64(st.Backlog) >= perSecond:
+		st.WhyNot = fmt.Sprintf("%d rows still received %s after the step, %.1fs of its traffic: processing fell behind",
+			st.Backlog, backlogGrace, float64(st.Backlog)/perSecond)
+	case st.WithError > 0:
+		st.WhyNot = fmt.Sprintf("%d rows whose processing failed", st.WithError)
+	default:
+		st.Holds = true
+	}
+	verdict := "holds"
+	if !st.Holds {
+		verdict = "does not hold: " + st.WhyNot
+	}
+	progress("step %.2f×: %.0f answered/s, ack p99 %s, processed p99 %s, backlog %d: %s",
+		load, st.Ingest.RequestsPerSec, st.Ingest.Latency.P99, st.AckToProcessed.P99, st.Backlog, verdict)
+	return st, nil
+}
+
+// idle measures the service's CPU with nothing to do, after a checkpoint
+// and a few seconds for what the last work left behind.
+func idle(ctx context.Context, r *rig, meter cpuMeter, progress func(string, ...any)) (idleUse, error) {
+	r.settle(ctx, progress)
+	progress("idle: %s with nothing to do", idleWindow)
+	select {
+	case <-ctx.Done():
+		return idleUse{}, ctx.Err()
+	case <-time.After(5 * time.Second):
+	}
+	end := meter.span(ctx, r.pg)
+	select {
+	case <-ctx.Done():
+		return idleUse{}, ctx.Err()
+	case <-time.After(idleWindow):
+	}
+	u := end()
+	return idleUse{Seconds: u.Seconds, Service: u.Service / u.Seconds, Postgres: u.Postgres / u.Seconds}, nil
+}
+
+func printSteady(w io.Writer, res steadyResult) {
+	printHeader(w, "steady load, one default serve", res.runInfo)
+	fmt.Fprintf(w, "traffic   GitHub issues (%d issues in %d repositories, payloads %v–%v B), %.0f%% duplicates, open loop, %v connections, %v steps\n",
+		issueCount, issueRepos, res.Options["payload_min"], res.Options["payload_max"], 100*res.Options["dup_share"].(float64),
+		res.Options["steady_connections"], res.Options["duration"])
+	fmt.Fprintf(w, "pgbench   %.0f tps (one delivery's transaction, %d clients, %ds; %s)\n",
+		res.Pgbench.TPS, res.Pgbench.Clients, res.Pgbench.Seconds, pgbenchOther(res.Pgbench, res.PgbenchCPU))
+	fmt.Fprintf(w, "idle      hookinbox %.1f%% of a core, postgres %.1f%% before the steps; %.1f%% and %.1f%% after (%s each)\n\n",
+		100*res.IdleBefore.Service, 100*res.IdleBefore.Postgres, 100*res.IdleAfter.Service, 100*res.IdleAfter.Postgres, idleWindow)
+
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "load\toffered/s\tanswered/s\terrors\tack p50\tack p99\t→processed p50\tp99\tbacklog +5s\thookinbox ms/req\tpostgres ms/req\tbusy\tother\tholds\t\n")
+	for _, s := range res.Steps {
+		var svcMs, pgMs float64
+		if n := float64(s.Ingest.Requests); n > 0 {
+			svcMs, pgMs = 1000*s.CPU.Service/n, 1000*s.CPU.Postgres/n
+		}
+		holds := "yes"
+		if !s.Holds {
+			holds = "no"
+		}
+		fmt.Fprintf(tw, "%.2f×\t%.0f\t%.0f\t%d\t%s\t%s\t%s\t%s\t%d\t%.3f\t%.3f\t%.0f%%\t%.2f\t%s\t\n",
+			s.Load, s.Ingest.TargetRate, s.Ingest.RequestsPerSec, s.Ingest.Errors, s.Ingest.Latency.P50, s.Ingest.Latency.P99,
+			s.AckToProcessed.P50, s.AckToProcessed.P99, s.Backlog, svcMs, pgMs, 100*s.CPU.MachineBusy, s.CPU.Other/s.CPU.Seconds, holds)
+	}
+	tw.Flush()
+	fmt.Fprintln(w, "  answered/s: requests over the step's time until its last answer; ack: from each request's due time;")
+	fmt.Fprintln(w, "  →processed: processed_at − received_at of the step's rows; ms/req: CPU from the step's start to the backlog reading, per request;")
+	fmt.Fprintln(w, "  busy: the machine's CPUs; other: cores used by processes outside the run (another tenant's build or tests)")
+	for _, s := range res.Steps {
+		if !s.Holds {
+			fmt.Fprintf(w, "  %.2f× does not hold: %s\n", s.Load, s.WhyNot)
+		}
+	}
+	for _, s := range res.Steps {
+		printStatementTable(w, fmt.Sprintf("step %.2f×, until its rows were processed", s.Load), s.Statements)
+	}
+	if res.MaxSustained > 0 {
+		fmt.Fprintf(w, "\nhighest sustained step: %.2f× pgbench (%.0f requests/s of %.0f tps)\n", res.MaxSustained, res.MaxSustained*res.Pgbench.TPS, res.Pgbench.TPS)
+	} else {
+		fmt.Fprintln(w, "\nno step held")
+	}
+	for _, s := range res.Steps {
+		if s.Profile != "" {
+			fmt.Fprintf(w, "CPU profile of serve at %.2f×: go tool pprof -top %s\n", s.Load, s.Profile)
+		}
+	}
+	fmt.Fprintf(w, "\ntook %s\n", res.Finished.Sub(res.Started).Round(time.Second))
+}
+
+// resultsPath is -out, or bench/results/<UTC time>.<scenario>.json.
+func resultsPath(opts options, root string, started time.Time, scenario string) string {
+	if opts.out != "" {
+		return opts.out
+	}
+	return filepath.Join(root, "bench", "results", started.UTC().Format("2006-01-02T15-04-05Z")+"."+scenario+".json")
+}
