@@ -120,3 +120,32 @@ func TestPauseHoldsAndResumeSends(t *testing.T) {
 	require.Equal(t, "succeeded", b.waitSend(t, id, "succeeded"))
 	require.Less(t, time.Since(resumed), 5*time.Second, "sent on resume")
 }
+
+// A resume gives every held send its job a slice at a time, in a job of
+// its own: the admin request returns at once, whatever the backlog.
+func TestResumeOfALargeBacklogSendsEverySend(t *testing.T) {
+	t.Parallel()
+	b := setupWith(t, setupOpts{dest: func(d *destination.Destination) { d.MaxInFlight = 50 }})
+	ctx := context.Background()
+	require.NoError(t, pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error { return b.svc.SetPausedTx(ctx, tx, b.client, "app", true) }))
+	_, inboxID := b.deliver(t, "invoice.paid", "inv_big", time.Now())
+	require.Eventually(t, func() bool {
+		return b.count(t, "SELECT count(*) FROM destination_send WHERE state = 'held'") == 1
+	}, 10*time.Second, 10*time.Millisecond)
+	// 1,199 more held sends of the same delivery's payload, as a long pause
+	// leaves them (more than two of the resume job's slices).
+	_, err := b.pool.Exec(ctx, `
+		INSERT INTO destination_send (destination, source, delivery_id, inbox_id, event_type, key, ordered, skip_stale,
+		                              event_at, event_received_at, at_is_receipt, state)
+		SELECT 'app', 'billing', 'held_' || g, $1, 'invoice.paid', 'hkb_held_' || g, false, false, now(), now(), false, 'held'
+		FROM generate_series(1, 1199) g`, inboxID)
+	require.NoError(t, err)
+
+	start := time.Now()
+	require.NoError(t, pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error { return b.svc.SetPausedTx(ctx, tx, b.client, "app", false) }))
+	require.Less(t, time.Since(start), time.Second, "the resume itself only enqueues its job")
+	require.Eventually(t, func() bool {
+		return b.count(t, "SELECT count(*) FROM destination_send WHERE state = 'succeeded'") == 1200
+	}, 60*time.Second, 50*time.Millisecond)
+	require.Len(t, b.recv.Effects(), 1200)
+}

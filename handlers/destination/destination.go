@@ -107,6 +107,7 @@ func Register(r *handlers.Registry, cfg Config) (*Service, error) {
 		}
 	}
 	handlers.AddWorker(r, &sendWorker{svc: s})
+	handlers.AddWorker(r, &resumeWorker{svc: s})
 	for _, src := range cfg.Sources {
 		ts := s.targets[src]
 		if len(ts) == 0 {

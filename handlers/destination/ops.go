@@ -112,8 +112,10 @@ func (s *Service) Statuses(ctx context.Context) ([]Status, error) {
 }
 
 // SetPausedTx pauses or resumes a destination in tx. A paused destination
-// holds its sends (they wait, nothing is dropped); resuming gives each held
-// send a job again, inserted with client in tx.
+// holds its sends (they wait, without a job: nothing is dropped). Resuming
+// enqueues, with client in tx, the job that gives the held sends their jobs
+// again, a slice at a time: a destination paused for a day may hold
+// millions, more than one request or transaction should take.
 func (s *Service) SetPausedTx(ctx context.Context, tx pgx.Tx, client inserter, name string, paused bool) error {
 	if _, ok := s.dests[name]; !ok {
 		return ErrNotFound
@@ -125,19 +127,8 @@ func (s *Service) SetPausedTx(ctx context.Context, tx pgx.Tx, client inserter, n
 	if paused {
 		return nil
 	}
-	rows, err := tx.Query(ctx, heldListSQL, pgx.NamedArgs{"destination": name})
-	if err != nil {
-		return err
-	}
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
-	if err != nil {
-		return err
-	}
-	insert := inTx(client, tx)
-	for _, id := range ids {
-		if err := s.startTx(ctx, tx, insert, id, name); err != nil {
-			return fmt.Errorf("resume held send %d: %w", id, err)
-		}
+	if _, err := client.InsertTx(ctx, tx, ResumeArgs{Destination: name}, nil); err != nil {
+		return fmt.Errorf("enqueue resume: %w", err)
 	}
 	return nil
 }
