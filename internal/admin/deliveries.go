@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"context"
 	_ "embed"
 	"encoding/base64"
 	"encoding/hex"
@@ -56,54 +57,85 @@ type deliveryPage struct {
 }
 
 func (s *Server) listDeliveries(c *fiber.Ctx) error {
-	args := pgx.NamedArgs{}
-	for _, name := range []string{"source", "status", "event_type", "resource"} {
-		args[name] = optional(c.Query(name))
-	}
-	if err := checkStatus(c.Query("status")); err != nil {
+	_, page, err := s.listPage(c)
+	if err != nil {
 		return err
+	}
+	return c.JSON(page)
+}
+
+// listPage reads the page the request's filter asks for.
+func (s *Server) listPage(c *fiber.Ctx) (deliveryFilter, deliveryPage, error) {
+	f, err := parseDeliveryFilter(c)
+	if err != nil {
+		return f, deliveryPage{}, err
+	}
+	page, err := s.queryDeliveries(c.UserContext(), f)
+	return f, page, err
+}
+
+// deliveryFilter is GET /admin/deliveries's query, which the console's
+// list takes too (its URLs are the API's filters).
+type deliveryFilter struct {
+	Source, Status, EventType, Resource string
+	Since, Until                        string // as given: RFC 3339
+	Limit                               int
+	since, until                        *time.Time
+	cursor                              *int64 // older than this id
+	after                               *int64 // newer than this id (the console's poll)
+}
+
+func parseDeliveryFilter(c *fiber.Ctx) (deliveryFilter, error) {
+	f := deliveryFilter{Source: c.Query("source"), Status: c.Query("status"), EventType: c.Query("event_type"),
+		Resource: c.Query("resource"), Since: c.Query("since"), Until: c.Query("until"), Limit: DefaultListLimit}
+	if err := checkStatus(f.Status); err != nil {
+		return f, err
 	}
 	var err error
-	if args["since"], err = optionalTime(c.Query("since"), "since"); err != nil {
-		return err
+	if f.since, err = optionalTime(f.Since, "since"); err != nil {
+		return f, err
 	}
-	if args["until"], err = optionalTime(c.Query("until"), "until"); err != nil {
-		return err
+	if f.until, err = optionalTime(f.Until, "until"); err != nil {
+		return f, err
 	}
-	limit := DefaultListLimit
 	if q := c.Query("limit"); q != "" {
-		if limit, err = strconv.Atoi(q); err != nil || limit < 1 || limit > MaxListLimit {
-			return errBadRequest(fmt.Sprintf("limit must be 1 to %d", MaxListLimit))
+		if f.Limit, err = strconv.Atoi(q); err != nil || f.Limit < 1 || f.Limit > MaxListLimit {
+			return f, errBadRequest(fmt.Sprintf("limit must be 1 to %d", MaxListLimit))
 		}
 	}
-	args["limit"] = limit + 1 // one more tells whether a next page exists
-	args["cursor"] = nil
 	if q := c.Query("cursor"); q != "" {
 		id, err := decodeCursor(q)
 		if err != nil {
-			return errBadRequest("cursor is not one this API returned")
+			return f, errBadRequest("cursor is not one this API returned")
 		}
-		args["cursor"] = id
+		f.cursor = &id
 	}
+	return f, nil
+}
 
-	rows, err := s.cfg.Pool.Query(c.UserContext(), deliveriesListSQL, args)
+// queryDeliveries reads one page, newest first.
+func (s *Server) queryDeliveries(ctx context.Context, f deliveryFilter) (deliveryPage, error) {
+	args := pgx.NamedArgs{"source": optional(f.Source), "status": optional(f.Status), "event_type": optional(f.EventType),
+		"resource": optional(f.Resource), "since": f.since, "until": f.until, "cursor": f.cursor, "after": f.after,
+		"limit": f.Limit + 1} // one more tells whether a next page exists
+	rows, err := s.cfg.Pool.Query(ctx, deliveriesListSQL, args)
 	if err != nil {
-		return err
+		return deliveryPage{}, err
 	}
 	items, err := pgx.CollectRows(rows, pgx.RowToStructByPos[Delivery])
 	if err != nil {
-		return err
+		return deliveryPage{}, err
 	}
 	page := deliveryPage{Items: items}
-	if len(items) > limit {
-		page.Items = items[:limit]
-		next := encodeCursor(page.Items[limit-1].ID)
+	if len(items) > f.Limit {
+		page.Items = items[:f.Limit]
+		next := encodeCursor(page.Items[f.Limit-1].ID)
 		page.NextCursor = &next
 	}
 	if page.Items == nil {
 		page.Items = []Delivery{}
 	}
-	return c.JSON(page)
+	return page, nil
 }
 
 // DeliveryDetail is one delivery with everything known about its processing.
@@ -146,20 +178,29 @@ func (s *Server) getDelivery(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	ctx := c.UserContext()
+	d, err := s.readDelivery(c.UserContext(), id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(d)
+}
+
+// readDelivery reads one delivery with its attempts, keys and sends, or a
+// 404 error.
+func (s *Server) readDelivery(ctx context.Context, id int64) (DeliveryDetail, error) {
 	var (
 		d       DeliveryDetail
 		payload []byte
 		sum     []byte
 	)
-	err = s.cfg.Pool.QueryRow(ctx, deliveryGetSQL, pgx.NamedArgs{"id": id}).Scan(
+	err := s.cfg.Pool.QueryRow(ctx, deliveryGetSQL, pgx.NamedArgs{"id": id}).Scan(
 		&d.ID, &d.Source, &d.DeliveryID, &d.EventType, &d.Status, &d.Origin, &d.ResourceKey,
 		&d.OccurredAt, &d.ReceivedAt, &d.ProcessedAt, &d.LastError, &d.Size, &d.Headers, &payload, &sum)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return errNotFound(fmt.Sprintf("no delivery with id %d", id))
+		return d, errNotFound(fmt.Sprintf("no delivery with id %d", id))
 	}
 	if err != nil {
-		return err
+		return d, err
 	}
 	d.SHA256 = hex.EncodeToString(sum)
 	if utf8.Valid(payload) {
@@ -170,17 +211,17 @@ func (s *Server) getDelivery(c *fiber.Ctx) error {
 
 	rows, err := s.cfg.Pool.Query(ctx, deliveryAttemptsSQL, pgx.NamedArgs{"id": id})
 	if err != nil {
-		return err
+		return d, err
 	}
 	if d.Attempts, err = pgx.CollectRows(rows, pgx.RowToStructByPos[Attempt]); err != nil {
-		return err
+		return d, err
 	}
 	rows, err = s.cfg.Pool.Query(ctx, deliveryKeysSQL, pgx.NamedArgs{"source": d.Source, "delivery_id": d.DeliveryID})
 	if err != nil {
-		return err
+		return d, err
 	}
 	if d.Keys, err = pgx.CollectRows(rows, pgx.RowToStructByPos[DerivedKey]); err != nil {
-		return err
+		return d, err
 	}
 	if d.Attempts == nil {
 		d.Attempts = []Attempt{}
@@ -188,10 +229,8 @@ func (s *Server) getDelivery(c *fiber.Ctx) error {
 	if d.Keys == nil {
 		d.Keys = []DerivedKey{}
 	}
-	if d.Destinations, err = destination.SendsOf(ctx, s.cfg.Pool, d.Source, d.DeliveryID); err != nil {
-		return err
-	}
-	return c.JSON(d)
+	d.Destinations, err = destination.SendsOf(ctx, s.cfg.Pool, d.Source, d.DeliveryID)
+	return d, err
 }
 
 func pathID(c *fiber.Ctx) (int64, error) {
