@@ -25,7 +25,13 @@ var (
 	retentionIdempotencySQL string
 	//go:embed sql/retention_bulk_replay.sql
 	retentionBulkReplaySQL string
+	//go:embed sql/retention_ingest_minute.sql
+	retentionIngestMinuteSQL string
 )
+
+// IngestMinuteRetention is how long the console's per-minute ingest
+// counts are kept: its charts show the last 24 h.
+const IngestMinuteRetention = 48 * time.Hour
 
 // RetentionConfig says how long rows live.
 type RetentionConfig struct {
@@ -168,6 +174,9 @@ func (w *RetentionWorker) Run(ctx context.Context, now time.Time) (RetentionResu
 	}
 	if _, err := w.pool.Exec(ctx, retentionBulkReplaySQL, pgx.NamedArgs{"cutoff": now.Add(-w.cfg.Default)}); err != nil {
 		return res, fmt.Errorf("retention: bulk replays: %w", err)
+	}
+	if _, err := w.pool.Exec(ctx, retentionIngestMinuteSQL, pgx.NamedArgs{"cutoff": now.Add(-IngestMinuteRetention)}); err != nil {
+		return res, fmt.Errorf("retention: ingest counts: %w", err)
 	}
 	return res, nil
 }

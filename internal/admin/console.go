@@ -30,7 +30,7 @@ var (
 	//go:embed console/static/*.js console/static/*.css
 	consoleStatic embed.FS
 
-	consolePages = parseConsolePages("deliveries", "delivery", "error")
+	consolePages = parseConsolePages("overview", "deliveries", "delivery", "error")
 )
 
 func parseConsolePages(names ...string) map[string]*template.Template {
@@ -54,7 +54,20 @@ var consoleFuncs = template.FuncMap{
 		}
 		return "—"
 	},
-	"ago": func(t time.Time) string { return ago(time.Since(t)) },
+	"ago": func(t any) string {
+		switch t := t.(type) {
+		case time.Time:
+			return ago(time.Since(t))
+		case *time.Time:
+			if t != nil {
+				return ago(time.Since(*t))
+			}
+		}
+		return "—"
+	},
+	// clickKey is a fresh Idempotency-Key for one form: rendered once, so
+	// the form posted twice is one operation.
+	"clickKey": newClickKey,
 	"str": func(s *string) string {
 		if s == nil {
 			return ""
@@ -92,13 +105,14 @@ func (s *Server) page(c *fiber.Ctx, title, nav string) pageBase {
 // mountConsole adds the console's routes. Its forms post to routes of its
 // own, which run the API's (consoleAction).
 func (s *Server) mountConsole() {
-	s.app.Get("/console/", func(c *fiber.Ctx) error { return c.Redirect("/console/deliveries", http.StatusSeeOther) })
+	s.app.Get("/console/", s.consoleOverview)
 	s.app.Get("/console/static/:file", consoleAsset)
 	s.app.Get("/console/deliveries", s.consoleDeliveries)
 	s.app.Get("/console/deliveries/rows", s.consoleDeliveryRows)
 	s.app.Get("/console/deliveries/:id", s.consoleDelivery)
 	s.app.Get("/console/deliveries/:id/live", s.consoleDeliveryLive)
 	s.app.Post("/console/deliveries/:id/replay", s.consoleReplay())
+	s.app.Post("/console/destinations/:name/:action", s.consoleDestination())
 	s.app.All("/console/*", func(c *fiber.Ctx) error { return errNotFound("no console page at " + c.Path()) })
 }
 

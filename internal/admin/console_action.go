@@ -110,3 +110,25 @@ func (s *Server) consoleReplay() fiber.Handler {
 		return fmt.Sprintf("/console/deliveries/%d?replay=%d", r.ID, r.ReplayID), nil
 	})
 }
+
+// consoleDestination is the Overview's pause, resume and retry buttons:
+// POST /admin/destinations/{name}/{action}.
+func (s *Server) consoleDestination() fiber.Handler {
+	back := func([]byte) (string, error) { return "/console/#destinations", nil }
+	noBody := func(*fiber.Ctx) (apiCall, error) { return apiCall{}, nil }
+	actions := map[string]fiber.Handler{
+		"pause":  s.consoleAction("destination_pause", s.setPaused(true), noBody, back),
+		"resume": s.consoleAction("destination_resume", s.setPaused(false), noBody, back),
+		"retry": s.consoleAction("destination_retry", s.retryDestination, func(c *fiber.Ctx) (apiCall, error) {
+			body, err := json.Marshal(retryRequest{Status: "failed", Since: formField(c, "since")})
+			return apiCall{body: body}, err
+		}, back),
+	}
+	return func(c *fiber.Ctx) error {
+		action, ok := actions[c.Params("action")]
+		if !ok {
+			return errNotFound("no console page at " + c.Path())
+		}
+		return action(c)
+	}
+}

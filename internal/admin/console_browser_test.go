@@ -105,9 +105,31 @@ func TestConsoleInChromium(t *testing.T) {
 		return b.count(t, "SELECT count(*) FROM inbox WHERE status = 'received'") == 0
 	}, 10*time.Second, 20*time.Millisecond)
 
+	// A day of traffic for the charts: a wave of accepted requests, some
+	// duplicates, a burst of bad signatures.
+	_, err := b.pool.Exec(context.Background(), `INSERT INTO ingest_minute (minute, source, outcome, count)
+		SELECT m, s, o, n FROM generate_series(date_trunc('minute', now()) - interval '1439 minutes', date_trunc('minute', now()), interval '1 minute') m
+		CROSS JOIN LATERAL (VALUES
+			('github', 'accepted', (20 + 15 * sin(extract(epoch FROM m) / 7200))::int),
+			('github', 'duplicate', (extract(minute FROM m)::int % 7)),
+			('github', 'invalid_signature', CASE WHEN extract(hour FROM m) = 3 THEN 9 ELSE 0 END),
+			('stripe', 'accepted', (8 + 6 * cos(extract(epoch FROM m) / 5400))::int),
+			('stripe', 'unavailable', CASE WHEN extract(hour FROM m) = 11 AND extract(minute FROM m) < 20 THEN 12 ELSE 0 END)
+		) AS v (s, o, n) WHERE n > 0`)
+	require.NoError(t, err)
+
 	br := newBrowser(t, b)
+	t.Run("overview", func(t *testing.T) {
+		br.t = t
+		br.navigate(chromedp.Navigate(b.baseURL + "/console/"))
+		br.do(chromedp.WaitVisible(chromedp.CSS(`.chart[data-source=github] canvas`)),
+			chromedp.WaitVisible(chromedp.CSS(`.chart[data-source=stripe] canvas`)))
+		require.Equal(t, "1", br.text("#failed"))
+		browsertest.Screenshot(t, br.ctx, "console-overview")
+	})
 	t.Run("filter", func(t *testing.T) {
 		br.t = t
+		br.navigate(chromedp.Click(chromedp.CSS(`nav a[href="/console/deliveries"]`)))
 		br.do(chromedp.SetValue(chromedp.CSS(`select[name=status]`), "failed"))
 		br.navigate(chromedp.Click(chromedp.CSS(`form.filters button[type=submit]`)))
 		loc, err := chromedp.Run(br.ctx, chromedp.Location())

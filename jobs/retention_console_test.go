@@ -1,0 +1,36 @@
+package jobs_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/hookinbox/hookinbox/jobs"
+)
+
+// The console's tables have retention of their own: per-minute ingest
+// counts live two days.
+func TestRetentionOfConsoleTables(t *testing.T) {
+	t.Parallel()
+	b := setupRetention(t)
+	ctx := context.Background()
+	_, err := b.pool.Exec(ctx, `INSERT INTO ingest_minute (minute, source, outcome, count)
+		VALUES ($1, 'github', 'accepted', 1), ($2, 'github', 'accepted', 2)`,
+		b.now.Add(-jobs.IngestMinuteRetention-time.Minute), b.now.Add(-time.Hour))
+	require.NoError(t, err)
+
+	w := jobs.NewRetentionWorker(b.pool, jobs.RetentionConfig{Inbox: map[string]time.Duration{"github": 30 * day}, IdempotencyKeys: day}, time.Minute, nil)
+	_, err = w.Run(ctx, b.now)
+	require.NoError(t, err)
+	var kept []int
+	rows, err := b.pool.Query(ctx, "SELECT count::int FROM ingest_minute ORDER BY minute")
+	require.NoError(t, err)
+	for rows.Next() {
+		var n int
+		require.NoError(t, rows.Scan(&n))
+		kept = append(kept, n)
+	}
+	require.Equal(t, []int{2}, kept)
+}
