@@ -30,7 +30,7 @@ var (
 	//go:embed console/static/*.js console/static/*.css
 	consoleStatic embed.FS
 
-	consolePages = parseConsolePages("overview", "deliveries", "delivery", "error")
+	consolePages = parseConsolePages("overview", "deliveries", "delivery", "conflicts", "conflict", "error")
 )
 
 func parseConsolePages(names ...string) map[string]*template.Template {
@@ -112,6 +112,8 @@ func (s *Server) mountConsole() {
 	s.app.Get("/console/deliveries/:id", s.consoleDelivery)
 	s.app.Get("/console/deliveries/:id/live", s.consoleDeliveryLive)
 	s.app.Post("/console/deliveries/:id/replay", s.consoleReplay())
+	s.app.Get("/console/conflicts", s.consoleConflicts)
+	s.app.Get("/console/conflicts/:id", s.consoleConflict)
 	s.app.Post("/console/destinations/:name/:action", s.consoleDestination())
 	s.app.All("/console/*", func(c *fiber.Ctx) error { return errNotFound("no console page at " + c.Path()) })
 }

@@ -80,10 +80,10 @@ func (br *browser) doubleClick(sel string) {
 	br.do(chromedp.MouseClickXY(center[0], center[1]), chromedp.MouseClickXY(center[0], center[1], chromedp.ClickCount(2)))
 }
 
-// The console in a real browser: sign in, filter, watch a new delivery
-// arrive, open a failed delivery, replay it with a double click (one
-// replay) and watch it turn processed; a form on another site that posts
-// to the console is refused.
+// The console in a real browser: sign in, see the charts, filter, watch a
+// new delivery arrive, open a failed delivery, replay it with a double
+// click (one replay) and watch it turn processed, see a conflict's diff;
+// a form on another site that posts to the console is refused.
 func TestConsoleInChromium(t *testing.T) {
 	t.Parallel()
 	browsertest.Path(t)
@@ -167,6 +167,18 @@ func TestConsoleInChromium(t *testing.T) {
 		require.Equal(t, 1, b.count(t, "SELECT count(*) FROM replay"), "a double click replays once")
 		require.Contains(t, br.text("#attempts"), "Replay #")
 		browsertest.Screenshot(t, br.ctx, "console-delivery")
+	})
+	t.Run("conflict diff", func(t *testing.T) {
+		br.t = t
+		b.deliver(t, "stripe", "evt_browser_conflict", "charge.succeeded",
+			`{"id":"evt_browser_conflict","type":"charge.succeeded","data":{"object":{"id":"ch_1","amount":1999,"currency":"eur","status":"succeeded"}}}`)
+		id := b.conflict(t, "stripe", "evt_browser_conflict",
+			`{"id":"evt_browser_conflict","type":"charge.succeeded","data":{"object":{"id":"ch_1","amount":2999,"currency":"eur","status":"succeeded"}}}`)
+		br.navigate(chromedp.Click(chromedp.CSS(`nav a[href="/console/conflicts"]`)))
+		br.navigate(chromedp.Click(chromedp.CSS(fmt.Sprintf("#c%d a", id))))
+		require.Contains(t, br.text("#diff td.del"), `"amount": 1999`)
+		require.Contains(t, br.text("#diff td.add"), `"amount": 2999`)
+		browsertest.Screenshot(t, br.ctx, "console-conflict")
 	})
 	t.Run("cross-site post refused", func(t *testing.T) {
 		br.t = t
