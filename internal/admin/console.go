@@ -30,7 +30,7 @@ var (
 	//go:embed console/static/*.js console/static/*.css
 	consoleStatic embed.FS
 
-	consolePages = parseConsolePages("overview", "deliveries", "delivery", "conflicts", "conflict", "error")
+	consolePages = parseConsolePages("overview", "deliveries", "delivery", "conflicts", "conflict", "bulk_new", "bulk", "error")
 )
 
 func parseConsolePages(names ...string) map[string]*template.Template {
@@ -114,6 +114,10 @@ func (s *Server) mountConsole() {
 	s.app.Post("/console/deliveries/:id/replay", s.consoleReplay())
 	s.app.Get("/console/conflicts", s.consoleConflicts)
 	s.app.Get("/console/conflicts/:id", s.consoleConflict)
+	s.app.Get("/console/bulk-replays/new", s.consoleBulkNew)
+	s.app.Post("/console/bulk-replays", s.consoleBulkStart())
+	s.app.Get("/console/bulk-replays/:id", s.consoleBulk)
+	s.app.Get("/console/bulk-replays/:id/progress", s.consoleBulkProgress)
 	s.app.Post("/console/destinations/:name/:action", s.consoleDestination())
 	s.app.All("/console/*", func(c *fiber.Ctx) error { return errNotFound("no console page at " + c.Path()) })
 }

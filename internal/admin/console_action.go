@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+
+	"github.com/hookinbox/hookinbox/jobs"
 )
 
 // apiLocal is set while a console action runs the API's route: its errors
@@ -108,6 +110,26 @@ func (s *Server) consoleReplay() fiber.Handler {
 			return "", err
 		}
 		return fmt.Sprintf("/console/deliveries/%d?replay=%d", r.ID, r.ReplayID), nil
+	})
+}
+
+// consoleBulkStart is the bulk replay form: POST /admin/bulk-replays.
+func (s *Server) consoleBulkStart() fiber.Handler {
+	return s.consoleAction("bulk_replay", s.createBulkReplay, func(c *fiber.Ctx) (apiCall, error) {
+		req := bulkReplayRequest{Source: formField(c, "source"), Status: formField(c, "status"),
+			EventType: formField(c, "event_type"), Since: formField(c, "since"), Until: formField(c, "until")}
+		var err error
+		if req.Limit, err = formLimit(formField(c, "limit")); err != nil {
+			return apiCall{}, err
+		}
+		body, err := json.Marshal(req)
+		return apiCall{body: body}, err
+	}, func(body []byte) (string, error) {
+		var b jobs.BulkReplay
+		if err := json.Unmarshal(body, &b); err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("/console/bulk-replays/%d", b.ID), nil
 	})
 }
 

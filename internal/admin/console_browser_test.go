@@ -82,7 +82,8 @@ func (br *browser) doubleClick(sel string) {
 
 // The console in a real browser: sign in, see the charts, filter, watch a
 // new delivery arrive, open a failed delivery, replay it with a double
-// click (one replay) and watch it turn processed, see a conflict's diff;
+// click (one replay) and watch it turn processed, follow a bulk replay
+// to 100%, see a conflict's diff;
 // a form on another site that posts to the console is refused.
 func TestConsoleInChromium(t *testing.T) {
 	t.Parallel()
@@ -168,6 +169,21 @@ func TestConsoleInChromium(t *testing.T) {
 		require.Contains(t, br.text("#attempts"), "Replay #")
 		browsertest.Screenshot(t, br.ctx, "console-delivery")
 	})
+	t.Run("bulk replay to 100%", func(t *testing.T) {
+		br.t = t
+		br.navigate(chromedp.Click(chromedp.CSS(`nav a[href="/console/bulk-replays/new"]`)))
+		br.do(chromedp.SetValue(chromedp.CSS(`#preview select[name=status]`), "skipped"))
+		br.navigate(chromedp.Click(chromedp.CSS(`#preview button[type=submit]`)))
+		require.Equal(t, "3", br.text("#preview-replays"))
+		browsertest.Screenshot(t, br.ctx, "console-bulk-replay-preview")
+		br.navigate(chromedp.Click(chromedp.CSS("#start")))
+		ctx, cancel := context.WithTimeout(br.ctx, 30*time.Second)
+		defer cancel()
+		_, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.getElementById("percent").textContent === "100%"`))
+		require.NoError(t, err, "the progress bar follows the bulk replay to 100%%")
+		require.Equal(t, 4, b.count(t, "SELECT count(*) FROM replay"), "the earlier replay and three")
+		browsertest.Screenshot(t, br.ctx, "console-bulk-replay")
+	})
 	t.Run("conflict diff", func(t *testing.T) {
 		br.t = t
 		b.deliver(t, "stripe", "evt_browser_conflict", "charge.succeeded",
@@ -189,10 +205,11 @@ func TestConsoleInChromium(t *testing.T) {
 				`<input name="idempotency_key" value="forged"></form><script>document.getElementById("f").submit()</script>`, b.baseURL, failed)
 		}))
 		defer evil.Close()
+		replays := b.count(t, "SELECT count(*) FROM replay")
 		br.do(chromedp.Navigate(evil.URL), chromedp.WaitVisible(chromedp.CSS("#error-message")))
 		require.Contains(t, br.text("#error-message"), "cross_site_request")
 		require.Contains(t, br.text("h1"), "403")
-		require.Equal(t, 1, b.count(t, "SELECT count(*) FROM replay"), "nothing replayed")
+		require.Equal(t, replays, b.count(t, "SELECT count(*) FROM replay"), "nothing replayed")
 		require.Zero(t, b.count(t, "SELECT count(*) FROM api_idempotency WHERE idempotency_key = 'forged'"))
 		browsertest.Screenshot(t, br.ctx, "console-cross-site-refused")
 	})

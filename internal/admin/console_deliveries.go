@@ -19,6 +19,7 @@ type deliveriesView struct {
 	PollURL   string
 	NextURL   string // the next (older) page; "" on the last
 	NewestURL string // the first page of the same filter
+	BulkURL   string // a bulk replay of the same filter
 	APIURL    string // the same list from the API
 }
 
@@ -34,9 +35,9 @@ func (s *Server) consoleDeliveries(c *fiber.Ctx) error {
 		return err
 	}
 	q := f.query()
-	v := deliveriesView{pageBase: s.page(c, "Deliveries", "deliveries"), Filter: f, Sources: s.cfg.Sources,
+	v := deliveriesView{pageBase: s.page(c, "Deliveries", "deliveries"), Filter: f, Sources: sourceChoices(s.cfg.Sources, f.Source),
 		Statuses: statusNames, Items: page.Items, Newest: f.cursor == nil, APIURL: withQuery("/admin/deliveries", q),
-		NewestURL: withQuery("/console/deliveries", q)}
+		NewestURL: withQuery("/console/deliveries", q), BulkURL: withQuery("/console/bulk-replays/new", bulkQuery(q))}
 	if page.NextCursor != nil {
 		next := f.query()
 		next.Set("cursor", *page.NextCursor)
@@ -106,4 +107,16 @@ func withQuery(path string, q url.Values) string {
 		return path
 	}
 	return path + "?" + q.Encode()
+}
+
+// bulkQuery is a list's filter as a bulk replay's: no resource, no page
+// size (a bulk replay has no resource filter, and a limit of its own).
+func bulkQuery(q url.Values) url.Values {
+	out := url.Values{}
+	for _, k := range []string{"source", "status", "event_type", "since", "until"} {
+		if v := q.Get(k); v != "" {
+			out.Set(k, v)
+		}
+	}
+	return out
 }
