@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -21,6 +22,8 @@ import (
 var (
 	//go:embed sql/deliveries_list.sql
 	deliveriesListSQL string
+	//go:embed sql/deliveries_list_until.sql
+	deliveriesListUntilSQL string
 	//go:embed sql/delivery_get.sql
 	deliveryGetSQL string
 	//go:embed sql/delivery_attempts.sql
@@ -81,8 +84,9 @@ type deliveryFilter struct {
 	Since, Until                        string // as given: RFC 3339
 	Limit                               int
 	since, until                        *time.Time
-	cursor                              *int64 // older than this id
-	after                               *int64 // newer than this id (the console's poll)
+	cursor                              *int64     // older than this id (with until: than this time and id)
+	cursorAt                            *time.Time // with until: the cursor's received_at
+	after                               *int64     // newer than this id (the console's poll)
 }
 
 func parseDeliveryFilter(c *fiber.Ctx) (deliveryFilter, error) {
@@ -104,9 +108,18 @@ func parseDeliveryFilter(c *fiber.Ctx) (deliveryFilter, error) {
 		}
 	}
 	if q := c.Query("cursor"); q != "" {
-		id, err := decodeCursor(q)
+		var (
+			id int64
+			at time.Time
+		)
+		if f.until == nil {
+			id, err = decodeCursor(q)
+		} else {
+			at, id, err = decodeTimeCursor(q)
+			f.cursorAt = &at
+		}
 		if err != nil {
-			return f, errBadRequest("cursor is not one this API returned")
+			return f, errBadRequest("cursor is not one this API returned (with these filters)")
 		}
 		f.cursor = &id
 	}
@@ -118,7 +131,11 @@ func (s *Server) queryDeliveries(ctx context.Context, f deliveryFilter) (deliver
 	args := pgx.NamedArgs{"source": optional(f.Source), "status": optional(f.Status), "event_type": optional(f.EventType),
 		"resource": optional(f.Resource), "since": f.since, "until": f.until, "cursor": f.cursor, "after": f.after,
 		"limit": f.Limit + 1} // one more tells whether a next page exists
-	rows, err := s.cfg.Pool.Query(ctx, deliveriesListSQL, args)
+	sql := deliveriesListSQL
+	if f.until != nil {
+		sql, args["cursor_at"] = deliveriesListUntilSQL, f.cursorAt
+	}
+	rows, err := s.cfg.Pool.Query(ctx, sql, args)
 	if err != nil {
 		return deliveryPage{}, err
 	}
@@ -129,7 +146,11 @@ func (s *Server) queryDeliveries(ctx context.Context, f deliveryFilter) (deliver
 	page := deliveryPage{Items: items}
 	if len(items) > f.Limit {
 		page.Items = items[:f.Limit]
-		next := encodeCursor(page.Items[f.Limit-1].ID)
+		last := page.Items[f.Limit-1]
+		next := encodeCursor(last.ID)
+		if f.until != nil {
+			next = encodeTimeCursor(last.ReceivedAt, last.ID)
+		}
 		page.NextCursor = &next
 	}
 	if page.Items == nil {
@@ -282,4 +303,26 @@ func decodeCursor(s string) (int64, error) {
 		return 0, errors.New("bad cursor")
 	}
 	return strconv.ParseInt(string(raw[3:]), 10, 64)
+}
+
+// A list with until is ordered by received time (deliveries_list_until.sql):
+// its cursor holds the last row's received_at, in microseconds as stored,
+// and its id.
+func encodeTimeCursor(at time.Time, id int64) string {
+	return base64.RawURLEncoding.EncodeToString([]byte("at:" + strconv.FormatInt(at.UnixMicro(), 10) + ":" + strconv.FormatInt(id, 10)))
+}
+
+func decodeTimeCursor(s string) (time.Time, int64, error) {
+	raw, err := base64.RawURLEncoding.DecodeString(s)
+	rest, ok := strings.CutPrefix(string(raw), "at:")
+	at, id, ok2 := strings.Cut(rest, ":")
+	if err != nil || !ok || !ok2 {
+		return time.Time{}, 0, errors.New("bad cursor")
+	}
+	micros, err := strconv.ParseInt(at, 10, 64)
+	if err != nil {
+		return time.Time{}, 0, err
+	}
+	n, err := strconv.ParseInt(id, 10, 64)
+	return time.UnixMicro(micros), n, err
 }
