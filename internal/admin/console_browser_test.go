@@ -42,7 +42,20 @@ func (br *browser) do(actions ...chromedp.Action[chromedp.Void]) {
 	br.t.Helper()
 	ctx, cancel := context.WithTimeout(br.ctx, 30*time.Second)
 	defer cancel()
-	require.NoError(br.t, chromedp.Do(ctx, actions...))
+	if err := chromedp.Do(ctx, actions...); err != nil {
+		br.explain()
+		require.NoError(br.t, err)
+	}
+}
+
+// explain logs where the tab is and what it shows, for a failure.
+func (br *browser) explain() {
+	ctx, cancel := context.WithTimeout(br.ctx, 5*time.Second)
+	defer cancel()
+	loc, _ := chromedp.Run(ctx, chromedp.Location())
+	text, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body ? document.body.innerText : ""`))
+	br.t.Logf("the tab is at %s and shows:\n%s", loc, text)
+	browsertest.Screenshot(br.t, br.ctx, "failure")
 }
 
 // navigate runs an action that loads a page and waits for its response.
@@ -70,14 +83,15 @@ func (br *browser) eval(js string) int {
 	return n
 }
 
-// doubleClick presses the mouse twice on an element, as a person's
-// double click does: two clicks, the second with clickCount 2.
+// doubleClick clicks an element twice, 30 ms apart, as a double click
+// does. The clicks run in the page (trusted mouse events sent over the
+// DevTools protocol can hang when the first one's navigation swaps the
+// page), so the second one never reaches the page the first one loads.
 func (br *browser) doubleClick(sel string) {
 	br.t.Helper()
-	center, err := chromedp.Run(br.ctx, chromedp.Evaluate[[]float64](fmt.Sprintf(
-		`(() => { const r = document.querySelector(%q).getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; })()`, sel)))
+	_, err := chromedp.Run(br.ctx, chromedp.Evaluate[bool](fmt.Sprintf(
+		`(() => { const b = document.querySelector(%q); b.click(); setTimeout(() => b.click(), 30); return true; })()`, sel)))
 	require.NoError(br.t, err)
-	br.do(chromedp.MouseClickXY(center[0], center[1]), chromedp.MouseClickXY(center[0], center[1], chromedp.ClickCount(2)))
 }
 
 // The console in a real browser: sign in, see the charts, filter, watch a
