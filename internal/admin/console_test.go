@@ -1,12 +1,16 @@
 package admin_test
 
 import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"net/http"
 	"net/url"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -218,4 +222,50 @@ func TestConsoleForgedPostRefused(t *testing.T) {
 		with(browser, map[string]string{"Content-Type": "application/x-www-form-urlencoded"}))
 	require.Equal(t, http.StatusSeeOther, r.status, "%s", r.body)
 	require.Equal(t, 1, b.count(t, "SELECT count(*) FROM replay"))
+}
+
+// holdKey marks key as held by a request still running, as the API's
+// first request with it would, for the console's replay of delivery id.
+func (b *testBundle) holdKey(t *testing.T, id int64, key string) {
+	t.Helper()
+	scope := sha256.Sum256([]byte(token))
+	hash := sha256.Sum256([]byte(fmt.Sprintf("POST\n/console/deliveries/%d/replay\n\n", id)))
+	_, err := b.pool.Exec(context.Background(), `INSERT INTO api_idempotency
+		(scope, operation, idempotency_key, request_hash, state, lock_token, locked_until, expires_at)
+		VALUES ($1, 'replay_delivery', $2, $3, 'in_progress', 'someone', now() + interval '1 minute', now() + interval '1 hour')`,
+		"token:"+hex.EncodeToString(scope[:8]), key, hash[:])
+	require.NoError(t, err)
+}
+
+// A second post of a form whose first post still runs (a double click)
+// waits for the first one's answer and lands where it does; one that
+// still runs after 5 s gets the API's 409 as a page.
+func TestConsoleSecondPostWaitsForTheFirst(t *testing.T) {
+	t.Parallel()
+	b := setupWith(t, setupOpts{noWorker: true})
+	id := b.deliver(t, "github", "gh-console-wait", "issues", `{}`)
+	browser := b.browserSession(t)
+	form := formOf(t, b.do(t, http.MethodGet, fmt.Sprintf("/console/deliveries/%d", id), "", browser).body)
+	post := with(browser, map[string]string{"Content-Type": "application/x-www-form-urlencoded", "Sec-Fetch-Site": "same-origin"})
+	action := fmt.Sprintf("/console/deliveries/%d/replay", id)
+
+	b.holdKey(t, id, "console-wait")
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		_, _ = b.pool.Exec(context.Background(), `UPDATE api_idempotency SET state = 'completed', status_code = 202,
+			response_body = $1, lock_token = NULL, locked_until = NULL WHERE idempotency_key = 'console-wait'`,
+			fmt.Sprintf(`{"replay_id":77,"id":%d}`, id))
+	}()
+	form.Set("idempotency_key", "console-wait")
+	r := b.do(t, http.MethodPost, action, form.Encode(), post)
+	require.Equal(t, http.StatusSeeOther, r.status, "%s", r.body)
+	require.Equal(t, fmt.Sprintf("/console/deliveries/%d?replay=77", id), r.header.Get("Location"), "the first post's answer")
+	require.Zero(t, b.count(t, "SELECT count(*) FROM replay"), "nothing done twice")
+
+	b.holdKey(t, id, "console-stuck")
+	form.Set("idempotency_key", "console-stuck")
+	r = b.do(t, http.MethodPost, action, form.Encode(), post)
+	require.Equal(t, http.StatusConflict, r.status)
+	require.Contains(t, string(r.body), "request_in_progress")
+	require.Zero(t, b.count(t, "SELECT count(*) FROM replay"))
 }
