@@ -105,6 +105,9 @@ func (s *Server) receive(c *fiber.Ctx, src Source) (string, error) {
 	} else {
 		rec, err = s.cfg.Inbox.Record(ctx, delivery)
 	}
+	if errors.Is(err, ErrDeliveryConflict) {
+		s.recordConflict(ctx, delivery, rec.ID)
+	}
 	if err != nil {
 		return "", err
 	}
@@ -122,6 +125,15 @@ func (s *Server) receive(c *fiber.Ctx, src Source) (string, error) {
 	}
 	s.logger.LogAttrs(c.UserContext(), slog.LevelInfo, deliveryLogMessage(rec.Outcome), attrs[:n]...)
 	return string(rec.Outcome), c.Status(status).JSON(receiveResponse{ID: rec.ID, Source: src.Name, DeliveryID: d.ID, Status: rec.Outcome})
+}
+
+// recordConflict keeps the refused body for operators (delivery_conflict),
+// after the inbox transaction decided the conflict. The answer is the 409
+// either way: a record that cannot be written is logged, not retried.
+func (s *Server) recordConflict(ctx context.Context, d Delivery, storedID int64) {
+	if err := s.cfg.Inbox.RecordConflict(ctx, d, storedID); err != nil {
+		s.logger.Warn("conflicting delivery not recorded", "source", d.Source, "delivery_id", d.DeliveryID, "error", err)
+	}
 }
 
 // deliveryLogMessage is "delivery accepted" or "delivery duplicate",

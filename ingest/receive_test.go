@@ -110,6 +110,21 @@ func TestReceiveDuplicateAndConflict(t *testing.T) {
 		var stored []byte
 		require.NoError(t, b.pool.QueryRow(context.Background(), "SELECT payload FROM inbox WHERE id = $1", first.ID).Scan(&stored))
 		require.Equal(t, body, stored, "the stored row is untouched by a conflict")
+		// The one write a 4xx makes: the conflicting attempt, outside the
+		// inbox, for operators.
+		var (
+			conflictBody []byte
+			inboxID      int64
+			sum          []byte
+			headers      map[string][]string
+		)
+		require.NoError(t, b.pool.QueryRow(context.Background(),
+			"SELECT body, inbox_id, payload_sha256, headers FROM delivery_conflict WHERE source = 'github' AND delivery_id = 'gh-dup'").
+			Scan(&conflictBody, &inboxID, &sum, &headers))
+		require.Equal(t, other, conflictBody)
+		require.Equal(t, first.ID, inboxID)
+		require.Len(t, sum, 32)
+		require.Equal(t, []string{"gh-dup"}, headers["X-Github-Delivery"])
 
 		// The same delivery id at another source is another delivery.
 		sb := standardBody()

@@ -25,7 +25,15 @@ var (
 	retentionIdempotencySQL string
 	//go:embed sql/retention_bulk_replay.sql
 	retentionBulkReplaySQL string
+	//go:embed sql/retention_ingest_minute.sql
+	retentionIngestMinuteSQL string
+	//go:embed sql/retention_conflict.sql
+	retentionConflictSQL string
 )
+
+// IngestMinuteRetention is how long the console's per-minute ingest
+// counts are kept: its charts show the last 24 h.
+const IngestMinuteRetention = 48 * time.Hour
 
 // RetentionConfig says how long rows live.
 type RetentionConfig struct {
@@ -41,6 +49,9 @@ type RetentionConfig struct {
 	BatchSize int
 	// Pause is the rest between batches. Defaults to 100ms.
 	Pause time.Duration
+	// Conflicts is how long the records of conflicting deliveries (409
+	// delivery_id_conflict) are kept. Defaults to 7 days.
+	Conflicts time.Duration
 }
 
 func (c RetentionConfig) WithDefaults() RetentionConfig {
@@ -52,6 +63,9 @@ func (c RetentionConfig) WithDefaults() RetentionConfig {
 	}
 	if c.Pause == 0 {
 		c.Pause = 100 * time.Millisecond
+	}
+	if c.Conflicts == 0 {
+		c.Conflicts = 7 * 24 * time.Hour
 	}
 	return c
 }
@@ -76,6 +90,9 @@ type RetentionResult struct {
 	InboxHeld      int64 // past retention but received, failed or with follow-up work unfinished: kept
 	RelatedDeleted int64 // handler steps and resource versions
 	KeysDeleted    int64 // expired admin idempotency keys
+	// ConflictsDeleted are records of conflicting deliveries past
+	// RetentionConfig.Conflicts.
+	ConflictsDeleted int64
 }
 
 // RetentionWorker deletes expired rows in batches, resting between batches
@@ -108,7 +125,7 @@ func (w *RetentionWorker) Work(ctx context.Context, _ *river.Job[RetentionArgs])
 		err = nil
 	}
 	w.logger.Info("retention pass", "inbox_deleted", res.InboxDeleted, "inbox_held", res.InboxHeld,
-		"related_deleted", res.RelatedDeleted, "idempotency_keys_deleted", res.KeysDeleted,
+		"related_deleted", res.RelatedDeleted, "idempotency_keys_deleted", res.KeysDeleted, "conflicts_deleted", res.ConflictsDeleted,
 		"duration", time.Since(start).String(), "continues", more, "error", err)
 	if more {
 		return river.JobSnooze(w.cfg.Pause)
@@ -168,6 +185,14 @@ func (w *RetentionWorker) Run(ctx context.Context, now time.Time) (RetentionResu
 	}
 	if _, err := w.pool.Exec(ctx, retentionBulkReplaySQL, pgx.NamedArgs{"cutoff": now.Add(-w.cfg.Default)}); err != nil {
 		return res, fmt.Errorf("retention: bulk replays: %w", err)
+	}
+	if _, err := w.pool.Exec(ctx, retentionIngestMinuteSQL, pgx.NamedArgs{"cutoff": now.Add(-IngestMinuteRetention)}); err != nil {
+		return res, fmt.Errorf("retention: ingest counts: %w", err)
+	}
+	n, err = w.drain(ctx, retentionConflictSQL, pgx.NamedArgs{"cutoff": now.Add(-w.cfg.Conflicts), "batch": w.cfg.BatchSize})
+	res.ConflictsDeleted = n
+	if err != nil {
+		return res, fmt.Errorf("retention: conflicts: %w", err)
 	}
 	return res, nil
 }

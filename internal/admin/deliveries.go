@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"context"
 	_ "embed"
 	"encoding/base64"
 	"encoding/hex"
@@ -8,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -20,6 +22,8 @@ import (
 var (
 	//go:embed sql/deliveries_list.sql
 	deliveriesListSQL string
+	//go:embed sql/deliveries_list_until.sql
+	deliveriesListUntilSQL string
 	//go:embed sql/delivery_get.sql
 	deliveryGetSQL string
 	//go:embed sql/delivery_attempts.sql
@@ -56,54 +60,103 @@ type deliveryPage struct {
 }
 
 func (s *Server) listDeliveries(c *fiber.Ctx) error {
-	args := pgx.NamedArgs{}
-	for _, name := range []string{"source", "status", "event_type", "resource"} {
-		args[name] = optional(c.Query(name))
-	}
-	if err := checkStatus(c.Query("status")); err != nil {
-		return err
-	}
-	var err error
-	if args["since"], err = optionalTime(c.Query("since"), "since"); err != nil {
-		return err
-	}
-	if args["until"], err = optionalTime(c.Query("until"), "until"); err != nil {
-		return err
-	}
-	limit := DefaultListLimit
-	if q := c.Query("limit"); q != "" {
-		if limit, err = strconv.Atoi(q); err != nil || limit < 1 || limit > MaxListLimit {
-			return errBadRequest(fmt.Sprintf("limit must be 1 to %d", MaxListLimit))
-		}
-	}
-	args["limit"] = limit + 1 // one more tells whether a next page exists
-	args["cursor"] = nil
-	if q := c.Query("cursor"); q != "" {
-		id, err := decodeCursor(q)
-		if err != nil {
-			return errBadRequest("cursor is not one this API returned")
-		}
-		args["cursor"] = id
-	}
-
-	rows, err := s.cfg.Pool.Query(c.UserContext(), deliveriesListSQL, args)
+	_, page, err := s.listPage(c)
 	if err != nil {
 		return err
+	}
+	return c.JSON(page)
+}
+
+// listPage reads the page the request's filter asks for.
+func (s *Server) listPage(c *fiber.Ctx) (deliveryFilter, deliveryPage, error) {
+	f, err := parseDeliveryFilter(c)
+	if err != nil {
+		return f, deliveryPage{}, err
+	}
+	page, err := s.queryDeliveries(c.UserContext(), f)
+	return f, page, err
+}
+
+// deliveryFilter is GET /admin/deliveries's query, which the console's
+// list takes too (its URLs are the API's filters).
+type deliveryFilter struct {
+	Source, Status, EventType, Resource string
+	Since, Until                        string // as given: RFC 3339
+	Limit                               int
+	since, until                        *time.Time
+	cursor                              *int64     // older than this id (with until: than this time and id)
+	cursorAt                            *time.Time // with until: the cursor's received_at
+	after                               *int64     // newer than this id (the console's poll)
+}
+
+func parseDeliveryFilter(c *fiber.Ctx) (deliveryFilter, error) {
+	f := deliveryFilter{Source: c.Query("source"), Status: c.Query("status"), EventType: c.Query("event_type"),
+		Resource: c.Query("resource"), Since: c.Query("since"), Until: c.Query("until"), Limit: DefaultListLimit}
+	if err := checkStatus(f.Status); err != nil {
+		return f, err
+	}
+	var err error
+	if f.since, err = optionalTime(f.Since, "since"); err != nil {
+		return f, err
+	}
+	if f.until, err = optionalTime(f.Until, "until"); err != nil {
+		return f, err
+	}
+	if q := c.Query("limit"); q != "" {
+		if f.Limit, err = strconv.Atoi(q); err != nil || f.Limit < 1 || f.Limit > MaxListLimit {
+			return f, errBadRequest(fmt.Sprintf("limit must be 1 to %d", MaxListLimit))
+		}
+	}
+	if q := c.Query("cursor"); q != "" {
+		var (
+			id int64
+			at time.Time
+		)
+		if f.until == nil {
+			id, err = decodeCursor(q)
+		} else {
+			at, id, err = decodeTimeCursor(q)
+			f.cursorAt = &at
+		}
+		if err != nil {
+			return f, errBadRequest("cursor is not one this API returned (with these filters)")
+		}
+		f.cursor = &id
+	}
+	return f, nil
+}
+
+// queryDeliveries reads one page, newest first.
+func (s *Server) queryDeliveries(ctx context.Context, f deliveryFilter) (deliveryPage, error) {
+	args := pgx.NamedArgs{"source": optional(f.Source), "status": optional(f.Status), "event_type": optional(f.EventType),
+		"resource": optional(f.Resource), "since": f.since, "until": f.until, "cursor": f.cursor, "after": f.after,
+		"limit": f.Limit + 1} // one more tells whether a next page exists
+	sql := deliveriesListSQL
+	if f.until != nil {
+		sql, args["cursor_at"] = deliveriesListUntilSQL, f.cursorAt
+	}
+	rows, err := s.cfg.Pool.Query(ctx, sql, args)
+	if err != nil {
+		return deliveryPage{}, err
 	}
 	items, err := pgx.CollectRows(rows, pgx.RowToStructByPos[Delivery])
 	if err != nil {
-		return err
+		return deliveryPage{}, err
 	}
 	page := deliveryPage{Items: items}
-	if len(items) > limit {
-		page.Items = items[:limit]
-		next := encodeCursor(page.Items[limit-1].ID)
+	if len(items) > f.Limit {
+		page.Items = items[:f.Limit]
+		last := page.Items[f.Limit-1]
+		next := encodeCursor(last.ID)
+		if f.until != nil {
+			next = encodeTimeCursor(last.ReceivedAt, last.ID)
+		}
 		page.NextCursor = &next
 	}
 	if page.Items == nil {
 		page.Items = []Delivery{}
 	}
-	return c.JSON(page)
+	return page, nil
 }
 
 // DeliveryDetail is one delivery with everything known about its processing.
@@ -146,20 +199,29 @@ func (s *Server) getDelivery(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	ctx := c.UserContext()
+	d, err := s.readDelivery(c.UserContext(), id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(d)
+}
+
+// readDelivery reads one delivery with its attempts, keys and sends, or a
+// 404 error.
+func (s *Server) readDelivery(ctx context.Context, id int64) (DeliveryDetail, error) {
 	var (
 		d       DeliveryDetail
 		payload []byte
 		sum     []byte
 	)
-	err = s.cfg.Pool.QueryRow(ctx, deliveryGetSQL, pgx.NamedArgs{"id": id}).Scan(
+	err := s.cfg.Pool.QueryRow(ctx, deliveryGetSQL, pgx.NamedArgs{"id": id}).Scan(
 		&d.ID, &d.Source, &d.DeliveryID, &d.EventType, &d.Status, &d.Origin, &d.ResourceKey,
 		&d.OccurredAt, &d.ReceivedAt, &d.ProcessedAt, &d.LastError, &d.Size, &d.Headers, &payload, &sum)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return errNotFound(fmt.Sprintf("no delivery with id %d", id))
+		return d, errNotFound(fmt.Sprintf("no delivery with id %d", id))
 	}
 	if err != nil {
-		return err
+		return d, err
 	}
 	d.SHA256 = hex.EncodeToString(sum)
 	if utf8.Valid(payload) {
@@ -170,17 +232,17 @@ func (s *Server) getDelivery(c *fiber.Ctx) error {
 
 	rows, err := s.cfg.Pool.Query(ctx, deliveryAttemptsSQL, pgx.NamedArgs{"id": id})
 	if err != nil {
-		return err
+		return d, err
 	}
 	if d.Attempts, err = pgx.CollectRows(rows, pgx.RowToStructByPos[Attempt]); err != nil {
-		return err
+		return d, err
 	}
 	rows, err = s.cfg.Pool.Query(ctx, deliveryKeysSQL, pgx.NamedArgs{"source": d.Source, "delivery_id": d.DeliveryID})
 	if err != nil {
-		return err
+		return d, err
 	}
 	if d.Keys, err = pgx.CollectRows(rows, pgx.RowToStructByPos[DerivedKey]); err != nil {
-		return err
+		return d, err
 	}
 	if d.Attempts == nil {
 		d.Attempts = []Attempt{}
@@ -188,10 +250,8 @@ func (s *Server) getDelivery(c *fiber.Ctx) error {
 	if d.Keys == nil {
 		d.Keys = []DerivedKey{}
 	}
-	if d.Destinations, err = destination.SendsOf(ctx, s.cfg.Pool, d.Source, d.DeliveryID); err != nil {
-		return err
-	}
-	return c.JSON(d)
+	d.Destinations, err = destination.SendsOf(ctx, s.cfg.Pool, d.Source, d.DeliveryID)
+	return d, err
 }
 
 func pathID(c *fiber.Ctx) (int64, error) {
@@ -243,4 +303,26 @@ func decodeCursor(s string) (int64, error) {
 		return 0, errors.New("bad cursor")
 	}
 	return strconv.ParseInt(string(raw[3:]), 10, 64)
+}
+
+// A list with until is ordered by received time (deliveries_list_until.sql):
+// its cursor holds the last row's received_at, in microseconds as stored,
+// and its id.
+func encodeTimeCursor(at time.Time, id int64) string {
+	return base64.RawURLEncoding.EncodeToString([]byte("at:" + strconv.FormatInt(at.UnixMicro(), 10) + ":" + strconv.FormatInt(id, 10)))
+}
+
+func decodeTimeCursor(s string) (time.Time, int64, error) {
+	raw, err := base64.RawURLEncoding.DecodeString(s)
+	rest, ok := strings.CutPrefix(string(raw), "at:")
+	at, id, ok2 := strings.Cut(rest, ":")
+	if err != nil || !ok || !ok2 {
+		return time.Time{}, 0, errors.New("bad cursor")
+	}
+	micros, err := strconv.ParseInt(at, 10, 64)
+	if err != nil {
+		return time.Time{}, 0, err
+	}
+	n, err := strconv.ParseInt(id, 10, 64)
+	return time.UnixMicro(micros), n, err
 }

@@ -52,6 +52,51 @@ func TestListDeliveriesPaginatesNewestFirst(t *testing.T) {
 	require.Equal(t, ids, got)
 }
 
+// With until, the list is newest first by received time (then id), so
+// that a window back in time reads the received_at index; its cursor holds
+// both, and every row comes once.
+func TestListDeliveriesUntilPaginatesByReceivedTime(t *testing.T) {
+	t.Parallel()
+	b := setupWith(t, setupOpts{noWorker: true})
+	base := time.Date(2026, 11, 1, 12, 0, 0, 123456000, time.UTC)
+	want := map[int64]time.Time{}
+	for i, offset := range []time.Duration{5, 1, 3, 3, 3, 0, 9} {
+		id := b.deliver(t, "github", fmt.Sprintf("gh-until-%d", i), "push", `{}`)
+		want[id] = base.Add(offset * time.Minute)
+		_, err := b.pool.Exec(context.Background(), "UPDATE inbox SET received_at = $2 WHERE id = $1", id, want[id])
+		require.NoError(t, err)
+	}
+	until := url.QueryEscape(base.Add(8 * time.Minute).Format(time.RFC3339))
+	var got []admin.Delivery
+	cursor := ""
+	for pages := 0; ; pages++ {
+		require.Less(t, pages, 5)
+		r := b.do(t, http.MethodGet, "/admin/deliveries?limit=2&until="+until+"&cursor="+url.QueryEscape(cursor), "", nil)
+		require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+		var p page
+		r.json(t, &p)
+		got = append(got, p.Items...)
+		if p.NextCursor == nil {
+			break
+		}
+		cursor = *p.NextCursor
+	}
+	require.Len(t, got, 6, "all but the one received after until")
+	for i := 1; i < len(got); i++ {
+		prev, cur := got[i-1], got[i]
+		require.True(t, cur.ReceivedAt.Before(prev.ReceivedAt) || cur.ReceivedAt.Equal(prev.ReceivedAt) && cur.ID < prev.ID,
+			"newest first by received time, then id: %d after %d", cur.ID, prev.ID)
+		require.True(t, want[cur.ID].Equal(cur.ReceivedAt))
+	}
+
+	// A cursor of the id-ordered list is not one of this list.
+	r := b.do(t, http.MethodGet, "/admin/deliveries?limit=1", "", nil)
+	var p page
+	r.json(t, &p)
+	r = b.do(t, http.MethodGet, "/admin/deliveries?until="+until+"&cursor="+url.QueryEscape(*p.NextCursor), "", nil)
+	require.Equal(t, http.StatusBadRequest, r.status)
+}
+
 func TestListDeliveriesFilters(t *testing.T) {
 	t.Parallel()
 	b := setupWith(t, setupOpts{noWorker: true})

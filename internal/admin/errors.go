@@ -78,5 +78,8 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 			c.Set(fiber.HeaderRetryAfter, "5")
 		}
 	}
+	if isConsolePage(c) {
+		return s.renderError(c, status, code, msg)
+	}
 	return c.Status(status).JSON(errorBody{Error: errorDetail{Code: code, Message: msg}})
 }

@@ -18,7 +18,7 @@ var (
 
 // defaultNext is where a sign-in goes when it names nowhere (or somewhere
 // that is not a path on this server).
-const defaultNext = "/riverui/"
+const defaultNext = "/console/"
 
 type loginView struct {
 	SignedIn  bool

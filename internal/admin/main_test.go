@@ -43,6 +43,9 @@ type setupOpts struct {
 	riverUI  bool           // mount River UI under /riverui/
 	noWorker bool           // jobs stay queued, for tests that inspect them
 	server   **admin.Server // set to the server, for tests that stop it
+	// handlers registers handlers for the worker to run (none: every
+	// delivery is skipped).
+	handlers func(*handlers.Registry)
 }
 
 type fastRetry struct{}
@@ -61,7 +64,7 @@ func setupWith(t *testing.T, opts setupOpts) *testBundle {
 		rc, err = jobs.NewClient(pool, jobs.ClientConfig{InsertOnly: true, Logger: logger})
 		require.NoError(t, err)
 	} else {
-		rc = startWorker(t, pool)
+		rc = startWorker(t, pool, opts.handlers)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -94,11 +97,15 @@ func setupWith(t *testing.T, opts setupOpts) *testBundle {
 }
 
 // startWorker runs a River client working every hookinbox job on pool
-// (with no handlers registered: deliveries end up skipped).
-func startWorker(t *testing.T, pool *pgxpool.Pool) *river.Client[pgx.Tx] {
+// with the handlers register adds (none: deliveries end up skipped).
+func startWorker(t *testing.T, pool *pgxpool.Pool, register func(*handlers.Registry)) *river.Client[pgx.Tx] {
 	t.Helper()
 	logger, _ := testlog.New(t)
-	rc, err := jobs.NewClient(pool, jobs.ClientConfig{Registry: handlers.NewRegistry(handlers.Config{Logger: logger}),
+	reg := handlers.NewRegistry(handlers.Config{Logger: logger})
+	if register != nil {
+		register(reg)
+	}
+	rc, err := jobs.NewClient(pool, jobs.ClientConfig{Registry: reg,
 		RetryPolicy: fastRetry{}, FetchPollInterval: 100 * time.Millisecond, Logger: logger})
 	require.NoError(t, err)
 	require.NoError(t, rc.Start(context.Background()))

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -114,18 +115,8 @@ func (s *Server) createBulkReplay(c *fiber.Ctx) error {
 	if err := decodeOne(dec, &req); err != nil {
 		return errBadRequest("body must be one JSON filter: {\"source\",\"status\",\"event_type\",\"since\",\"until\",\"limit\"}: " + err.Error())
 	}
-	if err := checkStatus(req.Status); err != nil {
-		return err
-	}
-	if req.Limit < 0 || req.Limit > jobs.MaxBulkReplay {
-		return errBadRequest(fmt.Sprintf("limit must be 1 to %d (default %d)", jobs.MaxBulkReplay, jobs.DefaultBulkReplayLimit))
-	}
-	f := jobs.ReplayFilter{Source: optional(req.Source), Status: optional(req.Status), EventType: optional(req.EventType), Limit: req.Limit}
-	var err error
-	if f.Since, err = optionalTime(req.Since, "since"); err != nil {
-		return err
-	}
-	if f.Until, err = optionalTime(req.Until, "until"); err != nil {
+	f, err := replayFilter(req)
+	if err != nil {
 		return err
 	}
 	b, err := jobs.StartBulkReplayTx(c.UserContext(), tx(c), s.cfg.River, f)
@@ -134,6 +125,37 @@ func (s *Server) createBulkReplay(c *fiber.Ctx) error {
 	}
 	c.Set(fiber.HeaderLocation, fmt.Sprintf("/admin/bulk-replays/%d", b.ID))
 	return c.Status(http.StatusAccepted).JSON(b)
+}
+
+// replayFilter checks a bulk replay's filter and makes it the job's.
+func replayFilter(req bulkReplayRequest) (jobs.ReplayFilter, error) {
+	f := jobs.ReplayFilter{Source: optional(req.Source), Status: optional(req.Status), EventType: optional(req.EventType), Limit: req.Limit}
+	if err := checkStatus(req.Status); err != nil {
+		return f, err
+	}
+	if req.Limit < 0 || req.Limit > jobs.MaxBulkReplay {
+		return f, errBulkLimit
+	}
+	var err error
+	if f.Since, err = optionalTime(req.Since, "since"); err != nil {
+		return f, err
+	}
+	f.Until, err = optionalTime(req.Until, "until")
+	return f, err
+}
+
+var errBulkLimit = errBadRequest(fmt.Sprintf("limit must be 1 to %d (default %d)", jobs.MaxBulkReplay, jobs.DefaultBulkReplayLimit))
+
+// formLimit is a form's limit field: empty for the default, else 1 or more.
+func formLimit(s string) (int, error) {
+	if s == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		return 0, errBulkLimit
+	}
+	return n, nil
 }
 
 // bulkReplaysMoved answers the route bulk replays had before replays got

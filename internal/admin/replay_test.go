@@ -78,7 +78,7 @@ func TestBulkReplay(t *testing.T) {
 	require.Zero(t, b.count(t, "SELECT count(*) FROM replay"), "the request itself replays nothing")
 
 	// Now work the jobs: the bulk job enqueues, the replays run.
-	startWorker(t, b.pool)
+	startWorker(t, b.pool, nil)
 	require.Eventually(t, func() bool {
 		r := b.do(t, http.MethodGet, fmt.Sprintf("/admin/bulk-replays/%d", br.ID), "", nil)
 		r.json(t, &br)
@@ -133,7 +133,7 @@ func TestReplayAndBulkReplayIDs(t *testing.T) {
 	require.Nil(t, got.BulkReplayID)
 
 	// The bulk replay's own replay, once its job enqueued it, links back.
-	startWorker(t, b.pool)
+	startWorker(t, b.pool, nil)
 	var made int64
 	require.Eventually(t, func() bool {
 		return b.pool.QueryRow(context.Background(), "SELECT id FROM replay WHERE inbox_id = $1", bulkOnly).Scan(&made) == nil

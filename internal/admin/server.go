@@ -155,6 +155,7 @@ func NewServer(cfg Config) (*Server, error) {
 		ErrorHandler:          s.errorHandler,
 	})
 	s.app.Get("/healthz", func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "ok"}) })
+	s.app.Get("/", func(c *fiber.Ctx) error { return c.Redirect("/console/", http.StatusSeeOther) })
 	s.app.Get("/login", s.loginPage)
 	s.app.Post("/login", s.login)
 	s.app.Post("/logout", s.logout)
@@ -172,6 +173,7 @@ func NewServer(cfg Config) (*Server, error) {
 		return jobs.GetBulkReplay(ctx, cfg.Pool, id)
 	}))
 	s.app.Post("/admin/replays", bulkReplaysMoved)
+	s.mountConsole()
 	s.app.Get("/admin/destinations", s.listDestinations)
 	s.app.Post("/admin/destinations/:name/pause", s.mutation("destination_pause", s.setPaused(true)))
 	s.app.Post("/admin/destinations/:name/resume", s.mutation("destination_resume", s.setPaused(false)))

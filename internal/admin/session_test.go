@@ -146,7 +146,7 @@ func TestLoginAndLogout(t *testing.T) {
 	// next stays on this server.
 	for _, next := range []string{"//evil.example/", "https://evil.example/", "/\\evil.example", "/\t/evil.example", "riverui"} {
 		r := b.do(t, http.MethodPost, "/login", form(url.Values{"token": {token}, "next": {next}}), with(with(anonymous, formType), sameOrigin))
-		require.Equal(t, "/riverui/", r.header.Get("Location"), "%q", next)
+		require.Equal(t, "/console/", r.header.Get("Location"), "%q", next)
 	}
 
 	// Signed in: the page offers sign-out with the session's CSRF token.

@@ -4,31 +4,20 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/hookinbox/hookinbox/internal/browsertest"
 	"github.com/hookinbox/hookinbox/internal/testdb"
 )
 
-// chromium returns the path of a Chromium, or skips the test where none is
-// installed (apt-get install chromium). CI sets HOOKINBOX_REQUIRE_BROWSER=1
-// (.ci/run), and there a missing browser fails the test instead, so the
-// browser tests cannot pass by being skipped.
-func chromium(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("HOOKINBOX_REQUIRE_BROWSER") == "1" {
-		t.Fatal("no Chromium on this machine, and HOOKINBOX_REQUIRE_BROWSER=1 requires one (apt-get install chromium)")
-	}
-	t.Skip("no Chromium on this machine")
-	return ""
-}
+// chromium returns the path of a Chromium, or skips the test where none
+// is installed (browsertest.Path: under HOOKINBOX_REQUIRE_BROWSER=1 it
+// fails instead).
+func chromium(t *testing.T) string { return browsertest.Path(t) }
 
 // renderedDOM loads url in headless Chromium with a fresh profile and
 // returns the DOM once the page's scripts have run.
@@ -38,9 +27,8 @@ func renderedDOM(t *testing.T, url string) string {
 	profile := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-		"--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--user-data-dir="+profile, "--virtual-time-budget=15000", "--dump-dom", url)
+	args := append(slices.Clone(browsertest.Flags), "--user-data-dir="+profile, "--virtual-time-budget=15000", "--dump-dom", url)
+	cmd := exec.CommandContext(ctx, browser, args...)
 	cmd.Env = append(os.Environ(), "HOME="+profile)
 	dom, err := cmd.Output()
 	require.NoError(t, err)

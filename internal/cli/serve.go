@@ -124,10 +124,18 @@ func serve(ctx context.Context, cfg config.Config, role string, migrate bool, e 
 	// once the workers run too. Neither is ever unset: a database lost
 	// later is judged per request.
 	var migrated, ready atomic.Bool
+	// The console's per-minute charts (ingest_minute), written apart from
+	// the inbox every few seconds.
+	tally := ingest.NewTally(db.pool, ingest.TallyConfig{Logger: logger})
+	defer closeTally(tally, logger)
 	srv, err := ingest.NewServer(ingest.Config{
 		Sources: sources,
 		Inbox:   inbox,
-		Observe: m.ObserveIngest, ObserveBatch: m.ObserveIngestBatch,
+		Observe: func(source, outcome string, d time.Duration) {
+			m.ObserveIngest(source, outcome, d)
+			tally.Add(source, outcome, time.Now())
+		},
+		ObserveBatch: m.ObserveIngestBatch,
 		Ready: func(ctx context.Context) error {
 			if !ready.Load() {
 				return errors.New("starting: waiting for the database")
@@ -261,6 +269,15 @@ func shutdown(srv *ingest.Server, adminSrv *admin.Server, rc *river.Client[pgx.T
 		if err := rc.StopAndCancel(hardCtx); err != nil {
 			logger.Error("river stop", "error", err)
 		}
+	}
+}
+
+// closeTally writes the last ingest counts, within a few seconds.
+func closeTally(t *ingest.Tally, logger *slog.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := t.Close(ctx); err != nil {
+		logger.Warn("last ingest counts not written", "error", err)
 	}
 }
 

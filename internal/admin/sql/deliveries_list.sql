@@ -1,9 +1,11 @@
 -- Newest first, keyset-paginated on id. Each filter is off when its
--- parameter is NULL.
+-- parameter is NULL. @after (newer than) is the console's poll for new
+-- deliveries on its first page.
 SELECT id, source, delivery_id, event_type, status, origin, resource_key,
        occurred_at, received_at, processed_at, last_error, octet_length(payload) AS size
 FROM inbox
 WHERE (@cursor::bigint IS NULL OR id < @cursor::bigint)
+  AND (@after::bigint IS NULL OR id > @after::bigint)
   AND (@source::text IS NULL OR source = @source::text)
   AND (@status::text IS NULL OR status = @status::text)
   AND (@event_type::text IS NULL OR event_type = @event_type::text)

@@ -1,0 +1,179 @@
+package admin
+
+import (
+	"context"
+	_ "embed"
+	"net/http"
+	"net/url"
+	"slices"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/hookinbox/hookinbox/handlers/destination"
+)
+
+var (
+	//go:embed sql/console_ingest_minutes.sql
+	consoleIngestMinutesSQL string
+	//go:embed sql/console_backlog.sql
+	consoleBacklogSQL string
+)
+
+// chartWindow is how far back the Overview's charts go.
+const chartWindow = 24 * time.Hour
+
+// outcomeGroups are the charts' series, bottom to top, and the ingest
+// outcomes (hookinbox_deliveries_total's) each one counts. Everything
+// else ingest answered with a 4xx is "rejected".
+var outcomeGroups = []struct {
+	Name, Color string
+	outcomes    []string
+}{
+	{"accepted", "#2e9e5b", []string{"accepted"}},
+	{"duplicate", "#7aa6d8", []string{"duplicate"}},
+	{"conflict", "#e0a100", []string{"conflict"}},
+	{"invalid_signature", "#d0453a", []string{"invalid_signature", "timestamp_out_of_tolerance"}},
+	{"rejected", "#9b6fc4", nil},
+	{"unavailable", "#5c5c5c", []string{"unavailable"}},
+}
+
+func outcomeGroup(outcome string) int {
+	for i, g := range outcomeGroups {
+		if slices.Contains(g.outcomes, outcome) {
+			return i
+		}
+	}
+	return 4 // rejected
+}
+
+type overviewView struct {
+	pageBase
+	Sources      []*sourceOverview
+	Groups       []string
+	Chart        chartData
+	Destinations []destination.Status
+	Backlog      int64
+	Oldest       *time.Time
+	Failed       int64
+}
+
+type sourceOverview struct {
+	Name      string
+	Backlog   int64
+	Oldest    *time.Time // the oldest delivery not yet processed
+	Failed    int64
+	Totals    []int64 // per outcome group, over the chart's window
+	FailedURL string
+}
+
+// chartData is what console.js draws: per source, per outcome group, the
+// count of each minute from Start.
+type chartData struct {
+	Start  int64              `json:"start"` // unix seconds of the first minute
+	Groups []string           `json:"groups"`
+	Colors []string           `json:"colors"`
+	Series map[string][][]int `json:"series"`
+}
+
+// consoleOverview is GET /console/: per source, requests per minute by
+// outcome over 24 h (from ingest_minute), the backlog and its oldest
+// delivery, the failed deliveries; and every destination's health.
+func (s *Server) consoleOverview(c *fiber.Ctx) error {
+	ctx := c.UserContext()
+	v := overviewView{pageBase: s.page(c, "Overview", "overview")}
+	bySource := map[string]*sourceOverview{}
+	source := func(name string) *sourceOverview {
+		if so, ok := bySource[name]; ok {
+			return so
+		}
+		so := &sourceOverview{Name: name, Totals: make([]int64, len(outcomeGroups)),
+			FailedURL: "/console/deliveries?" + url.Values{"source": {name}, "status": {"failed"}}.Encode()}
+		bySource[name] = so
+		v.Sources = append(v.Sources, so)
+		return so
+	}
+	for _, name := range s.cfg.Sources {
+		source(name)
+	}
+	if err := s.overviewBacklog(ctx, &v, source); err != nil {
+		return err
+	}
+	var err error
+	if v.Chart, err = s.overviewChart(ctx, source); err != nil {
+		return err
+	}
+	for _, g := range outcomeGroups {
+		v.Groups = append(v.Groups, g.Name)
+	}
+	if s.cfg.Destinations != nil {
+		if v.Destinations, err = s.cfg.Destinations.Statuses(ctx); err != nil {
+			return err
+		}
+	}
+	return s.render(c, http.StatusOK, "overview", "layout", v)
+}
+
+func (s *Server) overviewBacklog(ctx context.Context, v *overviewView, source func(string) *sourceOverview) error {
+	rows, err := s.cfg.Pool.Query(ctx, consoleBacklogSQL)
+	if err != nil {
+		return err
+	}
+	var (
+		name, status string
+		n            int64
+		oldest       time.Time
+	)
+	_, err = pgx.ForEachRow(rows, []any{&name, &status, &n, &oldest}, func() error {
+		so := source(name)
+		if status == "failed" {
+			so.Failed, v.Failed = n, v.Failed+n
+			return nil
+		}
+		at := oldest
+		so.Backlog, so.Oldest, v.Backlog = n, &at, v.Backlog+n
+		if v.Oldest == nil || at.Before(*v.Oldest) {
+			v.Oldest = &at
+		}
+		return nil
+	})
+	return err
+}
+
+func (s *Server) overviewChart(ctx context.Context, source func(string) *sourceOverview) (chartData, error) {
+	start := time.Now().Truncate(time.Minute).Add(-chartWindow + time.Minute)
+	minutes := int(chartWindow / time.Minute)
+	d := chartData{Start: start.Unix(), Series: map[string][][]int{}}
+	for _, g := range outcomeGroups {
+		d.Groups, d.Colors = append(d.Groups, g.Name), append(d.Colors, g.Color)
+	}
+	rows, err := s.cfg.Pool.Query(ctx, consoleIngestMinutesSQL, pgx.NamedArgs{"since": start})
+	if err != nil {
+		return d, err
+	}
+	var (
+		minute        time.Time
+		name, outcome string
+		n             int64
+	)
+	_, err = pgx.ForEachRow(rows, []any{&minute, &name, &outcome, &n}, func() error {
+		i := int(minute.Sub(start) / time.Minute)
+		if i < 0 || i >= minutes {
+			return nil
+		}
+		series, ok := d.Series[name]
+		if !ok {
+			series = make([][]int, len(outcomeGroups))
+			for g := range series {
+				series[g] = make([]int, minutes)
+			}
+			d.Series[name] = series
+		}
+		g := outcomeGroup(outcome)
+		series[g][i] += int(n)
+		source(name).Totals[g] += n
+		return nil
+	})
+	return d, err
+}

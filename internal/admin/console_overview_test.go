@@ -1,0 +1,88 @@
+package admin_test
+
+import (
+	"context"
+	"net/http"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/hookinbox/hookinbox/internal/receiver"
+)
+
+// The Overview reads the per-minute counts, the backlog and the failures
+// from the database, and the same numbers stand as text for readers
+// without JavaScript.
+func TestConsoleOverview(t *testing.T) {
+	t.Parallel()
+	b := setupWith(t, setupOpts{noWorker: true})
+	ctx := context.Background()
+	b.deliver(t, "github", "gh-over-1", "issues", `{}`)
+	failed := b.deliver(t, "github", "gh-over-2", "issues", `{}`)
+	_, err := b.pool.Exec(ctx, "UPDATE inbox SET status = 'failed' WHERE id = $1", failed)
+	require.NoError(t, err)
+	_, err = b.pool.Exec(ctx, `INSERT INTO ingest_minute (minute, source, outcome, count) VALUES
+		(date_trunc('minute', now()) - interval '5 minutes', 'github', 'accepted', 3),
+		(date_trunc('minute', now()) - interval '5 minutes', 'github', 'invalid_signature', 2),
+		(date_trunc('minute', now()) - interval '4 minutes', 'github', 'timestamp_out_of_tolerance', 1),
+		(date_trunc('minute', now()) - interval '4 minutes', 'github', 'missing_header', 1),
+		(date_trunc('minute', now()) - interval '25 hours', 'github', 'accepted', 100)`)
+	require.NoError(t, err)
+
+	r := b.do(t, http.MethodGet, "/console/", "", nil)
+	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+	page := string(r.body)
+	require.Contains(t, page, `id="backlog">1<`)
+	require.Contains(t, page, `href="/console/deliveries?source=github&amp;status=failed">1</a>`)
+	// accepted, duplicate, conflict, invalid_signature, rejected, unavailable:
+	// the minute 25 hours ago is outside the chart's day.
+	require.Regexp(t, `(?s)<td class="num">3</td><td class="num">0</td><td class="num">0</td><td class="num">3</td><td class="num">1</td><td class="num">0</td>`, page)
+	require.Regexp(t, `<script type="application/json" id="chart-data">\{"start":\d+,"groups":\["accepted",`, page)
+	require.Contains(t, page, "No destination is configured")
+}
+
+// The Overview's destination buttons run the API's pause, resume and
+// retry, each once per click.
+func TestConsoleDestinationButtons(t *testing.T) {
+	t.Parallel()
+	b, recv := setupDestinations(t)
+	b.client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	browser := b.browserSession(t)
+	post := with(browser, map[string]string{"Content-Type": "application/x-www-form-urlencoded", "Sec-Fetch-Site": "same-origin"})
+	action := regexp.MustCompile(`action="(/console/destinations/app/\w+)">\s*<input type="hidden" name="csrf_token" value="([^"]+)"><input type="hidden" name="idempotency_key" value="([^"]+)">`)
+	click := func(name string) {
+		t.Helper()
+		page := b.do(t, http.MethodGet, "/console/", "", browser)
+		require.Equal(t, http.StatusOK, page.status, "%s", page.body)
+		for _, m := range action.FindAllStringSubmatch(string(page.body), -1) {
+			if m[1] == "/console/destinations/app/"+name {
+				form := "csrf_token=" + m[2] + "&idempotency_key=" + m[3]
+				for range 2 { // a double click
+					r := b.do(t, http.MethodPost, m[1], form, post)
+					require.Equal(t, http.StatusSeeOther, r.status, "%s", r.body)
+					require.Equal(t, "/console/#destinations", r.header.Get("Location"))
+				}
+				return
+			}
+		}
+		t.Fatalf("no %s button: %s", name, page.body)
+	}
+
+	click("pause")
+	require.Equal(t, "paused", b.destinations(t)[0].State)
+	require.Equal(t, 1, b.count(t, "SELECT count(*) FROM api_idempotency WHERE operation = 'destination_pause'"))
+	recv.SetFallback(receiver.Fail)
+	id := "msg_console_dest"
+	b.deliver(t, "billing", id, "invoice.paid", `{"type":"invoice.paid","data":{"id":"inv_9"}}`)
+	click("resume")
+	require.Eventually(t, func() bool { return b.sendState(t, id) == "failed" }, 10*time.Second, 20*time.Millisecond)
+	page := b.do(t, http.MethodGet, "/console/", "", browser)
+	require.Regexp(t, `<td class="num">1</td>\s*<td class="actions">`, string(page.body), "one failed send")
+
+	recv.SetFallback(receiver.Apply)
+	click("retry")
+	require.Eventually(t, func() bool { return b.sendState(t, id) == "succeeded" }, 10*time.Second, 20*time.Millisecond)
+	require.Len(t, recv.Effects(), 1)
+}
