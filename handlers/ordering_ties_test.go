@@ -130,3 +130,33 @@ func TestReceiptTimeIsNeverComparedWithProviderTime(t *testing.T) {
 	b.waitStatus(t, b.deliverReceivedAt(t, "billing", untimed0, "untimed", []byte(`{"type":"untimed","data":{"id":"res-mixed"}}`), time.Time{}, now.Add(-time.Second)), "processed")
 	require.Equal(t, map[string]bool{untimed1: false, timed: false, untimed0: true}, seen())
 }
+
+// The inbox row records whether processing found the delivery stale, in a
+// batch and alone: operators see it (the admin API, the console).
+func TestInboxRecordsStaleness(t *testing.T) {
+	t.Parallel()
+	for name, batchSize := range map[string]int{"batched": 0, "alone": 1} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			b := setupWith(t, setupOpts{batchSize: batchSize})
+			t1 := time.Now().Add(-time.Hour).Truncate(time.Second)
+			newer := b.deliver(t, "github", newID("gh"), "issues", issuePayload("acme/app", 21, "newer", t1.Add(time.Minute)), time.Time{})
+			b.waitStatus(t, newer, "processed")
+			older := b.deliver(t, "github", newID("gh"), "issues", issuePayload("acme/app", 21, "older", t1), time.Time{})
+			b.waitStatus(t, older, "processed")
+			untouched := b.deliver(t, "github", newID("gh"), "star", []byte(`{"action":"created","repository":{"full_name":"acme/app"}}`), time.Time{})
+			b.waitStatus(t, untouched, "skipped")
+
+			stale := func(id int64) *bool {
+				var s *bool
+				require.NoError(t, b.pool.QueryRow(context.Background(), "SELECT stale FROM inbox WHERE id = $1", id).Scan(&s))
+				return s
+			}
+			require.NotNil(t, stale(newer))
+			require.False(t, *stale(newer))
+			require.NotNil(t, stale(older))
+			require.True(t, *stale(older))
+			require.Nil(t, stale(untouched), "no handler, no resource: not recorded")
+		})
+	}
+}

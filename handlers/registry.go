@@ -29,6 +29,9 @@ const (
 type Result struct {
 	Outcome  Outcome
 	Resource Resource // what the delivery is about; Key empty if nothing nameable
+	// Stale is true when a newer event of Resource had been applied: the
+	// handlers saw the delivery as stale. False when Resource.Key is empty.
+	Stale bool
 }
 
 // Source is what the registry knows of a configured source.
@@ -217,7 +220,7 @@ func (r *Registry) process(ctx context.Context, tx pgx.Tx, jobs JobInserter, d D
 	if err := recordApplied(ctx, tx, d, res); err != nil {
 		return Result{}, err
 	}
-	return Result{Outcome: OutcomeProcessed, Resource: res}, nil
+	return Result{Outcome: OutcomeProcessed, Resource: res, Stale: stale}, nil
 }
 
 // call runs one handler, turning a panic into an error so that the job

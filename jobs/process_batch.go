@@ -80,6 +80,7 @@ type batchMember struct {
 	d           handlers.Delivery
 	outcome     handlers.Outcome
 	resourceKey *string
+	stale       *bool
 	err         error
 	alone       bool // not decided by the batch: process it in a transaction of its own
 }
@@ -291,10 +292,7 @@ func (b *processBatcher) runTx(ctx context.Context, tx pgx.Tx, members []*batchM
 			m.outcome = res.Outcome
 			m.d.Payload = nil // not needed any more; the batch may be large
 			done = append(done, m)
-			if res.Resource.Key != "" {
-				key := res.Resource.Key
-				m.resourceKey = &key
-			}
+			m.resourceKey, m.stale = resourceFacts(res)
 		}
 	}
 	if len(done) == 0 {
@@ -418,11 +416,11 @@ func loadPayloads(ctx context.Context, tx pgx.Tx, members []*batchMember) ([]*ba
 func completeBatch(ctx context.Context, tx pgx.Tx, done []*batchMember) error {
 	slices.SortFunc(done, func(x, y *batchMember) int { return cmp.Compare(x.job.Args.InboxID, y.job.Args.InboxID) })
 	n := len(done)
-	ids, statuses, keys := make([]int64, n), make([]string, n), make([]*string, n)
+	ids, statuses, keys, stales := make([]int64, n), make([]string, n), make([]*string, n), make([]*bool, n)
 	for i, m := range done {
-		ids[i], statuses[i], keys[i] = m.job.Args.InboxID, string(m.outcome), m.resourceKey
+		ids[i], statuses[i], keys[i], stales[i] = m.job.Args.InboxID, string(m.outcome), m.resourceKey, m.stale
 	}
-	if _, err := tx.Exec(ctx, inboxMarkDoneManySQL, pgx.NamedArgs{"ids": ids, "statuses": statuses, "resource_keys": keys}); err != nil {
+	if _, err := tx.Exec(ctx, inboxMarkDoneManySQL, pgx.NamedArgs{"ids": ids, "statuses": statuses, "resource_keys": keys, "stales": stales}); err != nil {
 		return fmt.Errorf("mark inbox rows: %w", err)
 	}
 

@@ -155,12 +155,9 @@ func (w *ProcessDeliveryWorker) process(ctx context.Context, job *river.Job[Proc
 			return err
 		}
 		outcome = res.Outcome
-		var resourceKey *string
-		if res.Resource.Key != "" {
-			resourceKey = &res.Resource.Key
-		}
+		resourceKey, stale := resourceFacts(res)
 		if _, err := tx.Exec(ctx, inboxMarkDoneSQL, pgx.NamedArgs{
-			"id": d.InboxID, "status": string(outcome), "resource_key": resourceKey,
+			"id": d.InboxID, "status": string(outcome), "resource_key": resourceKey, "stale": stale,
 		}); err != nil {
 			return fmt.Errorf("mark inbox row %s: %w", outcome, err)
 		}
@@ -177,6 +174,16 @@ func (w *ProcessDeliveryWorker) process(ctx context.Context, job *river.Job[Proc
 		return err
 	})
 	return d, outcome, err
+}
+
+// resourceFacts is what the inbox row records of a delivery's resource:
+// its key and whether it was stale, both null when it names none.
+func resourceFacts(res handlers.Result) (*string, *bool) {
+	if res.Resource.Key == "" {
+		return nil, nil
+	}
+	key, stale := res.Resource.Key, res.Stale
+	return &key, &stale
 }
 
 // scanDelivery reads a row of inbox_load.sql or inbox_load_many.sql.

@@ -28,7 +28,7 @@ type deliveryView struct {
 	Live      bool   // work is pending: the status section polls
 	ReplayID  string // the replay just requested (?replay=)
 	ClickKey  string // the Replay button's Idempotency-Key
-	Stale     string // yes, no, or "" when no destination recorded it
+	Stale     string // yes, no, or "" when processing recorded nothing (not processed, no resource)
 	Resource  *resourceVersion
 	ByResURL  string // the resource's deliveries
 	RiverJobs bool   // link jobs to River UI
@@ -107,13 +107,14 @@ func (s *Server) deliveryView(c *fiber.Ctx) (deliveryView, error) {
 		v.Attempts = append(v.Attempts, av)
 		v.Live = v.Live || !finishedJob(a.State)
 	}
+	switch {
+	case d.Stale == nil:
+	case *d.Stale:
+		v.Stale = "yes"
+	default:
+		v.Stale = "no"
+	}
 	for _, sd := range d.Destinations {
-		switch {
-		case sd.Stale:
-			v.Stale = "yes"
-		case v.Stale == "":
-			v.Stale = "no"
-		}
 		v.Live = v.Live || sd.State == "waiting" || sd.State == "pending"
 	}
 	if d.ResourceKey != nil {

@@ -40,13 +40,17 @@ const (
 
 // Delivery is an inbox row in a listing.
 type Delivery struct {
-	ID          int64      `json:"id"`
-	Source      string     `json:"source"`
-	DeliveryID  string     `json:"delivery_id"`
-	EventType   string     `json:"event_type"`
-	Status      string     `json:"status"`
-	Origin      string     `json:"origin"`
-	ResourceKey *string    `json:"resource"`
+	ID          int64   `json:"id"`
+	Source      string  `json:"source"`
+	DeliveryID  string  `json:"delivery_id"`
+	EventType   string  `json:"event_type"`
+	Status      string  `json:"status"`
+	Origin      string  `json:"origin"`
+	ResourceKey *string `json:"resource"`
+	// Stale: the handlers found a newer event of the resource already
+	// applied when they processed it. Null before processing, or when the
+	// delivery names no resource.
+	Stale       *bool      `json:"stale"`
 	OccurredAt  *time.Time `json:"occurred_at"`
 	ReceivedAt  time.Time  `json:"received_at"`
 	ProcessedAt *time.Time `json:"processed_at"`
@@ -215,7 +219,7 @@ func (s *Server) readDelivery(ctx context.Context, id int64) (DeliveryDetail, er
 		sum     []byte
 	)
 	err := s.cfg.Pool.QueryRow(ctx, deliveryGetSQL, pgx.NamedArgs{"id": id}).Scan(
-		&d.ID, &d.Source, &d.DeliveryID, &d.EventType, &d.Status, &d.Origin, &d.ResourceKey,
+		&d.ID, &d.Source, &d.DeliveryID, &d.EventType, &d.Status, &d.Origin, &d.ResourceKey, &d.Stale,
 		&d.OccurredAt, &d.ReceivedAt, &d.ProcessedAt, &d.LastError, &d.Size, &d.Headers, &payload, &sum)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return d, errNotFound(fmt.Sprintf("no delivery with id %d", id))

@@ -164,6 +164,12 @@ func TestGetDelivery(t *testing.T) {
 	require.Equal(t, "completed", d.Attempts[0].State)
 	require.Nil(t, d.Attempts[0].ReplayID)
 	require.Equal(t, []admin.DerivedKey{{Handler: "h", Step: "notify", Key: "hkb_x", CreatedAt: d.Keys[0].CreatedAt}}, d.Keys)
+	require.Nil(t, d.Stale, "skipped: no handler judged it")
+	_, err = b.pool.Exec(ctx, `UPDATE inbox SET stale = true WHERE id = $1`, id)
+	require.NoError(t, err)
+	b.do(t, http.MethodGet, fmt.Sprintf("/admin/deliveries/%d", id), "", nil).json(t, &d)
+	require.NotNil(t, d.Stale)
+	require.True(t, *d.Stale, "what processing recorded")
 
 	bin := b.deliver(t, "github", "gh-get-2", "push", "\xff\xfe")
 	r = b.do(t, http.MethodGet, fmt.Sprintf("/admin/deliveries/%d", bin), "", nil)

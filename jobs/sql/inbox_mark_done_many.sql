@@ -3,6 +3,6 @@
 -- batches still deadlock, PostgreSQL aborts one and its deliveries are
 -- processed one by one.
 UPDATE inbox AS i
-SET status = u.status, resource_key = u.resource_key, processed_at = clock_timestamp(), last_error = NULL
-FROM unnest(@ids::bigint[], @statuses::text[], @resource_keys::text[]) AS u (id, status, resource_key)
+SET status = u.status, resource_key = u.resource_key, stale = u.stale, processed_at = clock_timestamp(), last_error = NULL
+FROM unnest(@ids::bigint[], @statuses::text[], @resource_keys::text[], @stales::bool[]) AS u (id, status, resource_key, stale)
 WHERE i.id = u.id

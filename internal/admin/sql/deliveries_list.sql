@@ -1,7 +1,7 @@
 -- Newest first, keyset-paginated on id. Each filter is off when its
 -- parameter is NULL. @after (newer than) is the console's poll for new
 -- deliveries on its first page.
-SELECT id, source, delivery_id, event_type, status, origin, resource_key,
+SELECT id, source, delivery_id, event_type, status, origin, resource_key, stale,
        occurred_at, received_at, processed_at, last_error, octet_length(payload) AS size
 FROM inbox
 WHERE (@cursor::bigint IS NULL OR id < @cursor::bigint)

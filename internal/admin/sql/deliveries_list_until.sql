@@ -4,7 +4,7 @@
 -- id, it would walk the primary key from the newest row and skip every
 -- row received since until (0.3 s at 1,000,000 rows, ten times that at
 -- ten million).
-SELECT id, source, delivery_id, event_type, status, origin, resource_key,
+SELECT id, source, delivery_id, event_type, status, origin, resource_key, stale,
        occurred_at, received_at, processed_at, last_error, octet_length(payload) AS size
 FROM inbox
 WHERE received_at < @until::timestamptz
