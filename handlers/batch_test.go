@@ -167,7 +167,7 @@ func TestBatchDoesNotWaitForABusyResource(t *testing.T) {
 	_, err := b.pool.Exec(ctx, "CREATE TABLE batch_effect (delivery_id text PRIMARY KEY)")
 	require.NoError(t, err)
 
-	// Hold the resource lock (the key lockResource derives).
+	// Hold the resource lock (the key lockKey derives).
 	holder, err := b.pool.Begin(ctx)
 	require.NoError(t, err)
 	defer holder.Rollback(ctx) //nolint:errcheck

@@ -179,9 +179,10 @@ func (r *Registry) Process(ctx context.Context, tx pgx.Tx, jobs JobInserter, d D
 }
 
 // ProcessNoWait is Process for a transaction that already holds other
-// deliveries' resources (a processing batch): rather than wait for d's
-// resource, which could deadlock against another such transaction, it
-// returns ErrResourceBusy, having done nothing.
+// deliveries' resources (a processing batch). It runs d under a savepoint
+// of its own, so an error rolls back d's work alone, and rather than wait
+// for d's resource, which could deadlock against another such
+// transaction, it returns ErrResourceBusy, having done nothing.
 func (r *Registry) ProcessNoWait(ctx context.Context, tx pgx.Tx, jobs JobInserter, d Delivery) (Result, error) {
 	return r.process(ctx, tx, jobs, d, false)
 }
@@ -199,13 +200,34 @@ func (r *Registry) process(ctx context.Context, tx pgx.Tx, jobs JobInserter, d D
 	d.parseGitHub()
 	res := resourceOf(d, r.sources[d.Source].ResourceField)
 
-	if err := lockResource(ctx, tx, d, res, wait); err != nil {
-		return Result{}, err
-	}
-	stale, err := isStale(ctx, tx, d.Source, res)
+	// In a batch the delivery has a savepoint of its own; alone, its
+	// transaction is its own.
+	savepoint := !wait
+	stale, err := begin(ctx, tx, d, res, wait, savepoint)
 	if err != nil {
 		return Result{}, err
 	}
+	handlerTx := tx
+	if savepoint {
+		handlerTx = batchTx{tx}
+	}
+	if err := r.runHandlers(ctx, handlerTx, jobs, d, res, stale, wait, matched); err != nil {
+		if savepoint {
+			if rerr := rollback(ctx, tx); rerr != nil {
+				return Result{}, errors.Join(err, fmt.Errorf("roll back the delivery's savepoint: %w", rerr))
+			}
+		}
+		return Result{}, err
+	}
+	if err := end(ctx, tx, d, res, savepoint); err != nil {
+		return Result{}, err
+	}
+	return Result{Outcome: OutcomeProcessed, Resource: res, Stale: stale}, nil
+}
+
+// runHandlers calls each matched handler (LatestState ones only for fresh
+// events).
+func (r *Registry) runHandlers(ctx context.Context, tx pgx.Tx, jobs JobInserter, d Delivery, res Resource, stale, wait bool, matched []Registration) error {
 	logger := r.logger.With("source", d.Source, "delivery_id", d.DeliveryID, "inbox_id", d.InboxID, "event_type", d.EventType)
 	for _, reg := range matched {
 		if stale && reg.Ordering == LatestState {
@@ -214,13 +236,10 @@ func (r *Registry) process(ctx context.Context, tx pgx.Tx, jobs JobInserter, d D
 		}
 		e := &Event{Delivery: d, Resource: res, Stale: stale, Tx: tx, Logger: logger.With("handler", reg.Name), handler: reg.Name, jobs: jobs, wait: wait}
 		if err := call(ctx, reg, e); err != nil {
-			return Result{}, err
+			return err
 		}
 	}
-	if err := recordApplied(ctx, tx, d, res); err != nil {
-		return Result{}, err
-	}
-	return Result{Outcome: OutcomeProcessed, Resource: res, Stale: stale}, nil
+	return nil
 }
 
 // call runs one handler, turning a panic into an error so that the job

@@ -4,12 +4,12 @@ import (
 	"context"
 	_ "embed"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/google/go-github/v60/github"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -71,6 +71,9 @@ func resourceOf(d Delivery, field string) Resource {
 	r := Resource{ReceivedAt: d.ReceivedAt}
 	switch d.Provider {
 	case "github":
+		if typed, ok := gitHubTypedResource(d, r); ok {
+			return typed // go-github parsed it already: no second parse
+		}
 		var p struct {
 			Repository struct {
 				FullName string          `json:"full_name"`
@@ -114,6 +117,50 @@ func resourceOf(d Delivery, field string) Resource {
 		}
 	}
 	return r.orderedBy(d.OccurredAt)
+}
+
+// gitHubTypedResource is resourceOf for the GitHub events the shipped
+// handlers see most, read from go-github's typed event (parsed once for
+// the handlers) rather than from a second parse of the payload; the same
+// facts as the JSON path. ok is false for other event types.
+func gitHubTypedResource(d Delivery, r Resource) (Resource, bool) {
+	var (
+		repo   string
+		number int
+		at     time.Time
+	)
+	switch ev := d.GitHub.(type) {
+	case *github.IssuesEvent:
+		repo, number, at = ev.GetRepo().GetFullName(), ev.GetIssue().GetNumber(), ev.GetIssue().GetUpdatedAt().Time
+	case *github.IssueCommentEvent:
+		repo, number, at = ev.GetRepo().GetFullName(), ev.GetIssue().GetNumber(), ev.GetIssue().GetUpdatedAt().Time
+	case *github.PullRequestEvent:
+		repo, number, at = ev.GetRepo().GetFullName(), ev.GetPullRequest().GetNumber(), ev.GetPullRequest().GetUpdatedAt().Time
+	case *github.PushEvent:
+		repo = ev.GetRepo().GetFullName()
+		if repo == "" {
+			return r.orderedBy(time.Time{}), true
+		}
+		if d.EventType != "push" || ev.GetRef() == "" {
+			return r.orderedBy(time.Time{}), true
+		}
+		r.Key = repo + "@" + ev.GetRef()
+		at = ev.GetRepo().GetPushedAt().Time
+		if at.IsZero() {
+			at = ev.GetHeadCommit().GetTimestamp().Time
+		}
+		return r.orderedBy(at), true
+	default:
+		return r, false
+	}
+	if repo == "" {
+		return r.orderedBy(time.Time{}), true
+	}
+	if number > 0 {
+		r.Key = repo + "#" + strconv.Itoa(number)
+		return r.orderedBy(at), true
+	}
+	return r.orderedBy(time.Time{}), true
 }
 
 // orderedBy sets the ordering time, or the receipt time when at is zero.
@@ -167,19 +214,6 @@ func jsonString(payload []byte, path string) string {
 	return ""
 }
 
-// lockResource serialises deliveries for r, or for the delivery itself when
-// it names no resource (so two jobs for one delivery, say a replay racing
-// the original, still never run at once). Without wait it takes the lock
-// only if it is free, else returns ErrResourceBusy.
-func lockResource(ctx context.Context, tx pgx.Tx, d Delivery, r Resource, wait bool) error {
-	// Length-prefixed so no source/key pair can spell another's lock key.
-	key := fmt.Sprintf("d:%d:%s:%s", len(d.Source), d.Source, d.DeliveryID)
-	if r.Key != "" {
-		key = fmt.Sprintf("r:%d:%s:%s", len(d.Source), d.Source, r.Key)
-	}
-	return advisoryLock(ctx, tx, key, wait)
-}
-
 // advisoryLock takes the transaction-scoped advisory lock named key,
 // waiting for it, or without wait only if it is free (else ErrResourceBusy).
 func advisoryLock(ctx context.Context, tx pgx.Tx, key string, wait bool) error {
@@ -219,42 +253,4 @@ func (r Resource) OlderThan(v Version) bool {
 		return r.At.Before(*v.At)
 	}
 	return v.ReceivedAt != nil && r.ReceivedAt.Before(*v.ReceivedAt)
-}
-
-// isStale reports whether a newer event than r was applied to r's
-// resource. Called with the resource locked, so the answer holds until
-// commit.
-func isStale(ctx context.Context, tx pgx.Tx, source string, r Resource) (bool, error) {
-	if r.Key == "" {
-		return false, nil
-	}
-	var v Version
-	err := tx.QueryRow(ctx, resourceVersionGetSQL, pgx.NamedArgs{"source": source, "resource_key": r.Key}).
-		Scan(&v.At, &v.ReceivedAt, &v.ReceiptAt)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("read resource version: %w", err)
-	}
-	return r.OlderThan(v), nil
-}
-
-// recordApplied moves the resource's version forward (never back), on the
-// clock the event was ordered by.
-func recordApplied(ctx context.Context, tx pgx.Tx, d Delivery, r Resource) error {
-	if r.Key == "" {
-		return nil
-	}
-	sql := resourceVersionUpsertSQL
-	if r.AtIsReceipt {
-		sql = resourceVersionUpsertReceiptSQL
-	}
-	_, err := tx.Exec(ctx, sql, pgx.NamedArgs{
-		"source": d.Source, "resource_key": r.Key, "applied_at": r.At, "received_at": r.ReceivedAt, "delivery_id": d.DeliveryID,
-	})
-	if err != nil {
-		return fmt.Errorf("record resource version: %w", err)
-	}
-	return nil
 }

@@ -277,12 +277,9 @@ func (b *processBatcher) runTx(ctx context.Context, tx pgx.Tx, members []*batchM
 		return err
 	}
 	for _, m := range matched {
-		var res handlers.Result
-		err := pgx.BeginFunc(ctx, tx, func(sp pgx.Tx) error {
-			var err error
-			res, err = b.w.registry.ProcessNoWait(ctx, sp, m.client, m.d)
-			return err
-		})
+		// Under a savepoint of its own (ProcessNoWait's): a failing
+		// delivery rolls back alone.
+		res, err := b.w.registry.ProcessNoWait(ctx, tx, m.client, m.d)
 		switch {
 		case errors.Is(err, handlers.ErrResourceBusy):
 			m.alone = true
