@@ -97,7 +97,6 @@ func TestParseErrorsNameTheKey(t *testing.T) {
 		{"route from unknown source", "destinations: [{name: a, url: 'http://x'}]\nroutes: [{source: s, events: ['*'], to: [a]}]", `routes[0].source: no source named "s"`},
 		{"route without events", "destinations: [{name: a, url: 'http://x'}]\nroutes: [{source: '*', to: [a]}]", `routes[0].events: empty`},
 		{"route with a bad pattern", "destinations: [{name: a, url: 'http://x'}]\nroutes: [{source: '*', events: ['is*ues'], to: [a]}]", `routes[0].events: "is*ues" is not`},
-		{"destination timeout past the stuck-job rescue", "destinations: [{name: a, url: 'http://x', timeout: 5m}]", `destinations[0] (a).timeout: 5m0s makes a send's job run up to`},
 		{"skip_stale unordered", "destinations: [{name: a, url: 'http://x'}]\nroutes: [{source: '*', events: ['*'], to: [a], skip_stale: true}]", `routes[0].skip_stale: only ordered routes`},
 		{"relative forward_url", "sources: [{name: a, provider: standard, secrets: [eA==], forward_url: '/x'}]", `sources[0] (a).forward_url: "/x" is not an absolute http(s) URL`},
 		{"bad downstream url", "downstream: {fulfillment_url: 'ftp://x'}", `downstream.fulfillment_url: "ftp://x" is not`},

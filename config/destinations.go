@@ -93,17 +93,6 @@ func (c Config) validateDestinations() error {
 				i, s.Name)
 		}
 	}
-	for i, d := range c.Destinations {
-		timeout := d.Timeout.Std()
-		if timeout == 0 {
-			timeout = destination.DefaultTimeout
-		}
-		if job := destination.JobTimeout(timeout); job >= c.Jobs.RescueStuckAfter.Std() {
-			return fmt.Errorf("destinations[%d] (%s).timeout: %s makes a send's job run up to %s, not less than jobs.rescue_stuck_after (%s): "+
-				"River would take a slow send for stuck and make it twice at once; lower the timeout or raise jobs.rescue_stuck_after",
-				i, d.Name, timeout, job, c.Jobs.RescueStuckAfter.Std())
-		}
-	}
 	sources := make([]string, len(c.Sources))
 	for i, s := range c.Sources {
 		sources[i] = s.Name

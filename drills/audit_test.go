@@ -17,7 +17,7 @@ import (
 
 // workKinds are the River jobs that carry a delivery's processing and its
 // effects; other jobs (retention) do not count towards "settled".
-const workKinds = `'process_delivery', 'stripe_fulfill', 'stripe_refund', 'destination_send'`
+const workKinds = `'process_delivery', 'stripe_fulfill', 'stripe_refund'`
 
 // backlog is what is left to do: inbox rows not yet processed and work
 // jobs not yet finished.
@@ -38,15 +38,24 @@ func readBacklog(ctx context.Context, pool *pgxpool.Pool) (backlog, error) {
 	if err != nil {
 		return b, err
 	}
-	// An ordered send waiting its turn, or one held by a paused
-	// destination, has no job: it counts too. (A pending one's job is
-	// counted below.)
-	var sends int
-	if err := pool.QueryRow(ctx, `SELECT count(*) FROM destination_send WHERE state IN ('waiting', 'held')`).Scan(&sends); err != nil {
+	// Destination sends are made by the senders, not by jobs: an
+	// unfinished one counts by its state.
+	srows, err := pool.Query(ctx, `SELECT 'destination_send/' || state, count(*) FROM destination_send
+		WHERE state IN ('waiting', 'pending', 'held') GROUP BY 1`)
+	if err != nil {
 		return b, err
 	}
-	if sends > 0 {
-		b.Jobs["destination_send/without_job"] = sends
+	for srows.Next() {
+		var k string
+		var n int
+		if err := srows.Scan(&k, &n); err != nil {
+			srows.Close()
+			return b, err
+		}
+		b.Jobs[k] = n
+	}
+	if err := srows.Err(); err != nil {
+		return b, err
 	}
 	rows, err := pool.Query(ctx, `SELECT kind || '/' || state, count(*) FROM river_job
 		WHERE kind IN (`+workKinds+`) AND state NOT IN ('completed', 'cancelled', 'discarded') GROUP BY 1`)

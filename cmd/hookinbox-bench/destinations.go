@@ -81,8 +81,7 @@ type destPhase struct {
 // nothing else running.
 type destDrain struct {
 	Held int64 `json:"held"`
-	// ResumeTook is the resume call: one transaction giving every held
-	// send its job.
+	// ResumeTook is the resume call: it flips the destination's state.
 	ResumeTook duration `json:"resume_took"`
 	Requests   int64    `json:"requests"`
 	Seconds    float64  `json:"seconds"` // the receiver's first to last request
@@ -208,7 +207,7 @@ func destRunPhase(ctx context.Context, r *rig, svc *service, gen *generator, rec
 	if err != nil {
 		return p, err
 	}
-	done, err := waitWorkedOff(ctx, db, recv != nil, true)
+	done, err := waitWorkedOff(ctx, db, recv != nil)
 	if err != nil {
 		return p, err
 	}
@@ -237,7 +236,7 @@ const ackToSent = `SELECT extract(epoch FROM a.attempted_at - i.received_at)::fl
 	WHERE i.id > $1 AND i.id <= $2`
 
 // destRunDrain pauses the destination, lets the same load pile its sends
-// up (held), and measures how fast they go once it is resumed, with
+// up (pending, unclaimed), and measures how fast they go once it is resumed, with
 // nothing else running.
 func destRunDrain(ctx context.Context, r *rig, svc *service, gen *generator, recv *receiver, rate float64,
 	profile *string, out string, progress func(string, ...any)) (destDrain, error) {
@@ -252,14 +251,15 @@ func destRunDrain(ctx context.Context, r *rig, svc *service, gen *generator, rec
 	if load.Errors > 0 {
 		progress("warning: %d errors while the backlog was made", load.Errors)
 	}
-	held, err := waitWorkedOff(ctx, db, true, false)
+	processed, err := waitWorkedOff(ctx, db, false)
 	if err != nil {
 		return dr, err
 	}
-	if !held {
-		progress("warning: not every send was held %s after the load; the drain starts anyway", sendsLimit)
+	if !processed {
+		progress("warning: not every delivery was processed %s after the load; the drain starts anyway", sendsLimit)
 	}
-	if err = db.QueryRow(ctx, `SELECT count(*) FROM destination_send WHERE destination = $1 AND state = 'held'`, destName).Scan(&dr.Held); err != nil {
+	// A paused destination's sends wait, pending, unclaimed.
+	if err = db.QueryRow(ctx, `SELECT count(*) FROM destination_send WHERE destination = $1 AND state = 'pending'`, destName).Scan(&dr.Held); err != nil {
 		return dr, err
 	}
 	r.settle(ctx, progress)
@@ -281,7 +281,7 @@ func destRunDrain(ctx context.Context, r *rig, svc *service, gen *generator, rec
 	} else {
 		profiled <- nil
 	}
-	dr.Drained, err = waitWorkedOff(ctx, db, true, true)
+	dr.Drained, err = waitWorkedOff(ctx, db, true)
 	if err != nil {
 		return dr, err
 	}
@@ -302,28 +302,25 @@ func destRunDrain(ctx context.Context, r *rig, svc *service, gen *generator, rec
 
 // waitWorkedOff waits, at most sendsLimit, until no delivery is
 // `received` and, with sends, no send of the destination is waiting or
-// pending (nor held, with held); it reports whether that happened.
-func waitWorkedOff(ctx context.Context, db *pgxpool.Pool, sends, held bool) (bool, error) {
+// pending; it reports whether that happened.
+func waitWorkedOff(ctx context.Context, db *pgxpool.Pool, sends bool) (bool, error) {
 	return waitUntil(ctx, sendsLimit, func() (bool, error) {
 		if ok, err := noneReceived(ctx, db); !ok || err != nil || !sends {
 			return ok, err
 		}
-		left, err := sendsLeft(ctx, db, held)
+		left, err := sendsLeft(ctx, db)
 		return !left, err
 	})
 }
 
 // sendsLeft reports whether a send of the destination is still waiting
-// or pending, or also held with held. Polling must not become the load it
+// or pending. Polling must not become the load it
 // measures: counting the unfinished sends every 100 ms took 4.6 ms of the
 // database's time per poll while thousands were left (4% of a drain's
 // statement time); this stops at the first, found through the partial
 // index of unfinished sends (literal states, so a generic plan uses it).
-func sendsLeft(ctx context.Context, db *pgxpool.Pool, held bool) (bool, error) {
+func sendsLeft(ctx context.Context, db *pgxpool.Pool) (bool, error) {
 	q := `SELECT EXISTS (SELECT 1 FROM destination_send WHERE destination = $1 AND state IN ('waiting', 'pending'))`
-	if held {
-		q = `SELECT EXISTS (SELECT 1 FROM destination_send WHERE destination = $1 AND state IN ('waiting', 'pending', 'held'))`
-	}
 	var left bool
 	err := db.QueryRow(ctx, q, destName).Scan(&left)
 	return left, err

@@ -45,7 +45,7 @@ func TestExhaustedSendFailsAndAnOperatorRetries(t *testing.T) {
 	var n int
 	require.NoError(t, pgx.BeginFunc(context.Background(), b.pool, func(tx pgx.Tx) error {
 		var err error
-		n, err = b.svc.RetryFailedTx(context.Background(), tx, b.client, "app", time.Now().Add(-time.Hour))
+		n, err = b.svc.RetryFailedTx(context.Background(), tx, "app", time.Now().Add(-time.Hour))
 		return err
 	}))
 	require.Equal(t, 1, n)
@@ -105,10 +105,11 @@ func TestPauseHoldsAndResumeSends(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	ctx := context.Background()
-	require.NoError(t, pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error { return b.svc.SetPausedTx(ctx, tx, b.client, "app", true) }))
+	require.NoError(t, pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error { return b.svc.SetPausedTx(ctx, tx, "app", true) }))
 	id, _ := b.deliver(t, "invoice.paid", "inv_5", time.Now())
-	require.Equal(t, "held", b.waitSend(t, id, "held"), "the send gives up its job and waits")
-	require.Zero(t, b.count(t, "SELECT count(*) FROM river_job WHERE kind = 'destination_send' AND state NOT IN ('completed')"))
+	require.Equal(t, "pending", b.waitSend(t, id, "pending"))
+	time.Sleep(300 * time.Millisecond) // several of the sender's polls
+	require.Equal(t, "pending", b.waitSend(t, id, "pending"), "the send waits")
 	require.Empty(t, b.recv.Requests())
 	sts, err := b.svc.Statuses(ctx)
 	require.NoError(t, err)
@@ -116,34 +117,34 @@ func TestPauseHoldsAndResumeSends(t *testing.T) {
 	require.EqualValues(t, 1, sts[0].Pending)
 
 	resumed := time.Now()
-	require.NoError(t, pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error { return b.svc.SetPausedTx(ctx, tx, b.client, "app", false) }))
+	require.NoError(t, pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error { return b.svc.SetPausedTx(ctx, tx, "app", false) }))
 	require.Equal(t, "succeeded", b.waitSend(t, id, "succeeded"))
 	require.Less(t, time.Since(resumed), 5*time.Second, "sent on resume")
 }
 
-// A resume gives every held send its job a slice at a time, in a job of
-// its own: the admin request returns at once, whatever the backlog.
+// A resume returns at once, whatever the backlog, and every send the pause
+// held is then made.
 func TestResumeOfALargeBacklogSendsEverySend(t *testing.T) {
 	t.Parallel()
 	b := setupWith(t, setupOpts{dest: func(d *destination.Destination) { d.MaxInFlight = 50 }})
 	ctx := context.Background()
-	require.NoError(t, pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error { return b.svc.SetPausedTx(ctx, tx, b.client, "app", true) }))
+	require.NoError(t, pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error { return b.svc.SetPausedTx(ctx, tx, "app", true) }))
 	_, inboxID := b.deliver(t, "invoice.paid", "inv_big", time.Now())
 	require.Eventually(t, func() bool {
-		return b.count(t, "SELECT count(*) FROM destination_send WHERE state = 'held'") == 1
+		return b.count(t, "SELECT count(*) FROM destination_send WHERE state = 'pending'") == 1
 	}, 10*time.Second, 10*time.Millisecond)
-	// 1,199 more held sends of the same delivery's payload, as a long pause
-	// leaves them (more than two of the resume job's slices).
+	// 1,199 more sends of the same delivery's payload, as a long pause
+	// leaves them (many of the sender's claims).
 	_, err := b.pool.Exec(ctx, `
 		INSERT INTO destination_send (destination, source, delivery_id, inbox_id, event_type, key, ordered, skip_stale,
-		                              event_at, event_received_at, at_is_receipt, state)
-		SELECT 'app', 'billing', 'held_' || g, $1, 'invoice.paid', 'hkb_held_' || g, false, false, now(), now(), false, 'held'
+		                              event_at, event_received_at, at_is_receipt, state, next_attempt_at)
+		SELECT 'app', 'billing', 'held_' || g, $1, 'invoice.paid', 'hkb_held_' || g, false, false, now(), now(), false, 'pending', now()
 		FROM generate_series(1, 1199) g`, inboxID)
 	require.NoError(t, err)
 
 	start := time.Now()
-	require.NoError(t, pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error { return b.svc.SetPausedTx(ctx, tx, b.client, "app", false) }))
-	require.Less(t, time.Since(start), time.Second, "the resume itself only enqueues its job")
+	require.NoError(t, pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error { return b.svc.SetPausedTx(ctx, tx, "app", false) }))
+	require.Less(t, time.Since(start), time.Second, "the resume itself only flips the state")
 	require.Eventually(t, func() bool {
 		return b.count(t, "SELECT count(*) FROM destination_send WHERE state = 'succeeded'") == 1200
 	}, 60*time.Second, 50*time.Millisecond)

@@ -121,6 +121,12 @@ type Config struct {
 
 	// Logger defaults to a discard logger.
 	Logger *slog.Logger
+
+	// PollInterval is how often an idle sender looks for sends that no
+	// hint announced (those enqueued by another process, retries coming
+	// due). A busy sender, or one told of a new send in this process,
+	// looks every ActivePollInterval. Defaults to DefaultPollInterval.
+	PollInterval time.Duration
 }
 
 const (
@@ -129,6 +135,11 @@ const (
 	DefaultMaxAge      = 72 * time.Hour
 	DefaultFailures    = 20
 	DefaultProbeEvery  = 30 * time.Second
+
+	DefaultPollInterval = time.Second
+	// ActivePollInterval is how often a sender looks for due sends while
+	// it is busy, or for a second after it was told of a new send.
+	ActivePollInterval = 20 * time.Millisecond
 )
 
 // WithDefaults fills what a Destination leaves unset.

@@ -5,12 +5,19 @@
 // were processed.
 //
 // The outbox: when a delivery is processed, the destinations its routes
-// name each get one send row and one River job, inserted in the
-// delivery's processing transaction. The row is unique per (delivery,
-// destination), so a replay, a retry or a crash never makes a second,
-// distinct request. Every request for a send carries the same key as
-// webhook-id and Idempotency-Key, derived from the delivery and the
-// destination, so a receiver dedupes a request whose answer was lost.
+// name each get one send row, inserted in the delivery's processing
+// transaction. The row is unique per (delivery, destination), so a
+// replay, a retry or a crash never makes a second, distinct request. Every
+// request for a send carries the same key as webhook-id and
+// Idempotency-Key, derived from the delivery and the destination, so a
+// receiver dedupes a request whose answer was lost.
+//
+// The requests: every worker process runs a sender per destination
+// (Service.Start). A sender claims the due sends it may make in one
+// statement, within max_in_flight and rate_limit counted across replicas
+// from the claims themselves, makes the requests concurrently, and records
+// their outcomes in one transaction. A claim expires on its own, so the
+// sends of a sender that died are made again, with the same key.
 package destination
 
 import (
@@ -50,15 +57,16 @@ type Service struct {
 	dests   map[string]*dest
 	targets map[string][]target // by source
 	logger  *slog.Logger
+	run     runState
 }
 
 // dest is a configured destination with what sending to it needs.
 type dest struct {
 	Destination
-	queue  string
 	client *http.Client
 	signer *standardwebhooks.Webhook // nil: unsigned
 	ready  onceOK                    // its shared rows exist
+	sender *sender                   // this process's sender, once Start ran
 }
 
 // target is one destination a route sends a source's events to.
@@ -68,8 +76,8 @@ type target struct {
 }
 
 // Register validates cfg, registers the outbox handler of every source
-// that routes name and the send worker, and returns the service that the
-// admin API and metrics ask about destinations.
+// that routes name, and returns the service that sends (Start) and that
+// the admin API and metrics ask about destinations.
 func Register(r *handlers.Registry, cfg Config) (*Service, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
@@ -80,12 +88,15 @@ func Register(r *handlers.Registry, cfg Config) (*Service, error) {
 	if cfg.Observe == nil {
 		cfg.Observe = func(string, string, time.Duration) {}
 	}
+	if cfg.PollInterval == 0 {
+		cfg.PollInterval = DefaultPollInterval
+	}
 	s := &Service{cfg: cfg, dests: map[string]*dest{}, targets: map[string][]target{}, logger: cfg.Logger}
 	for _, d := range cfg.Destinations {
 		d = d.WithDefaults()
 		transport := http.DefaultTransport.(*http.Transport).Clone()
 		transport.MaxIdleConnsPerHost = max(d.MaxInFlight, 2) // reuse a connection per request in flight
-		nd := &dest{Destination: d, queue: QueueFor(d.Name), client: &http.Client{Timeout: d.Timeout, Transport: transport}}
+		nd := &dest{Destination: d, client: &http.Client{Timeout: d.Timeout, Transport: transport}}
 		if d.Secret != "" {
 			var err error
 			if nd.signer, err = standardwebhooks.NewWebhook(d.Secret); err != nil {
@@ -93,7 +104,6 @@ func Register(r *handlers.Registry, cfg Config) (*Service, error) {
 			}
 		}
 		s.dests[d.Name] = nd
-		r.AddQueue(nd.queue, d.MaxInFlight)
 	}
 	for _, route := range cfg.Routes {
 		sources := []string{route.Source}
@@ -106,8 +116,6 @@ func Register(r *handlers.Registry, cfg Config) (*Service, error) {
 			}
 		}
 	}
-	handlers.AddWorker(r, &sendWorker{svc: s})
-	handlers.AddWorker(r, &resumeWorker{svc: s})
 	for _, src := range cfg.Sources {
 		ts := s.targets[src]
 		if len(ts) == 0 {
@@ -121,7 +129,7 @@ func Register(r *handlers.Registry, cfg Config) (*Service, error) {
 			Name:     HandlerName + "." + src,
 			Source:   src,
 			Events:   events,
-			Batch:    true,                // database work only: the requests go from their own jobs
+			Batch:    true,                // database work only: the senders make the requests
 			Ordering: handlers.EveryEvent, // a destination is told an event is stale, or skips it
 			Handler:  handlers.HandlerFunc(s.enqueue),
 		}); err != nil {
@@ -161,8 +169,9 @@ func (s *Service) targetsFor(source, eventType string) []target {
 }
 
 // enqueue is the outbox: in the delivery's processing transaction, one
-// send and its job per routed destination, unless the delivery already has
-// them (a replay, a retried processing).
+// send per routed destination, unless the delivery already has it (a
+// replay, a retried processing). This process's sender is told to look
+// soon: the send is due once the transaction commits.
 func (s *Service) enqueue(ctx context.Context, e *handlers.Event) error {
 	for _, t := range s.targetsFor(e.Source, e.EventType) {
 		ordered := t.route.Ordered && e.Resource.Key != ""
@@ -179,7 +188,7 @@ func (s *Service) enqueue(ctx context.Context, e *handlers.Event) error {
 			"destination": sd.Destination, "source": sd.Source, "delivery_id": sd.DeliveryID, "inbox_id": sd.InboxID,
 			"event_type": sd.EventType, "key": sd.Key, "ordered": sd.Ordered, "skip_stale": sd.SkipStale,
 			"resource_key": resourceKey, "event_at": e.Resource.At, "event_received_at": e.Resource.ReceivedAt,
-			"at_is_receipt": e.Resource.AtIsReceipt, "state": "waiting",
+			"at_is_receipt": e.Resource.AtIsReceipt, "state": initialState(ordered),
 		}).Scan(&sd.ID)
 		if errors.Is(err, pgx.ErrNoRows) {
 			continue // sent (or being sent) already: the same key, nothing new
@@ -187,11 +196,23 @@ func (s *Service) enqueue(ctx context.Context, e *handlers.Event) error {
 		if err != nil {
 			return fmt.Errorf("destination %s: record send: %w", t.destination, err)
 		}
-		if err := s.scheduleTx(ctx, e.Tx, e.Enqueue, sd); err != nil {
-			return fmt.Errorf("destination %s: %w", t.destination, err)
+		if ordered {
+			if err := s.scheduleTx(ctx, e.Tx, sd); err != nil {
+				return fmt.Errorf("destination %s: %w", t.destination, err)
+			}
 		}
+		s.hint(t.destination)
 	}
 	return nil
+}
+
+// initialState is a new send's: an ordered one waits for its resource's
+// turn (scheduleTx), any other is due at once.
+func initialState(ordered bool) string {
+	if ordered {
+		return "waiting"
+	}
+	return "pending"
 }
 
 // sendRow is a send as enqueueing knows it.

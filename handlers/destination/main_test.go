@@ -53,8 +53,8 @@ type setupOpts struct {
 func setup(t *testing.T) *bundle { return setupWith(t, setupOpts{}) }
 
 // setupWith runs one "process": a registry with destination "app" routed
-// from source billing (standard), a River client working its jobs, and an
-// inbox to deliver into.
+// from source billing (standard), a River client working its jobs, the
+// destinations' senders, and an inbox to deliver into.
 func setupWith(t *testing.T, opts setupOpts) *bundle {
 	t.Helper()
 	logger, logs := testlog.New(t)
@@ -81,7 +81,8 @@ func setupWith(t *testing.T, opts setupOpts) *bundle {
 	b.svc, err = destination.Register(reg, destination.Config{
 		Destinations: append([]destination.Destination{d}, opts.extra...), Routes: []destination.Route{route},
 		Sources: []string{"billing", "github"}, Pool: b.pool, Logger: logger,
-		Observe: func(string, string, time.Duration) { b.observed.Add(1) },
+		Observe:      func(string, string, time.Duration) { b.observed.Add(1) },
+		PollInterval: 50 * time.Millisecond,
 	})
 	require.NoError(t, err)
 	b.client, err = jobs.NewClient(b.pool, jobs.ClientConfig{
@@ -98,9 +99,11 @@ func setupWith(t *testing.T, opts setupOpts) *bundle {
 func (b *bundle) start(t *testing.T) {
 	t.Helper()
 	require.NoError(t, b.client.Start(context.Background()))
+	require.NoError(t, b.svc.Start(context.Background()))
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
+		_ = b.svc.Stop(ctx)
 		if err := b.client.Stop(ctx); err != nil {
 			_ = b.client.StopAndCancel(context.Background())
 		}

@@ -4,12 +4,9 @@ import (
 	"context"
 	_ "embed"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/rivertype"
 
 	"github.com/hookinbox/hookinbox/handlers"
 )
@@ -31,8 +28,6 @@ var (
 	attemptsOfSendsSQL string
 	//go:embed sql/pending_counts.sql
 	pendingCountsSQL string
-	//go:embed sql/held_list.sql
-	heldListSQL string
 )
 
 // ErrNotFound: no destination of that name is configured.
@@ -112,31 +107,22 @@ func (s *Service) Statuses(ctx context.Context) ([]Status, error) {
 }
 
 // SetPausedTx pauses or resumes a destination in tx. A paused destination
-// holds its sends (they wait, without a job: nothing is dropped). Resuming
-// enqueues, with client in tx, the job that gives the held sends their jobs
-// again, a slice at a time: a destination paused for a day may hold
-// millions, more than one request or transaction should take.
-func (s *Service) SetPausedTx(ctx context.Context, tx pgx.Tx, client inserter, name string, paused bool) error {
+// claims nothing: its sends wait, pending (nothing is dropped), and
+// requests already in flight end. Resuming lets the senders claim again;
+// this process's sender looks at once, the others within their poll
+// interval.
+func (s *Service) SetPausedTx(ctx context.Context, tx pgx.Tx, name string, paused bool) error {
 	if _, ok := s.dests[name]; !ok {
 		return ErrNotFound
 	}
-	// Takes the state row's lock: a send deciding to hold waits for it.
+	// Takes the state row's lock, which every claim takes first.
 	if _, err := tx.Exec(ctx, stateSetPausedSQL, pgx.NamedArgs{"destination": name, "paused": paused}); err != nil {
 		return err
 	}
-	if paused {
-		return nil
-	}
-	if _, err := client.InsertTx(ctx, tx, ResumeArgs{Destination: name}, nil); err != nil {
-		return fmt.Errorf("enqueue resume: %w", err)
+	if !paused {
+		s.hint(name)
 	}
 	return nil
-}
-
-// inserter is the part of a River client that inserts jobs in a
-// transaction.
-type inserter interface {
-	InsertTx(context.Context, pgx.Tx, river.JobArgs, *river.InsertOpts) (*rivertype.JobInsertResult, error)
 }
 
 // MaxRetry bounds the failed sends one RetryFailedTx sends again.
@@ -146,7 +132,7 @@ const MaxRetry = 10_000
 // that failed for good at or after since: each starts a fresh retry
 // schedule. Ordered sends take their turn behind their resource's send in
 // progress. It returns how many it took.
-func (s *Service) RetryFailedTx(ctx context.Context, tx pgx.Tx, client inserter, name string, since time.Time) (int, error) {
+func (s *Service) RetryFailedTx(ctx context.Context, tx pgx.Tx, name string, since time.Time) (int, error) {
 	if _, ok := s.dests[name]; !ok {
 		return 0, ErrNotFound
 	}
@@ -157,12 +143,11 @@ func (s *Service) RetryFailedTx(ctx context.Context, tx pgx.Tx, client inserter,
 	type picked struct {
 		sendRow
 		resourceKey *string
-		jobID       *int64
 	}
 	var sends []picked
 	for rows.Next() {
 		var p picked
-		if err := rows.Scan(&p.ID, &p.Source, &p.DeliveryID, &p.Ordered, &p.resourceKey, &p.jobID); err != nil {
+		if err := rows.Scan(&p.ID, &p.Source, &p.DeliveryID, &p.Ordered, &p.resourceKey); err != nil {
 			rows.Close()
 			return 0, err
 		}
@@ -176,32 +161,35 @@ func (s *Service) RetryFailedTx(ctx context.Context, tx pgx.Tx, client inserter,
 	if err := rows.Err(); err != nil {
 		return 0, err
 	}
-	insert := inTx(client, tx)
 	for _, p := range sends {
 		if _, err := tx.Exec(ctx, sendRetryResetSQL, pgx.NamedArgs{"id": p.ID}); err != nil {
 			return 0, err
 		}
-		if err := s.scheduleTx(ctx, tx, insert, p.sendRow); err != nil {
+		if err := s.scheduleTx(ctx, tx, p.sendRow); err != nil {
 			return 0, err
 		}
+	}
+	if len(sends) > 0 {
+		s.hint(name)
 	}
 	return len(sends), nil
 }
 
 // Send is one destination's send of a delivery, with its attempts.
 type Send struct {
-	ID          int64      `json:"id"`
-	Destination string     `json:"destination"`
-	Key         string     `json:"webhook_id"`
-	State       string     `json:"state"`
-	Stale       bool       `json:"stale"`
-	Attempts    []Attempt  `json:"attempts"`
-	LastStatus  *int       `json:"last_status"`
-	LastError   *string    `json:"last_error"`
-	JobID       *int64     `json:"job_id"`
-	CreatedAt   time.Time  `json:"created_at"`
-	FinishedAt  *time.Time `json:"finished_at"`
-	attempts    int
+	ID          int64     `json:"id"`
+	Destination string    `json:"destination"`
+	Key         string    `json:"webhook_id"`
+	State       string    `json:"state"`
+	Stale       bool      `json:"stale"`
+	Attempts    []Attempt `json:"attempts"`
+	LastStatus  *int      `json:"last_status"`
+	LastError   *string   `json:"last_error"`
+	// NextAttemptAt is when a pending send is due next.
+	NextAttemptAt *time.Time `json:"next_attempt_at"`
+	CreatedAt     time.Time  `json:"created_at"`
+	FinishedAt    *time.Time `json:"finished_at"`
+	attempts      int
 }
 
 // Attempt is one request of a send.
@@ -228,7 +216,7 @@ func SendsOf(ctx context.Context, q interface {
 	for rows.Next() {
 		var sd Send
 		if err := rows.Scan(&sd.ID, &sd.Destination, &sd.Key, &sd.State, &sd.Stale, &sd.attempts, &sd.LastStatus,
-			&sd.LastError, &sd.JobID, &sd.CreatedAt, &sd.FinishedAt); err != nil {
+			&sd.LastError, &sd.NextAttemptAt, &sd.CreatedAt, &sd.FinishedAt); err != nil {
 			rows.Close()
 			return nil, err
 		}

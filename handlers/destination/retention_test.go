@@ -39,7 +39,7 @@ func TestRetentionHoldsUnfinishedSends(t *testing.T) {
 	require.Equal(t, 1, b.count(t, "SELECT count(*) FROM destination_send"))
 
 	// The operator's nudge: the retry is due now.
-	_, err = b.pool.Exec(ctx, "UPDATE river_job SET scheduled_at = now(), state = 'available' WHERE kind = 'destination_send'")
+	_, err = b.pool.Exec(ctx, "UPDATE destination_send SET next_attempt_at = now() WHERE state = 'pending'")
 	require.NoError(t, err)
 	require.Equal(t, "succeeded", b.waitSend(t, id, "succeeded"))
 	res, err = w.Run(ctx, time.Now())

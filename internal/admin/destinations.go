@@ -33,7 +33,7 @@ func (s *Server) setPaused(paused bool) fiber.Handler {
 		if err != nil {
 			return err
 		}
-		if err := s.cfg.Destinations.SetPausedTx(c.UserContext(), tx(c), s.cfg.River, name, paused); err != nil {
+		if err := s.cfg.Destinations.SetPausedTx(c.UserContext(), tx(c), name, paused); err != nil {
 			return destinationError(name, err)
 		}
 		state := "active"
@@ -74,7 +74,7 @@ func (s *Server) retryDestination(c *fiber.Ctx) error {
 		}
 		since = *t
 	}
-	n, err := s.cfg.Destinations.RetryFailedTx(c.UserContext(), tx(c), s.cfg.River, name, since)
+	n, err := s.cfg.Destinations.RetryFailedTx(c.UserContext(), tx(c), name, since)
 	if err != nil {
 		return destinationError(name, err)
 	}

@@ -38,9 +38,11 @@ func setupDestinations(t *testing.T) (*testBundle, *receiver.Receiver) {
 	rc, err := jobs.NewClient(pool, jobs.ClientConfig{Registry: reg, RetryPolicy: fastRetry{}, FetchPollInterval: 50 * time.Millisecond, Logger: logger})
 	require.NoError(t, err)
 	require.NoError(t, rc.Start(context.Background()))
+	require.NoError(t, svc.Start(context.Background()))
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
+		_ = svc.Stop(ctx)
 		_ = rc.Stop(ctx)
 	})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

@@ -16,6 +16,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/hookinbox/hookinbox/config"
+	"github.com/hookinbox/hookinbox/handlers/destination"
 	"github.com/hookinbox/hookinbox/ingest"
 	"github.com/hookinbox/hookinbox/internal/admin"
 	"github.com/hookinbox/hookinbox/internal/metrics"
@@ -123,7 +124,7 @@ func serve(ctx context.Context, cfg config.Config, role string, migrate bool, e 
 	// migrated is set once the schema is known to be this binary's, ready
 	// once the workers run too. Neither is ever unset: a database lost
 	// later is judged per request.
-	var migrated, ready atomic.Bool
+	var migrated, ready, sendersStarted atomic.Bool
 	// The console's per-minute charts (ingest_minute), written apart from
 	// the inbox every few seconds.
 	tally := ingest.NewTally(db.pool, ingest.TallyConfig{Logger: logger})
@@ -171,10 +172,17 @@ func serve(ctx context.Context, cfg config.Config, role string, migrate bool, e 
 	startDone := make(chan struct{})
 	go func() {
 		defer close(startDone)
-		if startWorkers(startCtx, db, riverClient, migrate, migs, role != "ingest", func() { migrated.Store(true) }, logger) == nil {
-			ready.Store(true)
-			logger.Info("hookinbox ready")
+		if startWorkers(startCtx, db, riverClient, migrate, migs, role != "ingest", func() { migrated.Store(true) }, logger) != nil {
+			return
 		}
+		if dests != nil && role != "ingest" {
+			if err := startSenders(startCtx, dests, logger); err != nil {
+				return
+			}
+			sendersStarted.Store(true)
+		}
+		ready.Store(true)
+		logger.Info("hookinbox ready")
 	}()
 
 	select {
@@ -185,7 +193,11 @@ func serve(ctx context.Context, cfg config.Config, role string, migrate bool, e 
 	}
 	cancelStart()
 	<-startDone
-	shutdown(srv, adminSrv, riverClient, ready.Load() && role != "ingest", cfg.ShutdownTimeout.Std(), logger)
+	var senders *destination.Service
+	if sendersStarted.Load() {
+		senders = dests
+	}
+	shutdown(srv, adminSrv, senders, riverClient, ready.Load() && role != "ingest", cfg.ShutdownTimeout.Std(), logger)
 	return nil
 }
 
@@ -247,10 +259,29 @@ func startWorkers(ctx context.Context, db *database, rc *river.Client[pgx.Tx], m
 	}
 }
 
+// startSenders starts the destinations' senders, retrying with backoff
+// (the database may have just come up); it fails only when ctx ends.
+func startSenders(ctx context.Context, dests *destination.Service, logger *slog.Logger) error {
+	delay := 500 * time.Millisecond
+	for {
+		err := dests.Start(ctx)
+		if err == nil {
+			return nil
+		}
+		logger.Warn("destination senders not started, retrying", "error", err, "retry_in", delay.String())
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(delay):
+		}
+		delay = min(delay*2, 15*time.Second)
+	}
+}
+
 // shutdown stops taking requests, lets in-flight ones and running jobs
 // finish within budget, then cancels what is left. A job cancelled here
 // rolls back and is retried by the next process: nothing is lost.
-func shutdown(srv *ingest.Server, adminSrv *admin.Server, rc *river.Client[pgx.Tx], riverStarted bool, budget time.Duration, logger *slog.Logger) {
+func shutdown(srv *ingest.Server, adminSrv *admin.Server, senders *destination.Service, rc *river.Client[pgx.Tx], riverStarted bool, budget time.Duration, logger *slog.Logger) {
 	ctx, cancel := context.WithTimeout(context.Background(), budget)
 	defer cancel()
 	if err := srv.Shutdown(ctx); err != nil {
@@ -258,6 +289,13 @@ func shutdown(srv *ingest.Server, adminSrv *admin.Server, rc *river.Client[pgx.T
 	}
 	if err := adminSrv.Shutdown(ctx); err != nil {
 		logger.Warn("admin shutdown", "error", err)
+	}
+	if senders != nil {
+		// Requests still running at the deadline are cut short and left,
+		// with no attempt spent, to the next sender.
+		if err := senders.Stop(ctx); err != nil {
+			logger.Warn("destination requests still running at the shutdown deadline; cut short", "error", err)
+		}
 	}
 	if !riverStarted {
 		return

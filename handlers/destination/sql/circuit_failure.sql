@@ -1,11 +1,11 @@
--- A failed request: count it, open the circuit at the threshold.
+-- Failed requests: count them, open the circuit at the threshold.
 UPDATE destination_state
-SET consecutive_failures = consecutive_failures + 1,
+SET consecutive_failures = consecutive_failures + @failures,
     failing_since = coalesce(failing_since, @attempted_at),
     last_error = @last_error,
-    next_probe_at = CASE WHEN circuit_open_since IS NULL AND consecutive_failures + 1 >= @threshold
+    next_probe_at = CASE WHEN circuit_open_since IS NULL AND consecutive_failures + @failures >= @threshold
                          THEN clock_timestamp() + @probe_every::interval ELSE next_probe_at END,
-    circuit_open_since = CASE WHEN circuit_open_since IS NULL AND consecutive_failures + 1 >= @threshold
+    circuit_open_since = CASE WHEN circuit_open_since IS NULL AND consecutive_failures + @failures >= @threshold
                          THEN clock_timestamp() ELSE circuit_open_since END
 WHERE destination = @destination
 RETURNING circuit_open_since IS NOT NULL

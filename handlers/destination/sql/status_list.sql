@@ -2,8 +2,8 @@
 -- sends (unfinished ones through their partial index).
 SELECT st.destination, st.paused, st.circuit_open_since IS NOT NULL, st.failing_since, st.last_error,
        st.consecutive_failures,
-       (SELECT count(*) FROM destination_lease l
-         WHERE l.destination = st.destination AND l.holder IS NOT NULL AND l.expires_at > clock_timestamp()),
+       (SELECT count(*) FROM destination_send c
+         WHERE c.destination = st.destination AND c.claimed_until > clock_timestamp()),
        (SELECT count(*) FROM destination_send s
          WHERE s.destination = st.destination AND s.state IN ('waiting', 'pending', 'held'))
 FROM destination_state st

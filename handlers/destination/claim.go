@@ -1,0 +1,197 @@
+package destination
+
+import (
+	"context"
+	"crypto/rand"
+	_ "embed"
+	"encoding/hex"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/hookinbox/hookinbox/handlers"
+)
+
+var (
+	//go:embed sql/state_init.sql
+	stateInitSQL string
+	//go:embed sql/state_claim_lock.sql
+	stateClaimLockSQL string
+	//go:embed sql/in_flight.sql
+	inFlightSQL string
+	//go:embed sql/send_claim.sql
+	sendClaimSQL string
+	//go:embed sql/state_claimed.sql
+	stateClaimedSQL string
+)
+
+const (
+	// maxRateLead is how far ahead a claim may take rate slots: a send
+	// waits at most that long for its slot, inside its claim.
+	maxRateLead = time.Second
+	// claimMargin is added to the request timeout and maxRateLead for a
+	// claim's life: a sender that died frees its sends that much after
+	// their requests would have ended anyway. It also bounds how long
+	// recording the outcomes may take before another sender may make the
+	// same sends again (with the same keys).
+	claimMargin = 10 * time.Second
+)
+
+// onceOK runs a function until it succeeds once.
+type onceOK struct {
+	mu   sync.Mutex
+	done bool
+}
+
+func (o *onceOK) do(f func() error) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.done {
+		return nil
+	}
+	if err := f(); err != nil {
+		return err
+	}
+	o.done = true
+	return nil
+}
+
+// ensureShared creates the destination's shared state row the first time
+// this process needs it.
+func (s *Service) ensureShared(ctx context.Context, d *dest) error {
+	return d.ready.do(func() error {
+		if _, err := s.cfg.Pool.Exec(ctx, stateInitSQL, pgx.NamedArgs{"destination": d.Name}); err != nil {
+			return fmt.Errorf("destination %s: init state: %w", d.Name, err)
+		}
+		return nil
+	})
+}
+
+// claimTTL is how long a claim holds its sends.
+func claimTTL(d *dest) time.Duration { return maxRateLead + d.Timeout + claimMargin }
+
+// claimResult is what one claim got: the sends to make now, or, when it
+// got none, why (and so when to look again).
+type claimResult struct {
+	sends []*loadedSend
+	// retryIn, when no send was claimed for a reason other than an empty
+	// queue (the circuit's next probe, the next rate slot, other
+	// replicas' requests in flight), is when claiming may succeed.
+	retryIn time.Duration
+	paused  bool
+}
+
+// claim takes up to want due sends of d in one transaction. The
+// destination's state row is locked first, so the claims of all replicas
+// are counted one after another: the live claims are the requests in
+// flight (max_in_flight), the state row holds the next rate slot and the
+// open circuit's next probe.
+func (s *Service) claim(ctx context.Context, d *dest, holder string, want int) (claimResult, error) {
+	var out claimResult
+	err := pgx.BeginFunc(ctx, s.cfg.Pool, func(tx pgx.Tx) error {
+		var (
+			paused, open bool
+			nextProbe    *time.Time
+			lastSlot     *time.Time // the last rate slot taken; nil: none yet
+			now          time.Time
+		)
+		if err := tx.QueryRow(ctx, stateClaimLockSQL, pgx.NamedArgs{"destination": d.Name}).Scan(
+			&paused, &open, &nextProbe, &lastSlot, &now); err != nil {
+			return fmt.Errorf("lock state: %w", err)
+		}
+		if paused {
+			out.paused = true
+			return nil
+		}
+		var inFlight int
+		if err := tx.QueryRow(ctx, inFlightSQL, pgx.NamedArgs{"destination": d.Name}).Scan(&inFlight); err != nil {
+			return fmt.Errorf("count requests in flight: %w", err)
+		}
+		n := min(want, d.MaxInFlight-inFlight)
+		if n <= 0 {
+			out.retryIn = ActivePollInterval // other replicas' requests end soon
+			return nil
+		}
+		probe := false
+		if open {
+			if nextProbe != nil && nextProbe.After(now) {
+				out.retryIn = nextProbe.Sub(now)
+				return nil
+			}
+			n, probe = 1, true
+		}
+		var (
+			slot       time.Duration
+			nextSendAt = now
+		)
+		if lastSlot != nil {
+			nextSendAt = *lastSlot
+		}
+		if d.RateLimit > 0 {
+			slot = time.Duration(float64(time.Second) / d.RateLimit)
+			nextSendAt = maxTime(nextSendAt, now)
+			lead := now.Add(maxRateLead).Sub(nextSendAt)
+			if lead < 0 {
+				out.retryIn = -lead
+				return nil
+			}
+			n = min(n, int(lead/slot)+1)
+		}
+		rows, err := tx.Query(ctx, sendClaimSQL, pgx.NamedArgs{
+			"destination": d.Name, "limit": n, "holder": holder, "ttl": claimTTL(d),
+		})
+		if err != nil {
+			return fmt.Errorf("claim sends: %w", err)
+		}
+		out.sends, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (*loadedSend, error) {
+			l := &loadedSend{holder: holder, probe: probe}
+			var v handlers.Version
+			err := row.Scan(&l.ID, &l.Source, &l.DeliveryID, &l.EventType, &l.Key, &l.Ordered, &l.SkipStale, &l.ResourceKey,
+				&l.Resource.At, &l.Resource.ReceivedAt, &l.Resource.AtIsReceipt, &l.Attempts, &l.CreatedAt,
+				&l.Payload, &l.ContentType, &v.At, &v.ReceivedAt, &v.ReceiptAt)
+			if l.ResourceKey != nil {
+				l.Resource.Key = *l.ResourceKey
+			}
+			l.Ordered = l.Ordered && l.ResourceKey != nil
+			l.stale = l.Ordered && l.Resource.OlderThan(v)
+			return l, err
+		})
+		if err != nil {
+			return fmt.Errorf("claim sends: %w", err)
+		}
+		if len(out.sends) == 0 || (!probe && d.RateLimit <= 0) {
+			return nil
+		}
+		for i, l := range out.sends {
+			l.startAt = nextSendAt.Add(time.Duration(i) * slot)
+		}
+		if d.RateLimit > 0 {
+			nextSendAt = nextSendAt.Add(time.Duration(len(out.sends)) * slot)
+		}
+		if _, err := tx.Exec(ctx, stateClaimedSQL, pgx.NamedArgs{
+			"destination": d.Name, "next_send_at": nextSendAt, "probe": probe, "probe_every": d.Circuit.ProbeEvery,
+		}); err != nil {
+			return fmt.Errorf("take rate slots: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return claimResult{}, fmt.Errorf("destination %s: %w", d.Name, err)
+	}
+	return out, nil
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+func newHolder() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}

@@ -1,0 +1,347 @@
+package destination
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+var (
+	//go:embed sql/attempts_insert.sql
+	attemptsInsertSQL string
+	//go:embed sql/sends_record.sql
+	sendsRecordSQL string
+	//go:embed sql/circuit_failure.sql
+	circuitFailureSQL string
+	//go:embed sql/circuit_success.sql
+	circuitSuccessSQL string
+	//go:embed sql/sends_wake.sql
+	sendsWakeSQL string
+	//go:embed sql/resource_sent_advance.sql
+	resourceSentAdvanceSQL string
+	//go:embed sql/claims_release.sql
+	claimsReleaseSQL string
+)
+
+// result is what became of one claimed send in this process.
+type result struct {
+	send *loadedSend
+	res  response
+	// skipped: a stale event of a skip_stale route, not sent.
+	skipped bool
+	// gone: the delivery's inbox row was deleted; nothing can be sent.
+	gone bool
+	// cut: the request was cut short by shutdown; the send is left to any
+	// sender, with no attempt spent.
+	cut bool
+}
+
+// outcome is what a result makes of its send.
+type outcome struct {
+	state      string // pending (retry), succeeded, failed, skipped
+	attempted  bool
+	lastStatus *int
+	lastError  *string
+	retryIn    time.Duration // pending: the wait before the next attempt
+}
+
+// outcomeOf applies the retry schedule, Retry-After and max_age to a
+// result.
+func outcomeOf(d *dest, r result) outcome {
+	switch {
+	case r.skipped:
+		return outcome{state: "skipped"}
+	case r.gone:
+		msg := "the delivery's inbox row is gone"
+		return outcome{state: "failed", lastError: &msg}
+	}
+	o := outcome{state: "succeeded", attempted: true}
+	if r.res.status != 0 {
+		o.lastStatus = &r.res.status
+	}
+	if r.res.ok() {
+		return o
+	}
+	msg := r.res.describe()
+	o.lastError = &msg
+	attempt := r.send.Attempts + 1
+	o.retryIn = nextRetry(d, attempt, r.res.retryAfter)
+	switch {
+	case attempt > len(d.Retry.Schedule):
+		o.state = "failed"
+	case time.Since(r.send.CreatedAt)+o.retryIn > d.Retry.MaxAge:
+		o.state = "failed"
+	default:
+		o.state = "pending"
+	}
+	return o
+}
+
+// record stores the results of a sender's requests in one transaction:
+// the attempts, the sends' states (a retry's due time, a final state), the
+// circuit, the turns of ordered sends' resources and what the destination
+// got of them. A send whose claim was taken over by another sender (its
+// request outlived the claim) is left to that sender; its attempt is
+// recorded all the same. It reports whether a send of d became due (a
+// resource's turn handed on, the circuit closed).
+func (s *Service) record(ctx context.Context, d *dest, results []result) (woke bool, err error) {
+	var (
+		cut      []result
+		sends    []result
+		outcomes []outcome
+	)
+	for _, r := range results {
+		if r.cut {
+			cut = append(cut, r)
+			continue
+		}
+		sends = append(sends, r)
+		outcomes = append(outcomes, outcomeOf(d, r))
+	}
+	var opened bool
+	err = pgx.BeginFunc(ctx, s.cfg.Pool, func(tx pgx.Tx) error {
+		if len(cut) > 0 {
+			ids, holders := make([]int64, len(cut)), make([]string, len(cut))
+			for i, r := range cut {
+				ids[i], holders[i] = r.send.ID, r.send.holder
+			}
+			if _, err := tx.Exec(ctx, claimsReleaseSQL, pgx.NamedArgs{"ids": ids, "holders": holders}); err != nil {
+				return fmt.Errorf("release claims: %w", err)
+			}
+		}
+		if len(sends) == 0 {
+			return nil
+		}
+		if err := insertAttempts(ctx, tx, sends, outcomes); err != nil {
+			return err
+		}
+		moved, err := recordSends(ctx, tx, sends, outcomes)
+		if err != nil {
+			return err
+		}
+		closed, o, err := s.recordCircuit(ctx, tx, d, sends)
+		if err != nil {
+			return err
+		}
+		opened = o
+		woke = closed
+		for i, r := range sends {
+			st := outcomes[i].state
+			if !moved[r.send.ID] || !r.send.Ordered || st == "pending" {
+				continue
+			}
+			handed, err := s.finishOrderedTx(ctx, tx, d, r.send, st)
+			if err != nil {
+				return err
+			}
+			woke = woke || handed
+		}
+		return nil
+	})
+	if err != nil {
+		return false, err
+	}
+	s.report(ctx, d, sends, outcomes, opened)
+	return woke, nil
+}
+
+// insertAttempts records every request made, in one statement.
+func insertAttempts(ctx context.Context, tx pgx.Tx, sends []result, outcomes []outcome) error {
+	var (
+		ids                 []int64
+		attempts, durations []int32
+		at                  []time.Time
+		statuses            []*int
+		errs, responses     []*string
+		stales, probes      []bool
+	)
+	for i, r := range sends {
+		if !outcomes[i].attempted {
+			continue
+		}
+		ids = append(ids, r.send.ID)
+		attempts = append(attempts, int32(r.send.Attempts+1))
+		at = append(at, r.res.at)
+		durations = append(durations, int32(r.res.took.Milliseconds()))
+		statuses = append(statuses, outcomes[i].lastStatus)
+		errs = append(errs, outcomes[i].lastError)
+		responses = append(responses, nilIfEmpty(r.res.body))
+		stales = append(stales, r.res.stale)
+		probes = append(probes, r.res.probe)
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	_, err := tx.Exec(ctx, attemptsInsertSQL, pgx.NamedArgs{
+		"send_ids": ids, "attempts": attempts, "attempted_ats": at, "duration_ms": durations,
+		"statuses": statuses, "errors": errs, "responses": responses, "stales": stales, "probes": probes,
+	})
+	if err != nil {
+		return fmt.Errorf("record attempts: %w", err)
+	}
+	return nil
+}
+
+// recordSends moves every send to its outcome in one statement and
+// returns the ones it moved.
+func recordSends(ctx context.Context, tx pgx.Tx, sends []result, outcomes []outcome) (map[int64]bool, error) {
+	n := len(sends)
+	var (
+		ids       = make([]int64, n)
+		holders   = make([]string, n)
+		states    = make([]string, n)
+		attempted = make([]int32, n)
+		stales    = make([]bool, n)
+		statuses  = make([]*int, n)
+		errs      = make([]*string, n)
+		due       = make([]*time.Time, n)
+	)
+	now := time.Now()
+	for i, r := range sends {
+		o := outcomes[i]
+		ids[i], holders[i], states[i], stales[i] = r.send.ID, r.send.holder, o.state, r.send.stale
+		statuses[i], errs[i] = o.lastStatus, o.lastError
+		if o.attempted {
+			attempted[i] = 1
+		}
+		if o.state == "pending" {
+			t := now.Add(o.retryIn)
+			due[i] = &t
+		}
+	}
+	rows, err := tx.Query(ctx, sendsRecordSQL, pgx.NamedArgs{
+		"ids": ids, "holders": holders, "states": states, "attempted": attempted, "stales": stales,
+		"last_statuses": statuses, "last_errors": errs, "next_attempt_ats": due,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("record sends: %w", err)
+	}
+	movedIDs, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return nil, fmt.Errorf("record sends: %w", err)
+	}
+	moved := make(map[int64]bool, len(movedIDs))
+	for _, id := range movedIDs {
+		moved[id] = true
+	}
+	return moved, nil
+}
+
+// recordCircuit counts the requests' failures towards the circuit
+// breaker, in the order they ended: a success resets the count, so only
+// the failures after the last success count. It reports whether the
+// circuit closed (and the sends waiting for it were made due) or is open.
+func (s *Service) recordCircuit(ctx context.Context, tx pgx.Tx, d *dest, sends []result) (closed, open bool, err error) {
+	var (
+		lastOK      time.Time
+		anyOK       bool
+		failures    int
+		lastFailure *result
+	)
+	for i := range sends {
+		r := &sends[i]
+		if r.skipped || r.gone {
+			continue
+		}
+		end := r.res.at.Add(r.res.took)
+		if r.res.ok() && (!anyOK || end.After(lastOK)) {
+			lastOK, anyOK = end, true
+		}
+	}
+	for i := range sends {
+		r := &sends[i]
+		if r.skipped || r.gone || r.res.ok() || (anyOK && !r.res.at.Add(r.res.took).After(lastOK)) {
+			continue
+		}
+		failures++
+		if lastFailure == nil || r.res.at.After(lastFailure.res.at) {
+			lastFailure = r
+		}
+	}
+	if anyOK {
+		err := tx.QueryRow(ctx, circuitSuccessSQL, pgx.NamedArgs{"destination": d.Name}).Scan(&closed)
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return false, false, fmt.Errorf("close circuit: %w", err)
+		}
+		if closed {
+			// The sends that waited for the circuit go now, at the
+			// configured rate, instead of at their retries' time.
+			if _, err := tx.Exec(ctx, sendsWakeSQL, pgx.NamedArgs{"destination": d.Name}); err != nil {
+				return false, false, fmt.Errorf("wake waiting sends: %w", err)
+			}
+		}
+	}
+	if failures > 0 {
+		msg := lastFailure.res.describe()
+		if err := tx.QueryRow(ctx, circuitFailureSQL, pgx.NamedArgs{
+			"destination": d.Name, "failures": failures, "attempted_at": lastFailure.res.at, "last_error": msg,
+			"threshold": d.Circuit.Failures, "probe_every": d.Circuit.ProbeEvery,
+		}).Scan(&open); err != nil {
+			return false, false, fmt.Errorf("count failures: %w", err)
+		}
+	}
+	return closed, open, nil
+}
+
+// finishOrderedTx ends an ordered send's turn: on success it moves
+// forward what the destination got of the resource, then hands the turn
+// on. It reports whether a waiting send became due.
+func (s *Service) finishOrderedTx(ctx context.Context, tx pgx.Tx, d *dest, send *loadedSend, state string) (bool, error) {
+	k := send.chain(d.Name)
+	if state == "succeeded" {
+		if _, err := tx.Exec(ctx, resourceSentAdvanceSQL, pgx.NamedArgs{
+			"destination": k.destination, "source": k.source, "resource_key": k.resource,
+			"event_at": send.Resource.At, "event_received_at": send.Resource.ReceivedAt, "at_is_receipt": send.Resource.AtIsReceipt,
+		}); err != nil {
+			return false, fmt.Errorf("record what the destination got: %w", err)
+		}
+	}
+	return finishChainTx(ctx, tx, k)
+}
+
+// report tells metrics and the log what the recorded results were.
+func (s *Service) report(ctx context.Context, d *dest, sends []result, outcomes []outcome, opened bool) {
+	for i, r := range sends {
+		o := outcomes[i]
+		if o.attempted {
+			label := map[string]string{"succeeded": "succeeded", "failed": "failed", "pending": "retry"}[o.state]
+			s.cfg.Observe(d.Name, label, r.res.took)
+		}
+		if o.state == "succeeded" {
+			continue // the hot path logs nothing
+		}
+		log := s.logger.With("destination", d.Name, "source", r.send.Source, "delivery_id", r.send.DeliveryID,
+			"webhook_id", r.send.Key, "attempt", r.send.Attempts+1, "status", r.res.status, "duration", r.res.took.String())
+		switch o.state {
+		case "skipped":
+			log.Debug("destination: stale event skipped")
+		case "failed":
+			log.Error("destination: send failed for good; an operator may retry it", "error", *o.lastError)
+		default:
+			if opened {
+				log = log.With("circuit", "open")
+			}
+			log.Log(ctx, slog.LevelWarn, "destination: send failed; retrying with the same webhook-id",
+				"error", *o.lastError, "retry_in", o.retryIn.String())
+		}
+	}
+}
+
+// nextRetry is the wait before retry number attempt: the schedule's,
+// jittered, or a longer Retry-After.
+func nextRetry(d *dest, attempt int, retryAfter time.Duration) time.Duration {
+	i := min(attempt, len(d.Retry.Schedule)) - 1
+	return max(jitter(d.Retry.Schedule[i]), retryAfter)
+}
+
+func nilIfEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}

@@ -1,1 +1,0 @@
-SELECT paused FROM destination_state WHERE destination = @destination FOR SHARE
