@@ -25,6 +25,14 @@ CREATE INDEX destination_send_due_idx ON destination_send (destination, next_att
 CREATE INDEX destination_send_claimed_idx ON destination_send (destination, claimed_until)
     WHERE claimed_until IS NOT NULL;
 
+-- A sender that found every slot taken by others' claims says so, and
+-- the senders holding them leave it one: a busy sender, which claims
+-- again in the transaction that records its outcomes, would otherwise
+-- keep every slot.
+ALTER TABLE destination_state
+    ADD COLUMN wanted_by    text        NULL,
+    ADD COLUMN wanted_until timestamptz NULL;
+
 -- Slots were leased per request; the claims replace them.
 DROP TABLE destination_lease;
 

@@ -73,6 +73,9 @@ type destPhase struct {
 	SentDuringLoad int64        `json:"sent_during_load,omitempty"`
 	SentPerSec     float64      `json:"sent_per_sec,omitempty"`
 	AckToProcessed rowLatencies `json:"ack_to_processed"`
+	// Statements are the database's top statements over the phase
+	// (-pg-stats).
+	Statements []statementStat `json:"statements,omitempty"`
 	// AckToSent is from received_at to the first attempt's start.
 	AckToSent *rowLatencies `json:"ack_to_sent,omitempty"`
 }
@@ -196,6 +199,8 @@ func destRunPhase(ctx context.Context, r *rig, svc *service, gen *generator, rec
 	if recv != nil {
 		recv.reset()
 	}
+	stats := statementStats{enabled: r.opts.pgStats, db: db}
+	stats.reset(ctx)
 	end := meter.span(ctx, r.pg, r.svcURL)
 	p.Ingest = gen.openLoop(ctx, rate, r.opts.duration)
 	loaded := time.Now()
@@ -216,6 +221,7 @@ func destRunPhase(ctx context.Context, r *rig, svc *service, gen *generator, rec
 	}
 	p.Settled = duration(time.Since(loaded))
 	p.CPU = end()
+	p.Statements = stats.read(ctx)
 	if p.AckToProcessed, err = readRowLatencies(ctx, db, ackToProcessed, from, to); err != nil {
 		return p, err
 	}
@@ -394,6 +400,8 @@ func printDestinations(w io.Writer, res destinationsResult) {
 			ratio, res.With.Ingest.Latency.P99, res.Without.Ingest.Latency.P99, verdict(ratio >= 0.8 && ratio <= 1.2))
 	}
 	tw.Flush()
+	printStatementTable(w, "the open loop without the destination", res.Without.Statements)
+	printStatementTable(w, "the open loop with the destination", res.With.Statements)
 	printStatementTable(w, "sending the backlog", dr.Statements)
 	if res.Profile != "" {
 		fmt.Fprintf(w, "\nCPU profile of serve sending the backlog: go tool pprof -top %s\n", res.Profile)

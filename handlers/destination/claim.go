@@ -25,12 +25,17 @@ var (
 	sendClaimSQL string
 	//go:embed sql/state_claimed.sql
 	stateClaimedSQL string
+	//go:embed sql/state_wanted.sql
+	stateWantedSQL string
 )
 
 const (
 	// maxRateLead is how far ahead a claim may take rate slots: a send
 	// waits at most that long for its slot, inside its claim.
 	maxRateLead = time.Second
+	// wantedFor is how long a starved sender's mark lasts: it claims
+	// again well within it, and a dead one's mark fades.
+	wantedFor = time.Second
 	// claimMargin is added to the request timeout and maxRateLead for a
 	// claim's life: a sender that died frees its sends that much after
 	// their requests would have ended anyway. It also bounds how long
@@ -83,36 +88,55 @@ type claimResult struct {
 	paused  bool
 }
 
-// claim takes up to want due sends of d in one transaction. The
-// destination's state row is locked first, so the claims of all replicas
-// are counted one after another: the live claims are the requests in
-// flight (max_in_flight), the state row holds the next rate slot and the
-// open circuit's next probe.
-func (s *Service) claim(ctx context.Context, d *dest, holder string, want int) (claimResult, error) {
+// claimTx takes up to want due sends of d in tx for the sender instance.
+// The destination's state row is locked first, so the claims of all
+// replicas are counted one after another: the live claims are the
+// requests in flight (max_in_flight), the state row holds the next rate
+// slot, the open circuit's next probe, and which sender found no slot
+// free last (the others leave it one).
+func (s *Service) claimTx(ctx context.Context, tx pgx.Tx, d *dest, instance, holder string, want int) (claimResult, error) {
 	var out claimResult
-	err := pgx.BeginFunc(ctx, s.cfg.Pool, func(tx pgx.Tx) error {
+	err := func() error {
 		var (
 			paused, open bool
 			nextProbe    *time.Time
 			lastSlot     *time.Time // the last rate slot taken; nil: none yet
 			now          time.Time
+			wantedBy     *string
 		)
 		if err := tx.QueryRow(ctx, stateClaimLockSQL, pgx.NamedArgs{"destination": d.Name}).Scan(
-			&paused, &open, &nextProbe, &lastSlot, &now); err != nil {
+			&paused, &open, &nextProbe, &lastSlot, &now, &wantedBy); err != nil {
 			return fmt.Errorf("lock state: %w", err)
 		}
 		if paused {
 			out.paused = true
 			return nil
 		}
-		var inFlight int
-		if err := tx.QueryRow(ctx, inFlightSQL, pgx.NamedArgs{"destination": d.Name}).Scan(&inFlight); err != nil {
+		var inFlight, mine int
+		if err := tx.QueryRow(ctx, inFlightSQL, pgx.NamedArgs{"destination": d.Name, "instance": instance}).Scan(&inFlight, &mine); err != nil {
 			return fmt.Errorf("count requests in flight: %w", err)
 		}
-		n := min(want, d.MaxInFlight-inFlight)
+		free := d.MaxInFlight - inFlight
+		if free <= 0 {
+			out.retryIn = ActivePollInterval // the requests in flight end soon
+			if mine == inFlight {
+				return nil // every slot is this sender's own
+			}
+			return s.markWanted(ctx, tx, d, instance, &instance)
+		}
+		starved := wantedBy != nil && *wantedBy != instance
+		if starved {
+			free-- // the slot another sender waits for
+		}
+		n := min(want, free)
 		if n <= 0 {
-			out.retryIn = ActivePollInterval // other replicas' requests end soon
+			out.retryIn = ActivePollInterval
 			return nil
+		}
+		if wantedBy != nil && *wantedBy == instance {
+			if err := s.markWanted(ctx, tx, d, instance, nil); err != nil {
+				return err
+			}
 		}
 		probe := false
 		if open {
@@ -176,11 +200,23 @@ func (s *Service) claim(ctx context.Context, d *dest, holder string, want int) (
 			return fmt.Errorf("take rate slots: %w", err)
 		}
 		return nil
-	})
+	}()
 	if err != nil {
 		return claimResult{}, fmt.Errorf("destination %s: %w", d.Name, err)
 	}
 	return out, nil
+}
+
+// markWanted marks instance as starved of slots (wantedBy set), or clears
+// its mark.
+func (s *Service) markWanted(ctx context.Context, tx pgx.Tx, d *dest, instance string, wantedBy *string) error {
+	_, err := tx.Exec(ctx, stateWantedSQL, pgx.NamedArgs{
+		"destination": d.Name, "wanted_by": wantedBy, "instance": instance, "ttl": wantedFor,
+	})
+	if err != nil {
+		return fmt.Errorf("mark the sender waiting for a slot: %w", err)
+	}
+	return nil
 }
 
 func maxTime(a, b time.Time) time.Time {

@@ -82,29 +82,35 @@ func outcomeOf(d *dest, r result) outcome {
 	return o
 }
 
-// record stores the results of a sender's requests in one transaction:
-// the attempts, the sends' states (a retry's due time, a final state), the
-// circuit, the turns of ordered sends' resources and what the destination
-// got of them. A send whose claim was taken over by another sender (its
-// request outlived the claim) is left to that sender; its attempt is
-// recorded all the same. It reports whether a send of d became due (a
-// resource's turn handed on, the circuit closed).
-func (s *Service) record(ctx context.Context, d *dest, results []result) (woke bool, err error) {
+// recorded is what recordTx stored, to report once it commits.
+type recorded struct {
+	sends    []result
+	outcomes []outcome
+	opened   bool // the circuit is open
+	woke     bool // a send of the destination became due
+}
+
+// recordTx stores the results of a sender's requests in tx: the attempts,
+// the sends' states (a retry's due time, a final state), the circuit, the
+// turns of ordered sends' resources and what the destination got of them.
+// A send whose claim was taken over by another sender (its request
+// outlived the claim) is left to that sender; its attempt is recorded all
+// the same.
+func (s *Service) recordTx(ctx context.Context, tx pgx.Tx, d *dest, results []result) (recorded, error) {
 	var (
-		cut      []result
-		sends    []result
-		outcomes []outcome
+		rec recorded
+		cut []result
 	)
 	for _, r := range results {
 		if r.cut {
 			cut = append(cut, r)
 			continue
 		}
-		sends = append(sends, r)
-		outcomes = append(outcomes, outcomeOf(d, r))
+		rec.sends = append(rec.sends, r)
+		rec.outcomes = append(rec.outcomes, outcomeOf(d, r))
 	}
-	var opened bool
-	err = pgx.BeginFunc(ctx, s.cfg.Pool, func(tx pgx.Tx) error {
+	sends, outcomes := rec.sends, rec.outcomes
+	err := func() error {
 		if len(cut) > 0 {
 			ids, holders := make([]int64, len(cut)), make([]string, len(cut))
 			for i, r := range cut {
@@ -124,12 +130,11 @@ func (s *Service) record(ctx context.Context, d *dest, results []result) (woke b
 		if err != nil {
 			return err
 		}
-		closed, o, err := s.recordCircuit(ctx, tx, d, sends)
+		closed, opened, err := s.recordCircuit(ctx, tx, d, sends)
 		if err != nil {
 			return err
 		}
-		opened = o
-		woke = closed
+		rec.opened, rec.woke = opened, closed
 		for i, r := range sends {
 			st := outcomes[i].state
 			if !moved[r.send.ID] || !r.send.Ordered || st == "pending" {
@@ -139,15 +144,11 @@ func (s *Service) record(ctx context.Context, d *dest, results []result) (woke b
 			if err != nil {
 				return err
 			}
-			woke = woke || handed
+			rec.woke = rec.woke || handed
 		}
 		return nil
-	})
-	if err != nil {
-		return false, err
-	}
-	s.report(ctx, d, sends, outcomes, opened)
-	return woke, nil
+	}()
+	return rec, err
 }
 
 // insertAttempts records every request made, in one statement.
@@ -305,9 +306,9 @@ func (s *Service) finishOrderedTx(ctx context.Context, tx pgx.Tx, d *dest, send 
 }
 
 // report tells metrics and the log what the recorded results were.
-func (s *Service) report(ctx context.Context, d *dest, sends []result, outcomes []outcome, opened bool) {
-	for i, r := range sends {
-		o := outcomes[i]
+func (s *Service) report(ctx context.Context, d *dest, rec recorded) {
+	for i, r := range rec.sends {
+		o := rec.outcomes[i]
 		if o.attempted {
 			label := map[string]string{"succeeded": "succeeded", "failed": "failed", "pending": "retry"}[o.state]
 			s.cfg.Observe(d.Name, label, r.res.took)
@@ -323,7 +324,7 @@ func (s *Service) report(ctx context.Context, d *dest, sends []result, outcomes 
 		case "failed":
 			log.Error("destination: send failed for good; an operator may retry it", "error", *o.lastError)
 		default:
-			if opened {
+			if rec.opened {
 				log = log.With("circuit", "open")
 			}
 			log.Log(ctx, slog.LevelWarn, "destination: send failed; retrying with the same webhook-id",

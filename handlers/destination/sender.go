@@ -134,13 +134,14 @@ type sender struct {
 
 // run claims due sends while it has room under max_in_flight, makes each
 // request in a goroutine, and records outcomes as they come back, a few
-// at a time. It returns when stop is done and every request it started is
-// recorded.
+// at a time, claiming the next sends in the same transaction. It returns
+// when stop is done and every request it started is recorded.
 func (sn *sender) run(stop, requests context.Context) {
 	var (
 		done        []result
 		firstDone   time.Time
 		nextClaim   time.Time
+		lastClaim   time.Time
 		activeUntil time.Time
 		timer       = time.NewTimer(0)
 	)
@@ -149,35 +150,50 @@ func (sn *sender) run(stop, requests context.Context) {
 	for {
 		stopping := stop.Err() != nil
 		if stopping && sn.inFlight == 0 {
-			sn.record(done)
+			sn.cycle(stop, requests, done, 0)
 			return
 		}
 		now := time.Now()
-		room := d.MaxInFlight - sn.inFlight - len(done)
-		if !stopping && room > 0 && !now.Before(nextClaim) {
-			got, wait := sn.claim(stop, requests, room)
-			if got > 0 {
-				activeUntil = now.Add(activeFor)
-			}
-			if wait == 0 {
-				wait = sn.svc.cfg.PollInterval
-				if now.Before(activeUntil) {
-					wait = ActivePollInterval
-				}
-			}
-			if got == room {
-				wait = 0 // more may be due
-			}
-			nextClaim = now.Add(wait)
+		flush := len(done) > 0 && (sn.inFlight == 0 || stopping || now.Sub(firstDone) >= flushWindow || len(done) >= d.MaxInFlight)
+		// The outcomes waiting to be recorded still hold their claims: a
+		// claim of its own waits for them, and then rides along in the
+		// transaction that records them, which frees their slots.
+		room := d.MaxInFlight - sn.inFlight
+		claim := !stopping && room > 0 && len(done) == 0 && !now.Before(nextClaim)
+		if flush && !stopping && room > 0 {
+			claim = true
 		}
-		if len(done) > 0 && (sn.inFlight == 0 || stopping || time.Since(firstDone) >= flushWindow || len(done) >= d.MaxInFlight) {
-			if sn.record(done) {
+		if flush || claim {
+			if !claim {
+				room = 0
+			}
+			got, wait, woke := sn.cycle(stop, requests, done, room)
+			done = done[:0]
+			if claim {
+				lastClaim = now
+				if got > 0 {
+					activeUntil = now.Add(activeFor)
+				}
+				if wait == 0 {
+					wait = sn.svc.cfg.PollInterval
+					if now.Before(activeUntil) {
+						wait = ActivePollInterval
+					}
+				}
+				if got == room {
+					wait = 0 // more may be due
+				}
+				nextClaim = now.Add(wait)
+			}
+			if woke {
 				nextClaim, activeUntil = time.Now(), time.Now().Add(activeFor)
 			}
-			done = done[:0]
 			continue
 		}
 		wake := nextClaim
+		if room <= 0 || len(done) > 0 {
+			wake = now.Add(time.Hour) // nothing to claim until a result comes back
+		}
 		if len(done) > 0 && firstDone.Add(flushWindow).Before(wake) {
 			wake = firstDone.Add(flushWindow)
 		}
@@ -190,37 +206,79 @@ func (sn *sender) run(stop, requests context.Context) {
 			}
 			done = append(done, r)
 		case <-sn.hints:
-			nextClaim, activeUntil = time.Now(), time.Now().Add(activeFor)
+			// The send is not committed yet: look on the active poll's
+			// beat, not now (a claim per hint would mostly find nothing).
+			activeUntil = time.Now().Add(activeFor)
+			if soon := lastClaim.Add(ActivePollInterval); soon.Before(nextClaim) {
+				nextClaim = soon
+			}
 		case <-timer.C:
 		case <-stop.Done():
 		}
 	}
 }
 
-// claim claims up to room sends and starts their requests. It returns
-// how many it started, and when to claim again if that is known (0: poll).
-func (sn *sender) claim(stop, requests context.Context, room int) (int, time.Duration) {
+// cycle records results and claims up to room sends, in one transaction,
+// and starts the claimed sends' requests. It returns how many it started,
+// when to claim again if that is known (0: poll), and whether a send
+// became due by the outcomes (a resource's turn handed on, the circuit
+// closed). Recording is tried again a few times; then the claims expire
+// and the sends are made again, with the same keys.
+func (sn *sender) cycle(stop, requests context.Context, results []result, room int) (int, time.Duration, bool) {
 	s, d := sn.svc, sn.d
-	if err := s.ensureShared(stop, d); err != nil {
-		s.logger.Warn("destination: cannot send", "destination", d.Name, "error", err)
-		return 0, errorBackoff
+	if room > 0 {
+		if err := s.ensureShared(stop, d); err != nil {
+			s.logger.Warn("destination: cannot send", "destination", d.Name, "error", err)
+			room = 0
+		}
+	}
+	if len(results) == 0 && room == 0 {
+		return 0, errorBackoff, false
 	}
 	holder := fmt.Sprintf("%s/%d", sn.instance, sn.claims.Add(1))
-	got, err := s.claim(stop, d, holder, room)
-	if err != nil {
-		if stop.Err() == nil {
-			s.logger.Warn("destination: claiming sends failed; trying again", "destination", d.Name, "error", err)
+	for try := 1; ; try++ {
+		var (
+			rec recorded
+			got claimResult
+		)
+		// Recording outlives stop: the requests were made.
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(stop), claimMargin)
+		err := pgx.BeginFunc(ctx, s.cfg.Pool, func(tx pgx.Tx) error {
+			var err error
+			if len(results) > 0 {
+				if rec, err = s.recordTx(ctx, tx, d, results); err != nil {
+					return err
+				}
+			}
+			if room > 0 {
+				got, err = s.claimTx(ctx, tx, d, sn.instance, holder, room)
+			}
+			return err
+		})
+		cancel()
+		if err == nil {
+			s.report(stop, d, rec)
+			for _, l := range got.sends {
+				sn.inFlight++
+				go sn.make(requests, l)
+			}
+			return len(got.sends), got.retryIn, rec.woke
 		}
-		return 0, errorBackoff
+		if len(results) == 0 {
+			if stop.Err() == nil {
+				s.logger.Warn("destination: claiming sends failed; trying again", "destination", d.Name, "error", err)
+			}
+			return 0, errorBackoff, false
+		}
+		if try == recordTries {
+			s.logger.Error("destination: outcomes not recorded; their sends are made again, with the same keys, when their claims expire",
+				"destination", d.Name, "sends", len(results), "error", err)
+			return 0, errorBackoff, false
+		}
+		s.logger.Warn("destination: recording outcomes failed; trying again", "destination", d.Name, "error", err)
+		room = 0 // record alone next time
+		time.Sleep(time.Duration(try) * 200 * time.Millisecond)
 	}
-	if got.paused {
-		return 0, 0
-	}
-	for _, l := range got.sends {
-		sn.inFlight++
-		go sn.make(requests, l)
-	}
-	return len(got.sends), got.retryIn
 }
 
 // make makes one claimed send's request, after its rate slot, and hands
@@ -247,28 +305,4 @@ func (sn *sender) make(ctx context.Context, l *loadedSend) {
 		r.cut = ctx.Err() != nil
 	}
 	sn.results <- r
-}
-
-// record records results, trying again a few times; it reports whether a
-// send became due.
-func (sn *sender) record(results []result) bool {
-	if len(results) == 0 {
-		return false
-	}
-	s := sn.svc
-	for try := 1; ; try++ {
-		ctx, cancel := context.WithTimeout(context.Background(), claimMargin)
-		woke, err := s.record(ctx, sn.d, results)
-		cancel()
-		if err == nil {
-			return woke
-		}
-		if try == recordTries {
-			s.logger.Error("destination: outcomes not recorded; their sends are made again, with the same keys, when their claims expire",
-				"destination", sn.d.Name, "sends", len(results), "error", err)
-			return false
-		}
-		s.logger.Warn("destination: recording outcomes failed; trying again", "destination", sn.d.Name, "error", err)
-		time.Sleep(time.Duration(try) * 200 * time.Millisecond)
-	}
 }
