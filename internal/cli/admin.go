@@ -3,6 +3,8 @@ package cli
 import (
 	"context"
 	"log/slog"
+	"net/http"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -54,13 +56,9 @@ func newAdmin(ctx context.Context, cfg config.Config, pool *pgxpool.Pool, rc *ri
 	if err != nil {
 		return nil, err
 	}
-	if err := ui.Start(ctx); err != nil {
-		return nil, err
-	}
-
 	ac := admin.Config{
 		Token: cfg.Admin.Token, Listen: cfg.Admin.Listen, Pool: pool, River: rc,
-		IdempotencyTTL: cfg.Admin.IdempotencyTTL.Std(), Metrics: m.Handler(), RiverUI: ui, Pprof: cfg.Admin.Pprof,
+		IdempotencyTTL: cfg.Admin.IdempotencyTTL.Std(), Metrics: m.Handler(), RiverUI: startOnFirstUse(ctx, ui, logger), Pprof: cfg.Admin.Pprof,
 		Redeliver: map[string]admin.Recovery{}, Reconcile: map[string]admin.Recovery{}, Logger: logger, Destinations: dests,
 	}
 	for _, s := range cfg.Sources {
@@ -79,4 +77,20 @@ func newAdmin(ctx context.Context, cfg config.Config, pool *pgxpool.Pool, rc *ri
 		}
 	}
 	return admin.NewServer(ac)
+}
+
+// startOnFirstUse serves ui, starting its background services (River UI
+// counts the jobs by state every few seconds, 0.2–0.7 s a count under load)
+// at its first request rather than for every process whether anyone looks
+// or not. Until they run, the UI counts on demand.
+func startOnFirstUse(ctx context.Context, ui *riverui.Handler, logger *slog.Logger) http.Handler {
+	var once sync.Once
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		once.Do(func() {
+			if err := ui.Start(ctx); err != nil {
+				logger.Warn("River UI: background counts not started; it counts on demand", "error", err)
+			}
+		})
+		ui.ServeHTTP(w, r)
+	})
 }
