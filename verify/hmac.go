@@ -30,6 +30,10 @@ type HMACScheme struct {
 	// ("sha256=", "v0=", "v1,"); a signature without it is skipped. Empty:
 	// none.
 	SignaturePrefix string `yaml:"signature_prefix"`
+	// prefixOptional accepts a signature without SignaturePrefix too
+	// (presets only: Mollie documents the bare hex, and its SDKs accept
+	// both).
+	prefixOptional bool
 
 	// SignatureSeparator splits one header value into several signatures
 	// (rotation: " " for Standard Webhooks), or, with SignaturePart, into
@@ -478,6 +482,9 @@ func (v *hmacVerifier) parseSignatures(values []string) (sigs [][]byte, ts strin
 				item = val
 			}
 			raw, ok := strings.CutPrefix(item, s.SignaturePrefix)
+			if !ok && s.prefixOptional {
+				raw, ok = item, true
+			}
 			if !ok || raw == "" {
 				continue
 			}

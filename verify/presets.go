@@ -83,7 +83,7 @@ var presets = map[string]preset{
 		Resource: "data.id",
 	},
 	"mollie": {
-		scheme: HMACScheme{SignatureHeader: "X-Mollie-Signature", SignaturePrefix: "sha256=",
+		scheme: HMACScheme{SignatureHeader: "X-Mollie-Signature", SignaturePrefix: "sha256=", prefixOptional: true,
 			ID: Field{JSON: "id"}, EventType: Field{JSON: "type"}, OccurredAt: &Field{JSON: "createdAt"}},
 		Resource: "entityId",
 	},

@@ -127,9 +127,11 @@ func trustedVectors() []trustedVector {
 	}
 }
 
-func TestTrustedVectorsDev(t *testing.T) {
+// TestTrustedVectors checks every preset against a vector from outside
+// this repository (vectors_dev_test.go, vectors_shop_test.go).
+func TestTrustedVectors(t *testing.T) {
 	t.Parallel()
-	for _, tv := range trustedVectors() {
+	for _, tv := range append(trustedVectors(), shopVectors()...) {
 		t.Run(tv.provider, func(t *testing.T) {
 			t.Parallel()
 			if tv.skip != "" {
