@@ -5,11 +5,9 @@ package jobs
 import (
 	"context"
 	_ "embed"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"net/http"
 	"time"
 
@@ -73,24 +71,6 @@ const processBatchSlots = 4
 
 var errInboxRowGone = errors.New("inbox row not found (deleted by retention?)")
 
-const (
-	// maxBusySnoozes is how often a delivery whose resource is locked
-	// snoozes before it waits for the lock.
-	maxBusySnoozes = 5
-	// busySnooze is the least a busy delivery snoozes (up to twice it).
-	busySnooze = 20 * time.Millisecond
-)
-
-// snoozesOf is how often River snoozed job: River counts snoozes in the
-// job's metadata, and a snooze spends no attempt.
-func snoozesOf(job *river.Job[ProcessDeliveryArgs]) int {
-	var m struct {
-		Snoozes int `json:"snoozes"`
-	}
-	_ = json.Unmarshal(job.Metadata, &m)
-	return m.Snoozes
-}
-
 func (w *ProcessDeliveryWorker) Work(ctx context.Context, job *river.Job[ProcessDeliveryArgs]) error {
 	start := time.Now()
 	var (
@@ -103,15 +83,7 @@ func (w *ProcessDeliveryWorker) Work(ctx context.Context, job *river.Job[Process
 		d, outcome, alone, err = w.batcher.process(ctx, job)
 	}
 	if alone {
-		// A busy resource is usually free again in milliseconds (a batch
-		// that holds it commits): rather than hold a pool connection
-		// waiting for its lock, the job snoozes a few times first; then it
-		// waits, so a resource that is never free still gets its turn.
-		wait := snoozesOf(job) >= maxBusySnoozes
-		d, outcome, err = w.process(ctx, job, wait)
-		if errors.Is(err, handlers.ErrResourceBusy) {
-			return river.JobSnooze(busySnooze + rand.N(busySnooze))
-		}
+		d, outcome, err = w.process(ctx, job)
 	}
 	// One line per delivery: LogAttrs, because a child logger (With) per
 	// job cost a worker 7% of its CPU.
@@ -161,9 +133,8 @@ func (w *ProcessDeliveryWorker) Work(ctx context.Context, job *river.Job[Process
 	return err
 }
 
-// process runs one delivery in a transaction of its own. Without wait, a
-// busy resource is ErrResourceBusy, with nothing done.
-func (w *ProcessDeliveryWorker) process(ctx context.Context, job *river.Job[ProcessDeliveryArgs], wait bool) (handlers.Delivery, handlers.Outcome, error) {
+// process runs one delivery in a transaction of its own.
+func (w *ProcessDeliveryWorker) process(ctx context.Context, job *river.Job[ProcessDeliveryArgs]) (handlers.Delivery, handlers.Outcome, error) {
 	var (
 		d       handlers.Delivery
 		outcome handlers.Outcome
@@ -179,11 +150,7 @@ func (w *ProcessDeliveryWorker) process(ctx context.Context, job *river.Job[Proc
 		}
 		d.Provider = w.registry.Provider(d.Source)
 
-		process := w.registry.Process
-		if !wait {
-			process = w.registry.ProcessNoWait
-		}
-		res, err := process(ctx, tx, river.ClientFromContext[pgx.Tx](ctx), d)
+		res, err := w.registry.Process(ctx, tx, river.ClientFromContext[pgx.Tx](ctx), d)
 		if err != nil {
 			return err
 		}
