@@ -14,6 +14,7 @@ import (
 	"io/fs"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path"
 	"sort"
@@ -26,7 +27,9 @@ import (
 	"github.com/hookinbox/hookinbox/verify"
 )
 
-// samples are realistic payloads per provider, named <provider>/<event>.json.
+// samples are realistic payloads per provider, named <provider>/<event>.json,
+// the event percent-escaped where Go cannot embed it as a file name or it
+// would name a directory (sampleFileName).
 //
 //go:embed samples
 var samples embed.FS
@@ -34,13 +37,18 @@ var samples embed.FS
 // sampleIDStem is part of every id in a built-in sample that names what
 // the event is about (Stripe's evt_, pi_ and ch_): --new-id renews them
 // all, so the saga sees a new payment rather than one it already credited.
+// In the presets' samples it is in the event's own id where the delivery
+// id is read from the body (Slack's event_id, Paddle's event_id, …) or is
+// the body's hash (Zoom, Lemon Squeezy), so --new-id is a new delivery
+// there too.
 const sampleIDStem = "3QxHookinboxSample01"
 
 const sendUsage = `usage: hookinbox send --source NAME (--event TYPE | --file F) [flags]
 
 Signs a payload with the source's first secret, as its provider would, and
 POSTs it. Built-in samples are embedded in the binary; their source files
-are internal/cli/samples/<provider>/<event>.json in the repository:
+are internal/cli/samples/<provider>/<event>.json in the repository (a ":" or
+"/" in <event> written %%3A or %%2F):
 %s
 The delivery id is derived from the payload, so sending the same payload
 again is a provider's retry; --new-id makes a new delivery, and for a
@@ -53,10 +61,11 @@ func sendCmd(ctx context.Context, args []string, e env) error {
 	fs := newFlagSet("send", e)
 	fs.Usage = func() {
 		var list strings.Builder
-		for _, provider := range []string{verify.ProviderGitHub, verify.ProviderStripe, verify.ProviderStandard} {
-			fmt.Fprintf(&list, "  %-9s %s\n", provider, strings.Join(sampleEvents(provider), ", "))
+		providers, _ := samples.ReadDir("samples")
+		for _, p := range providers {
+			fmt.Fprintf(&list, "  %-12s %s\n", p.Name(), strings.Join(sampleEvents(p.Name()), ", "))
 		}
-		fmt.Fprintf(&list, "Other providers (hmac, the presets) send --file, signed as their sender\nsigns (--event sets the event header where the provider sends one).\n")
+		fmt.Fprintf(&list, "Other providers (hmac, discord, paypal, twilio, mailgun) send --file, signed as\ntheir sender signs (--event sets the event header where the provider sends one).\n")
 		fmt.Fprintf(fs.Output(), sendUsage, list.String())
 		fs.PrintDefaults()
 	}
@@ -88,6 +97,14 @@ func sendCmd(ctx context.Context, args []string, e env) error {
 	msg, body, err := message(src, *event, body, *file == "", *newID)
 	if err != nil {
 		return err
+	}
+	if src.Provider == "linear" {
+		// Linear stamps webhookTimestamp (ms) into the body it signs when
+		// it sends, and the verifier holds it to the tolerance: stamp it
+		// now. After message, so the same payload keeps its delivery id.
+		if body, err = setJSONField(body, "webhookTimestamp", time.Now().UnixMilli()); err != nil {
+			return err
+		}
 	}
 	tooLarge := fmt.Sprintf("the body is %d bytes, over max_body_bytes (%d) in %s", len(body), cfg.MaxBodyBytes, *configPath)
 	if len(body) > cfg.MaxBodyBytes && *target == "" {
@@ -148,18 +165,28 @@ func payload(provider, event, file string) ([]byte, error) {
 	if event == "" {
 		return nil, fmt.Errorf("--event or --file is required; samples for %s: %s", provider, strings.Join(sampleEvents(provider), ", "))
 	}
-	b, err := samples.ReadFile(path.Join("samples", provider, event+".json"))
+	b, err := samples.ReadFile(path.Join("samples", provider, sampleFileName.Replace(event)+".json"))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("no sample for %s event %q (have: %s); pass --file", provider, event, strings.Join(sampleEvents(provider), ", "))
 	}
 	return b, err
 }
 
+// sampleFileName escapes an event name into its sample's file name: Go
+// cannot embed a ":" (Bitbucket's pullrequest:updated is
+// pullrequest%3Aupdated.json), and a "/" would be a directory (Shopify's
+// orders/updated is orders%2Fupdated.json).
+var sampleFileName = strings.NewReplacer("%", "%25", "/", "%2F", ":", "%3A")
+
 func sampleEvents(provider string) []string {
 	entries, _ := samples.ReadDir(path.Join("samples", provider))
 	var out []string
 	for _, e := range entries {
-		out = append(out, strings.TrimSuffix(e.Name(), ".json"))
+		name := strings.TrimSuffix(e.Name(), ".json")
+		if event, err := url.PathUnescape(name); err == nil {
+			name = event
+		}
+		out = append(out, name)
 	}
 	sort.Strings(out)
 	return out
@@ -211,7 +238,7 @@ func uuidString(b []byte) string {
 }
 
 // setJSONField replaces one top-level field, keeping the others as they were.
-func setJSONField(body []byte, key, value string) ([]byte, error) {
+func setJSONField(body []byte, key string, value any) ([]byte, error) {
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(body, &obj); err != nil {
 		return nil, fmt.Errorf("payload is not a JSON object: %w", err)
