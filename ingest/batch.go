@@ -81,9 +81,10 @@ func (in *Inbox) RecordManyTx(ctx context.Context, tx pgx.Tx, ds []Delivery) ([]
 	// Everything not inserted now was committed before (or earlier in this
 	// batch): read what is stored, in one statement.
 	type stored struct {
-		id     int64
-		sum    []byte
-		origin string
+		id      int64
+		sum     []byte
+		origin  string
+		payload []byte // a copy earlier in this batch; nil: read it when needed
 	}
 	existing := map[key]stored{}
 	if len(inserted) < n {
@@ -120,7 +121,7 @@ func (in *Inbox) RecordManyTx(ctx context.Context, tx pgx.Tx, ds []Delivery) ([]
 		k := key{sources[i], ids[i]}
 		if id, ok := inserted[k]; ok {
 			delete(inserted, k) // later copies in the batch are duplicates
-			existing[k] = stored{id: id, sum: sums[i], origin: origins[i]}
+			existing[k] = stored{id: id, sum: sums[i], origin: origins[i], payload: ds[i].Payload}
 			recs[i] = Recorded{ID: id, Outcome: OutcomeAccepted}
 			params = append(params, river.InsertManyParams{Args: jobs.ProcessDeliveryArgs{InboxID: id}})
 			accepted = append(accepted, i)
@@ -131,8 +132,14 @@ func (in *Inbox) RecordManyTx(ctx context.Context, tx pgx.Tx, ds []Delivery) ([]
 			return nil, nil, fmt.Errorf("inbox row for %s/%s: %w", k.source, k.id, errRowVanished)
 		}
 		if !bytes.Equal(s.sum, sums[i]) && s.origin == origins[i] {
-			recs[i], errs[i] = Recorded{ID: s.id}, ErrDeliveryConflict
-			continue
+			same, err := sameStoredEvent(ctx, tx, s.id, s.payload, ds[i])
+			if err != nil {
+				return nil, nil, err
+			}
+			if !same {
+				recs[i], errs[i] = Recorded{ID: s.id}, ErrDeliveryConflict
+				continue
+			}
 		}
 		recs[i] = Recorded{ID: s.id, Outcome: OutcomeDuplicate}
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/hookinbox/hookinbox/jobs"
+	"github.com/hookinbox/hookinbox/verify"
 )
 
 var (
@@ -23,6 +24,8 @@ var (
 	inboxInsertSQL string
 	//go:embed sql/inbox_find.sql
 	inboxFindSQL string
+	//go:embed sql/inbox_payload.sql
+	inboxPayloadSQL string
 )
 
 // ErrDeliveryConflict means the source already sent this delivery id with a
@@ -46,6 +49,10 @@ type Delivery struct {
 	Payload    []byte
 	// Origin says how the delivery reached us. Defaults to OriginWebhook.
 	Origin string
+	// Volatile are the top-level JSON fields the provider changes between
+	// attempts (verify.Volatile): a body that differs from the stored one
+	// only there is a duplicate, not a conflict.
+	Volatile []string
 }
 
 // Origins of a delivery.
@@ -146,9 +153,31 @@ func (in *Inbox) RecordTx(ctx context.Context, tx pgx.Tx, d Delivery) (Recorded,
 	// that came the same way: an event recovered through the provider's API
 	// is the same event as its late webhook even when the bytes differ.
 	if !bytes.Equal(storedSum, sum[:]) && storedOrigin == d.Origin {
-		return Recorded{ID: id}, ErrDeliveryConflict
+		same, err := sameStoredEvent(ctx, tx, id, nil, d)
+		if err != nil {
+			return Recorded{}, err
+		}
+		if !same {
+			return Recorded{ID: id}, ErrDeliveryConflict
+		}
 	}
 	return Recorded{ID: id, Outcome: OutcomeDuplicate}, nil
+}
+
+// sameStoredEvent reports whether d, whose body differs from the one
+// stored as row id, is the same event all the same: it differs only in
+// the provider's volatile fields (a retry restamped). stored is the stored
+// body when the caller has it.
+func sameStoredEvent(ctx context.Context, tx pgx.Tx, id int64, stored []byte, d Delivery) (bool, error) {
+	if len(d.Volatile) == 0 {
+		return false, nil
+	}
+	if stored == nil {
+		if err := tx.QueryRow(ctx, inboxPayloadSQL, pgx.NamedArgs{"id": id}).Scan(&stored); err != nil {
+			return false, fmt.Errorf("read stored body: %w", err)
+		}
+	}
+	return verify.SameEvent(stored, d.Payload, d.Volatile), nil
 }
 
 // storedHeaders drops credentials that a proxy in front of us may have

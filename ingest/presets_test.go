@@ -135,3 +135,38 @@ func rawPost(t *testing.T, b *testBundle, path string, body []byte, h http.Heade
 	require.NoError(t, err)
 	return resp.StatusCode, resp.Header.Get("Content-Type"), string(out)
 }
+
+// TestLinearRetryIsADuplicate: Linear stamps webhookTimestamp into the body
+// each time it sends a delivery, so its retry's body differs from the
+// stored one only there. That is a 200 duplicate (one row, no conflict
+// recorded), in both commit modes; another body under the same id is
+// still a 409.
+func TestLinearRetryIsADuplicate(t *testing.T) {
+	t.Parallel()
+	forModes(t, func(t *testing.T, opts setupOpts) {
+		opts.sources = presetSources(t, []string{"linear"})
+		b := setupWith(t, opts)
+		now := time.Now()
+		body := func(issue string, sent time.Time) []byte {
+			return []byte(fmt.Sprintf(`{"action":"update","type":"Issue","data":{"id":%q},"webhookTimestamp":%d}`, issue, sent.UnixMilli()))
+		}
+		first := body("iss_1", now)
+		got := b.post(t, "/webhooks/linear", first, presetRequest(t, "linear", first, now))
+		require.Equal(t, http.StatusAccepted, got.status, "%s", got.raw)
+
+		retry := body("iss_1", now.Add(time.Minute))
+		again := b.post(t, "/webhooks/linear", retry, presetRequest(t, "linear", retry, now.Add(time.Minute)))
+		require.Equal(t, http.StatusOK, again.status, "%s", again.raw)
+		require.Equal(t, "duplicate", again.Status)
+		require.Equal(t, got.ID, again.ID)
+
+		other := body("iss_2", now.Add(time.Minute))
+		conflict := b.post(t, "/webhooks/linear", other, presetRequest(t, "linear", other, now.Add(time.Minute)))
+		require.Equal(t, http.StatusConflict, conflict.status, "%s", conflict.raw)
+
+		require.Equal(t, 1, b.counts(t).inbox)
+		var conflicts int
+		require.NoError(t, b.pool.QueryRow(context.Background(), "SELECT count(*) FROM delivery_conflict").Scan(&conflicts))
+		require.Equal(t, 1, conflicts, "only the other body is a conflict")
+	})
+}

@@ -98,6 +98,7 @@ func (s *Server) receive(c *fiber.Ctx, src Source) (string, error) {
 		OccurredAt: d.OccurredAt,
 		Headers:    header,
 		Payload:    body,
+		Volatile:   verify.Volatile(src.Provider),
 	}
 	var rec Recorded
 	if s.batch != nil {

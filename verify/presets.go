@@ -21,6 +21,9 @@ type preset struct {
 	// Resource is the default resource_field: the dotted JSON path of what
 	// an event is about, for ordering. Empty: the payload names none.
 	Resource string
+	// volatile are the top-level JSON fields the sender changes from one
+	// attempt of a delivery to the next (Volatile).
+	volatile []string
 }
 
 // Svix signs Standard Webhooks under its own header names; Clerk and Resend
@@ -101,6 +104,8 @@ var presets = map[string]preset{
 			ID: Field{Header: "Linear-Delivery"}, EventType: Field{JSON: "type"},
 			Timestamp: &Field{JSON: "webhookTimestamp", Unit: "ms", Signed: true}, OccurredAt: &Field{JSON: "data.updatedAt"}},
 		Resource: "data.id",
+		// Stamped when each attempt is sent (and signed with the body).
+		volatile: []string{"webhookTimestamp"},
 	},
 	"zoom": {
 		scheme: HMACScheme{SignatureHeader: "X-Zm-Signature", SignaturePrefix: "v0=", SignedContent: "v0:{timestamp}:{body}",
