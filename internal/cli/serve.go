@@ -220,55 +220,48 @@ func listen(key, envVar, addr string) (net.Listener, error) {
 // works jobs. It returns nil once River runs, or ctx's error if shutdown
 // came first.
 func startWorkers(ctx context.Context, db *database, rc *river.Client[pgx.Tx], migrate bool, migs migrations.Options, work bool, migrated func(), logger *slog.Logger) error {
-	delay := 500 * time.Millisecond
-	for {
-		err := func() error {
-			pingCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			defer cancel()
-			if err := db.pool.Ping(pingCtx); err != nil {
-				return fmt.Errorf("database unreachable: %w", err)
-			}
-			if migrate {
-				if _, err := migrations.UpWith(ctx, db.pool, logger, migs); err != nil {
-					return err
-				}
-			} else if err := migrations.CheckWith(ctx, db.pool, migs); err != nil {
+	return retryUntilDone(ctx, logger, "not ready, retrying", func() error {
+		pingCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		if err := db.pool.Ping(pingCtx); err != nil {
+			return fmt.Errorf("database unreachable: %w", err)
+		}
+		if migrate {
+			if _, err := migrations.UpWith(ctx, db.pool, logger, migs); err != nil {
 				return err
 			}
-			migrated()
-			if !work {
-				return nil // an ingest-only process inserts jobs and never works them
-			}
-			// River's own context must outlive startup: shutdown goes through
-			// Stop, which lets running jobs finish.
-			return rc.Start(context.WithoutCancel(ctx))
-		}()
+		} else if err := migrations.CheckWith(ctx, db.pool, migs); err != nil {
+			return err
+		}
+		migrated()
+		if !work {
+			return nil // an ingest-only process inserts jobs and never works them
+		}
+		// River's own context must outlive startup: shutdown goes through
+		// Stop, which lets running jobs finish.
+		return rc.Start(context.WithoutCancel(ctx))
+	})
+}
+
+// startSenders starts the destinations' senders, retrying with backoff
+// (the database may have just come up); it fails only when ctx ends.
+func startSenders(ctx context.Context, dests *destination.Service, logger *slog.Logger) error {
+	return retryUntilDone(ctx, logger, "destination senders not started, retrying", func() error { return dests.Start(ctx) })
+}
+
+// retryUntilDone runs f until it succeeds, with backoff from 0.5 s to 15 s,
+// logging msg at each failure; it returns ctx's error if ctx ends first.
+func retryUntilDone(ctx context.Context, logger *slog.Logger, msg string, f func() error) error {
+	delay := 500 * time.Millisecond
+	for {
+		err := f()
 		if err == nil {
 			return nil
 		}
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		logger.Warn("not ready, retrying", "error", err, "retry_in", delay.String())
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(delay):
-		}
-		delay = min(delay*2, 15*time.Second)
-	}
-}
-
-// startSenders starts the destinations' senders, retrying with backoff
-// (the database may have just come up); it fails only when ctx ends.
-func startSenders(ctx context.Context, dests *destination.Service, logger *slog.Logger) error {
-	delay := 500 * time.Millisecond
-	for {
-		err := dests.Start(ctx)
-		if err == nil {
-			return nil
-		}
-		logger.Warn("destination senders not started, retrying", "error", err, "retry_in", delay.String())
+		logger.Warn(msg, "error", err, "retry_in", delay.String())
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
