@@ -27,6 +27,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -66,7 +67,7 @@ type dest struct {
 	client *http.Client
 	signer *standardwebhooks.Webhook // nil: unsigned
 	ready  onceOK                    // its shared rows exist
-	sender *sender                   // this process's sender, once Start ran
+	sender atomic.Pointer[sender]    // this process's sender while Start runs it (hints read it from any goroutine)
 }
 
 // target is one destination a route sends a source's events to.

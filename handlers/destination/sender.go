@@ -56,7 +56,7 @@ func (s *Service) Start(ctx context.Context) error {
 	s.run.cancel, s.run.cut = cancel, cut
 	for _, d := range s.dests {
 		sn := &sender{svc: s, d: d, hints: make(chan struct{}, 1), results: make(chan result, d.MaxInFlight), instance: newHolder()}
-		d.sender = sn
+		d.sender.Store(sn)
 		s.run.running.Add(1)
 		go func() {
 			defer s.run.running.Done()
@@ -89,7 +89,7 @@ func (s *Service) Stop(ctx context.Context) error {
 	s.run.cut()
 	s.run.cancel, s.run.cut = nil, nil
 	for _, d := range s.dests {
-		d.sender = nil
+		d.sender.Store(nil)
 	}
 	return err
 }
@@ -98,7 +98,7 @@ func (s *Service) Stop(ctx context.Context) error {
 // (its transaction has not committed yet): it looks often for a while.
 func (s *Service) hint(destination string) {
 	if d := s.dests[destination]; d != nil {
-		if sn := d.sender; sn != nil {
+		if sn := d.sender.Load(); sn != nil {
 			select {
 			case sn.hints <- struct{}{}:
 			default:
