@@ -43,6 +43,7 @@ type options struct {
 	steadyConns int
 	steadyStep  float64
 	steadyMax   float64
+	steadyBase  float64
 
 	destInFlight int
 	destLoad     float64
@@ -72,6 +73,8 @@ func parseOptions(args []string) (options, error) {
 	fs.IntVar(&o.steadyConns, "steady-connections", 96, "steady scenario: connections of the open loop")
 	fs.Float64Var(&o.steadyStep, "steady-step", 0.25, "steady scenario: each step adds this fraction of pgbench's one-delivery tps to the load")
 	fs.Float64Var(&o.steadyMax, "steady-max", 3, "steady scenario: the highest load tried, as a fraction of pgbench's tps")
+	fs.Float64Var(&o.steadyBase, "steady-base", 0, "steady scenario: the rate the steps are fractions of, in requests/s, instead of this run's pgbench tps "+
+		"(to compare two builds at the same offered rates; pgbench still runs and is reported)")
 	fs.IntVar(&o.destInFlight, "dest-in-flight", 32, "destinations scenario: the destination's max_in_flight, and the bare client's connections")
 	fs.Float64Var(&o.destLoad, "dest-load", 0.1, "destinations scenario: the open-loop rate with and without the destination, as a fraction of pgbench's tps (0.25 is more than one serve sends on 2 cores)")
 	if err := fs.Parse(args); err != nil {
@@ -90,6 +93,8 @@ func parseOptions(args []string) (options, error) {
 		return o, errors.New("-dup-share must be in [0, 1)")
 	case !slices.Contains(scenarios, o.scenario):
 		return o, fmt.Errorf("-scenario %q: want one of %s", o.scenario, strings.Join(scenarios, ", "))
+	case o.steadyBase < 0:
+		return o, errors.New("-steady-base must not be negative")
 	case o.steadyConns < 1 || o.steadyStep <= 0 || o.steadyMax < o.steadyStep:
 		return o, errors.New("-steady-connections must be at least 1, -steady-step positive and -steady-max at least -steady-step")
 	case o.destInFlight < 1 || o.destLoad <= 0:

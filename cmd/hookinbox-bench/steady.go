@@ -35,9 +35,12 @@ type steadyResult struct {
 	IdleBefore idleUse      `json:"idle_before"`
 	IdleAfter  idleUse      `json:"idle_after"`
 	Steps      []steadyStep `json:"steps"`
-	// MaxSustained is the highest load (a fraction of pgbench's tps) of a
-	// step that held; 0 when none did.
+	// MaxSustained is the highest load (a fraction of Base) of a step that
+	// held; 0 when none did.
 	MaxSustained float64 `json:"max_sustained_load"`
+	// Base is the rate the loads are fractions of: pgbench's tps, or
+	// -steady-base.
+	Base float64 `json:"base_rate"`
 }
 
 // steadyStep is one step: open-loop traffic at Load × pgbench's tps.
@@ -95,9 +98,13 @@ func runSteady(ctx context.Context, opts options, root string, progress func(str
 
 	gen := newGenerator(svc.webhookURL, "issues", issues, opts.steadyConns, opts.dupShare)
 	defer gen.close()
+	res.Base = res.Pgbench.TPS
+	if opts.steadyBase > 0 {
+		res.Base = opts.steadyBase
+	}
 	for i := 1; float64(i)*opts.steadyStep <= opts.steadyMax+1e-9; i++ {
 		load := float64(i) * opts.steadyStep
-		st, err := steadyRunStep(ctx, r, svc, gen, meter, load, res.Pgbench.TPS, out, progress)
+		st, err := steadyRunStep(ctx, r, svc, gen, meter, load, res.Base, out, progress)
 		if err != nil {
 			return err
 		}
@@ -230,6 +237,9 @@ func printSteady(w io.Writer, res steadyResult) {
 		res.Options["steady_connections"], res.Options["duration"])
 	fmt.Fprintf(w, "pgbench   %.0f tps (one delivery's transaction, %d clients, %ds; %s)\n",
 		res.Pgbench.TPS, res.Pgbench.Clients, res.Pgbench.Seconds, pgbenchOther(res.Pgbench, res.PgbenchCPU))
+	if res.Base != res.Pgbench.TPS {
+		fmt.Fprintf(w, "base      %.0f requests/s (-steady-base): the loads below are fractions of it, not of pgbench's tps\n", res.Base)
+	}
 	fmt.Fprintf(w, "idle      hookinbox %.1f%% of a core, postgres %.1f%% before the steps; %.1f%% and %.1f%% after (%s each)\n\n",
 		100*res.IdleBefore.Service, 100*res.IdleBefore.Postgres, 100*res.IdleAfter.Service, 100*res.IdleAfter.Postgres, idleWindow)
 
@@ -261,7 +271,8 @@ func printSteady(w io.Writer, res steadyResult) {
 		printStatementTable(w, fmt.Sprintf("step %.2f×, until its rows were processed", s.Load), s.Statements)
 	}
 	if res.MaxSustained > 0 {
-		fmt.Fprintf(w, "\nhighest sustained step: %.2f× pgbench (%.0f requests/s of %.0f tps)\n", res.MaxSustained, res.MaxSustained*res.Pgbench.TPS, res.Pgbench.TPS)
+		fmt.Fprintf(w, "\nhighest sustained step: %.2f× pgbench (%.0f requests/s of %.0f tps)\n", res.MaxSustained*res.Base/res.Pgbench.TPS,
+			res.MaxSustained*res.Base, res.Pgbench.TPS)
 	} else {
 		fmt.Fprintln(w, "\nno step held")
 	}
