@@ -154,7 +154,7 @@ func (s *Service) claimTx(ctx context.Context, tx pgx.Tx, d *dest, instance, hol
 			nextSendAt = *lastSlot
 		}
 		if d.RateLimit > 0 {
-			slot = time.Duration(float64(time.Second) / d.RateLimit)
+			slot = max(time.Duration(float64(time.Second)/d.RateLimit), time.Nanosecond)
 			nextSendAt = maxTime(nextSendAt, now)
 			lead := now.Add(maxRateLead).Sub(nextSendAt)
 			if lead < 0 {
@@ -188,8 +188,11 @@ func (s *Service) claimTx(ctx context.Context, tx pgx.Tx, d *dest, instance, hol
 		if len(out.sends) == 0 || (!probe && d.RateLimit <= 0) {
 			return nil
 		}
+		// Slots are on the database's clock; each send waits for its own
+		// on this host's, by its offset from the database's now.
+		local := time.Now()
 		for i, l := range out.sends {
-			l.startAt = nextSendAt.Add(time.Duration(i) * slot)
+			l.startAt = local.Add(nextSendAt.Add(time.Duration(i) * slot).Sub(now))
 		}
 		if d.RateLimit > 0 {
 			nextSendAt = nextSendAt.Add(time.Duration(len(out.sends)) * slot)

@@ -1,11 +1,13 @@
 package destination
 
 import (
+	"cmp"
 	"context"
 	_ "embed"
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -135,12 +137,21 @@ func (s *Service) recordTx(ctx context.Context, tx pgx.Tx, d *dest, results []re
 			return err
 		}
 		rec.opened, rec.woke = opened, closed
+		// The resources' turn rows are locked in one order, (source,
+		// resource), so two transactions finishing several never wait on
+		// each other crosswise.
+		var finished []int
 		for i, r := range sends {
-			st := outcomes[i].state
-			if !moved[r.send.ID] || !r.send.Ordered || st == "pending" {
-				continue
+			if moved[r.send.ID] && r.send.Ordered && outcomes[i].state != "pending" {
+				finished = append(finished, i)
 			}
-			handed, err := s.finishOrderedTx(ctx, tx, d, r.send, st)
+		}
+		slices.SortFunc(finished, func(a, b int) int {
+			ka, kb := sends[a].send.chain(d.Name), sends[b].send.chain(d.Name)
+			return cmp.Or(cmp.Compare(ka.source, kb.source), cmp.Compare(ka.resource, kb.resource))
+		})
+		for _, i := range finished {
+			handed, err := s.finishOrderedTx(ctx, tx, d, sends[i].send, outcomes[i].state)
 			if err != nil {
 				return err
 			}

@@ -147,8 +147,12 @@ func (sn *sender) run(stop, requests context.Context) {
 	)
 	defer timer.Stop()
 	d := sn.d
+	stopC := stop.Done()
 	for {
 		stopping := stop.Err() != nil
+		if stopping {
+			stopC = nil // else the select below spins while requests drain
+		}
 		if stopping && sn.inFlight == 0 {
 			sn.cycle(stop, requests, done, 0)
 			return
@@ -213,7 +217,7 @@ func (sn *sender) run(stop, requests context.Context) {
 				nextClaim = soon
 			}
 		case <-timer.C:
-		case <-stop.Done():
+		case <-stopC:
 		}
 	}
 }
@@ -236,6 +240,10 @@ func (sn *sender) cycle(stop, requests context.Context, results []result, room i
 		return 0, errorBackoff, false
 	}
 	holder := fmt.Sprintf("%s/%d", sn.instance, sn.claims.Add(1))
+	tries := recordTries
+	if stop.Err() != nil {
+		tries = 1 // within the shutdown's budget; the claims expire otherwise
+	}
 	for try := 1; ; try++ {
 		var (
 			rec recorded
@@ -270,7 +278,7 @@ func (sn *sender) cycle(stop, requests context.Context, results []result, room i
 			}
 			return 0, errorBackoff, false
 		}
-		if try == recordTries {
+		if try >= tries {
 			s.logger.Error("destination: outcomes not recorded; their sends are made again, with the same keys, when their claims expire",
 				"destination", d.Name, "sends", len(results), "error", err)
 			return 0, errorBackoff, false
@@ -302,7 +310,9 @@ func (sn *sender) make(ctx context.Context, l *loadedSend) {
 			break
 		}
 		r.res = sn.svc.post(ctx, sn.d, l)
-		r.cut = ctx.Err() != nil
+		// Cut only when shutdown ended the request before an answer came:
+		// an answer, even one read as the deadline passed, is recorded.
+		r.cut = r.res.status == 0 && ctx.Err() != nil
 	}
 	sn.results <- r
 }

@@ -124,7 +124,7 @@ func serve(ctx context.Context, cfg config.Config, role string, migrate bool, e 
 	// migrated is set once the schema is known to be this binary's, ready
 	// once the workers run too. Neither is ever unset: a database lost
 	// later is judged per request.
-	var migrated, ready, sendersStarted atomic.Bool
+	var migrated, ready, riverStarted, sendersStarted atomic.Bool
 	// The console's per-minute charts (ingest_minute), written apart from
 	// the inbox every few seconds.
 	tally := ingest.NewTally(db.pool, ingest.TallyConfig{Logger: logger})
@@ -175,6 +175,7 @@ func serve(ctx context.Context, cfg config.Config, role string, migrate bool, e 
 		if startWorkers(startCtx, db, riverClient, migrate, migs, role != "ingest", func() { migrated.Store(true) }, logger) != nil {
 			return
 		}
+		riverStarted.Store(role != "ingest")
 		if dests != nil && role != "ingest" {
 			if err := startSenders(startCtx, dests, logger); err != nil {
 				return
@@ -197,7 +198,7 @@ func serve(ctx context.Context, cfg config.Config, role string, migrate bool, e 
 	if sendersStarted.Load() {
 		senders = dests
 	}
-	shutdown(srv, adminSrv, senders, riverClient, ready.Load() && role != "ingest", cfg.ShutdownTimeout.Std(), logger)
+	shutdown(srv, adminSrv, senders, riverClient, riverStarted.Load(), cfg.ShutdownTimeout.Std(), logger)
 	return nil
 }
 
