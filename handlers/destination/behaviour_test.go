@@ -150,3 +150,24 @@ func TestResumeOfALargeBacklogSendsEverySend(t *testing.T) {
 	}, 60*time.Second, 50*time.Millisecond)
 	require.Len(t, b.recv.Effects(), 1200)
 }
+
+// A success after a failure resets the failure count, but only a circuit
+// that was open wakes the waiting sends: a send retrying on its schedule
+// (or its Retry-After) keeps its time.
+func TestSuccessDoesNotWakeRetriesOfAClosedCircuit(t *testing.T) {
+	t.Parallel()
+	b := setupWith(t, setupOpts{dest: func(d *destination.Destination) {
+		d.Retry = destination.Retry{Schedule: []time.Duration{time.Minute}}
+	}})
+	b.recv.Script(receiver.Fail)
+	failing, _ := b.deliver(t, "invoice.paid", "inv_w1", time.Now())
+	require.Eventually(t, func() bool { return len(b.recv.Requests()) == 1 }, 10*time.Second, 10*time.Millisecond)
+	require.Equal(t, "pending", b.waitSend(t, failing, "pending"))
+
+	ok, _ := b.deliver(t, "invoice.paid", "inv_w2", time.Now())
+	require.Equal(t, "succeeded", b.waitSend(t, ok, "succeeded"))
+	time.Sleep(500 * time.Millisecond) // ten of the sender's polls
+	require.Equal(t, "pending", b.waitSend(t, failing, "pending"))
+	require.Len(t, b.recv.Requests(), 2, "the failed send waits for its retry's time")
+	require.Equal(t, 1, b.count(t, "SELECT count(*) FROM destination_send WHERE next_attempt_at > now() + interval '30 seconds'"))
+}
