@@ -3,6 +3,7 @@ package verify
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 )
 
 // Volatile returns the top-level JSON fields that provider changes from
@@ -41,4 +42,24 @@ func SameEvent(a, b []byte, volatile []string) bool {
 		}
 	}
 	return true
+}
+
+// BodyTimestamp returns the top-level JSON field in which cfg's sender
+// stamps, and signs, the time it sends a delivery (Linear's
+// webhookTimestamp), with its unit (s or ms): a sender standing in for it
+// must stamp the field anew for each request, or the signed time falls
+// out of tolerance. Empty when the time is not a top-level JSON field.
+func BodyTimestamp(cfg Config) (field, unit string) {
+	scheme := cfg.HMAC
+	if p, ok := presets[cfg.Provider]; ok {
+		scheme = &p.scheme
+	}
+	if scheme == nil || scheme.Timestamp == nil || scheme.Timestamp.JSON == "" || strings.Contains(scheme.Timestamp.JSON, ".") {
+		return "", ""
+	}
+	unit = scheme.Timestamp.Unit
+	if unit == "" {
+		unit = "s"
+	}
+	return scheme.Timestamp.JSON, unit
 }

@@ -24,3 +24,15 @@ func TestSameEvent(t *testing.T) {
 	require.False(t, SameEvent(first, extra, linear), "a field more")
 	require.False(t, SameEvent(first, []byte(`not json`), linear))
 }
+
+func TestBodyTimestamp(t *testing.T) {
+	t.Parallel()
+	field, unit := BodyTimestamp(Config{Provider: "linear"})
+	require.Equal(t, "webhookTimestamp", field)
+	require.Equal(t, "ms", unit)
+	field, _ = BodyTimestamp(Config{Provider: "slack"}) // a header
+	require.Empty(t, field)
+	field, unit = BodyTimestamp(Config{Provider: ProviderHMAC, HMAC: &HMACScheme{Timestamp: &Field{JSON: "sent_at", Signed: true}}})
+	require.Equal(t, "sent_at", field)
+	require.Equal(t, "s", unit)
+}

@@ -98,11 +98,16 @@ func sendCmd(ctx context.Context, args []string, e env) error {
 	if err != nil {
 		return err
 	}
-	if src.Provider == "linear" {
-		// Linear stamps webhookTimestamp (ms) into the body it signs when
-		// it sends, and the verifier holds it to the tolerance: stamp it
-		// now. After message, so the same payload keeps its delivery id.
-		if body, err = setJSONField(body, "webhookTimestamp", time.Now().UnixMilli()); err != nil {
+	if field, unit := verify.BodyTimestamp(src.VerifyConfig()); field != "" {
+		// The sender stamps the time it sends into the body it signs
+		// (Linear's webhookTimestamp), and the verifier holds it to the
+		// tolerance: stamp it now. After message, so the same payload
+		// keeps its delivery id.
+		now := time.Now().Unix()
+		if unit == "ms" {
+			now = time.Now().UnixMilli()
+		}
+		if body, err = setJSONField(body, field, now); err != nil {
 			return err
 		}
 	}
