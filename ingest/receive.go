@@ -98,7 +98,7 @@ func (s *Server) receive(c *fiber.Ctx, src Source) (string, error) {
 		OccurredAt: d.OccurredAt,
 		Headers:    header,
 		Payload:    body,
-		Volatile:   verify.Volatile(src.Provider),
+		Volatile:   src.volatile,
 	}
 	var rec Recorded
 	if s.batch != nil {

@@ -19,6 +19,8 @@ type Source struct {
 	Name     string
 	Provider string
 	Verifier verify.Verifier
+
+	volatile []string // verify.Volatile(Provider), looked up once
 }
 
 // Config configures the ingest HTTP server.
@@ -159,6 +161,7 @@ func NewServer(cfg Config) (*Server, error) {
 	s := &Server{cfg: cfg, sources: make(map[string]Source, len(cfg.Sources)), logger: cfg.Logger,
 		rejects: newRejectLog(cfg.Logger, cfg.RejectLogInterval)}
 	for _, src := range cfg.Sources {
+		src.volatile = verify.Volatile(src.Provider)
 		s.sources[src.Name] = src
 	}
 	s.app = fiber.New(fiber.Config{
