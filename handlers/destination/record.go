@@ -321,7 +321,10 @@ func (s *Service) report(ctx context.Context, d *dest, rec recorded) {
 	for i, r := range rec.sends {
 		o := rec.outcomes[i]
 		if o.attempted {
-			label := map[string]string{"succeeded": "succeeded", "failed": "failed", "pending": "retry"}[o.state]
+			label := o.state // succeeded or failed
+			if label == "pending" {
+				label = "retry"
+			}
 			s.cfg.Observe(d.Name, label, r.res.took)
 		}
 		if o.state == "succeeded" {
