@@ -101,11 +101,16 @@ func TestDestinationsReachTheExampleReceivers(t *testing.T) {
 		require.Contains(t, r.out.String(), "source=billing event=invoice.paid")
 	}
 
-	// deliveries ID shows what each destination got.
-	shown := &testlog.Buffer{}
-	se := b.env
-	se.stdout, se.stderr = shown, shown
-	require.Equal(t, 0, run(context.Background(), []string{"deliveries", inboxID, "--config", b.configPath}, se), shown.String())
+	// deliveries ID shows what each destination got, once the senders
+	// have recorded the answers (a receiver applies before it answers).
+	var shown *testlog.Buffer
+	require.Eventually(t, func() bool {
+		shown = &testlog.Buffer{}
+		se := b.env
+		se.stdout, se.stderr = shown, shown
+		require.Equal(t, 0, run(context.Background(), []string{"deliveries", inboxID, "--config", b.configPath}, se), shown.String())
+		return len(regexp.MustCompile(`succeeded\s+webhook-id`).FindAllString(shown.String(), -1)) == len(receivers)
+	}, 10*time.Second, 50*time.Millisecond, "the sends were never recorded as succeeded")
 	for _, r := range receivers {
 		require.Contains(t, shown.String(), r.name)
 		require.Contains(t, shown.String(), "webhook-id "+destination.Key("billing", deliveryID, r.name))
