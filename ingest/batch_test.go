@@ -99,6 +99,21 @@ func TestBatchingSharesTransactions(t *testing.T) {
 	require.Less(t, txs, n/2, "deliveries shared commits")
 }
 
+// Deliveries arriving together make one batch, not one per idle runner:
+// while a batch forms, the other runners wait their turn to gather.
+func TestOneBatchFormsAtATime(t *testing.T) {
+	t.Parallel()
+	b := setupWith(t, setupOpts{batchWindow: 500 * time.Millisecond, batchRunners: 4})
+	const n = 8
+	statuses := b.postConcurrently(t, n, 3000, func(i int) string { return fmt.Sprintf("gh-together-%d", i) })
+	for _, s := range statuses {
+		require.Equal(t, http.StatusAccepted, s)
+	}
+	var txs int
+	require.NoError(t, b.pool.QueryRow(context.Background(), "SELECT count(DISTINCT xmin::text) FROM inbox").Scan(&txs))
+	require.Equal(t, 1, txs, "%d deliveries sent at once, well within one window, committed together", n)
+}
+
 // A database failure mid-batch fails every delivery in it with 503 and
 // stores none of them.
 func TestBatchFailureStoresNothing(t *testing.T) {
