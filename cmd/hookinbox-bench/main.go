@@ -44,6 +44,7 @@ type options struct {
 	steadyStep  float64
 	steadyMax   float64
 	steadyBase  float64
+	steadyWarm  time.Duration
 
 	destInFlight int
 	destLoad     float64
@@ -75,6 +76,8 @@ func parseOptions(args []string) (options, error) {
 	fs.Float64Var(&o.steadyMax, "steady-max", 3, "steady scenario: the highest load tried, as a fraction of pgbench's tps")
 	fs.Float64Var(&o.steadyBase, "steady-base", 0, "steady scenario: the rate the steps are fractions of, in requests/s, instead of this run's pgbench tps "+
 		"(to compare two builds at the same offered rates; pgbench still runs and is reported)")
+	fs.DurationVar(&o.steadyWarm, "steady-warmup", 5*time.Second, "steady scenario: how long each step's load runs before it is measured "+
+		"(after the step's CHECKPOINT, when every first write of a page logs the whole page); its ack p99 is reported apart")
 	fs.IntVar(&o.destInFlight, "dest-in-flight", 32, "destinations scenario: the destination's max_in_flight, and the bare client's connections")
 	fs.Float64Var(&o.destLoad, "dest-load", 0.1, "destinations scenario: the open-loop rate with and without the destination, as a fraction of pgbench's tps (0.25 is more than one serve sends on 2 cores)")
 	if err := fs.Parse(args); err != nil {
@@ -93,8 +96,8 @@ func parseOptions(args []string) (options, error) {
 		return o, errors.New("-dup-share must be in [0, 1)")
 	case !slices.Contains(scenarios, o.scenario):
 		return o, fmt.Errorf("-scenario %q: want one of %s", o.scenario, strings.Join(scenarios, ", "))
-	case o.steadyBase < 0:
-		return o, errors.New("-steady-base must not be negative")
+	case o.steadyBase < 0 || o.steadyWarm < 0:
+		return o, errors.New("-steady-base and -steady-warmup must not be negative")
 	case o.steadyConns < 1 || o.steadyStep <= 0 || o.steadyMax < o.steadyStep:
 		return o, errors.New("-steady-connections must be at least 1, -steady-step positive and -steady-max at least -steady-step")
 	case o.destInFlight < 1 || o.destLoad <= 0:

@@ -76,7 +76,7 @@ func pgbenchDir() (string, error) {
 // hookinbox's migrations to it when migrate is set (the service applies
 // its own through serve), and returns its URL.
 func (pg *postgres) createDatabase(ctx context.Context, role string, migrate bool) (string, error) {
-	name := fmt.Sprintf("hookinbox_bench_%s_%d", role, os.Getpid())
+	name := databaseName(role)
 	conn, err := pgx.Connect(ctx, pg.adminURL)
 	if err != nil {
 		return "", err
@@ -101,6 +101,26 @@ func (pg *postgres) createDatabase(ctx context.Context, role string, migrate boo
 		}
 	}
 	return u, nil
+}
+
+func databaseName(role string) string {
+	return fmt.Sprintf("hookinbox_bench_%s_%d", role, os.Getpid())
+}
+
+// dropDatabase drops a role's database once its phase is over, so that
+// nothing of it (autovacuum after pgbench's updates, above all) runs in
+// the phases after it.
+func (pg *postgres) dropDatabase(ctx context.Context, role string) error {
+	conn, err := pgx.Connect(ctx, pg.adminURL)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	name := databaseName(role)
+	if _, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)"); err != nil {
+		return fmt.Errorf("drop database %s: %w", name, err)
+	}
+	return nil
 }
 
 // close drops what the run created, or the whole private server.
