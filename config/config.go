@@ -100,9 +100,12 @@ type Config struct {
 }
 
 // DefaultIngestBatchWindow is on: in the benchmark it took ingest from
-// 0.46 to 0.90 of pgbench's one-transaction-per-delivery rate, for at
-// most a millisecond of added latency (bench/README.md).
-const DefaultIngestBatchWindow = Duration(time.Millisecond)
+// 0.46 to 0.90 of pgbench's one-transaction-per-delivery rate. 3 ms, not
+// 1: under steady traffic of 500-1,000 requests/s a 1 ms window caught one
+// or two deliveries, and one default serve spent 15-20% more CPU per
+// delivery than with 3 ms, for 2 ms more ack p50 (bench/README.md,
+// "Steady load").
+const DefaultIngestBatchWindow = Duration(3 * time.Millisecond)
 
 // Ingest tunes how deliveries are committed.
 type Ingest struct {
