@@ -114,6 +114,23 @@ func TestOneBatchFormsAtATime(t *testing.T) {
 	require.Equal(t, 1, txs, "%d deliveries sent at once, well within one window, committed together", n)
 }
 
+// A burst larger than a hand-off commits in parallel batches when another
+// runner is free, not in one large batch at a time.
+func TestBurstIsHandedOn(t *testing.T) {
+	t.Parallel()
+	b := setupWith(t, setupOpts{batchWindow: 500 * time.Millisecond, batchRunners: 2})
+	const n = 16
+	statuses := b.postConcurrently(t, n, 4000, func(i int) string { return fmt.Sprintf("gh-burst-%d", i) })
+	for _, s := range statuses {
+		require.Equal(t, http.StatusAccepted, s)
+	}
+	var txs, largest int
+	require.NoError(t, b.pool.QueryRow(context.Background(),
+		"SELECT count(*), max(n) FROM (SELECT count(*) AS n FROM inbox GROUP BY xmin::text) batches").Scan(&txs, &largest))
+	require.GreaterOrEqual(t, txs, 2, "%d deliveries at once make more than one batch", n)
+	require.LessOrEqual(t, largest, 8, "a batch closes at the hand-off when a runner is free")
+}
+
 // A database failure mid-batch fails every delivery in it with 503 and
 // stores none of them.
 func TestBatchFailureStoresNothing(t *testing.T) {

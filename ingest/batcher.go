@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -20,7 +21,11 @@ import (
 // arrivals of one window would split into as many one-row transactions
 // (at 1,000 requests/s the steady benchmark measured about two rows a
 // batch, and the batch's two statements cost the database nearly as much
-// for two rows as for ten).
+// for two rows as for ten). But a batch that has handOff deliveries
+// closes early when another runner is free to gather the next: a burst
+// (a closed loop of 32 clients answered by one commit) then commits in
+// parallel batches instead of one large batch at a time (which took a
+// closed loop of 32 connections from 3,319 to 2,433 accepted/s).
 // Each request is answered only after the commit that holds its row, with
 // the outcome it would have had alone. If PostgreSQL refuses a statement of
 // the batch, nothing of it is stored and each delivery is recorded alone
@@ -36,6 +41,7 @@ type batcher struct {
 	in        chan *pending
 	quit      chan struct{} // closed by close: runners stop taking deliveries
 	gathering sync.Mutex    // held by the runner whose batch is forming
+	free      atomic.Int32  // runners waiting to gather
 	done      sync.WaitGroup
 }
 
@@ -84,7 +90,9 @@ func (b *batcher) record(ctx context.Context, d Delivery) (Recorded, error) {
 func (b *batcher) run() {
 	defer b.done.Done()
 	for {
+		b.free.Add(1)
 		b.gathering.Lock()
+		b.free.Add(-1)
 		select {
 		case first := <-b.in:
 			batch := b.gather(first)
@@ -97,8 +105,14 @@ func (b *batcher) run() {
 	}
 }
 
-// gather forms a batch: first, then what arrives until the window closes
-// or the batch is full.
+// handOff is the batch size at which a forming batch closes if another
+// runner is free: the benchmark's closed loop at 32 connections made
+// batches of 7-8 with every runner gathering (bench/README.md).
+const handOff = 8
+
+// gather forms a batch: first, then what arrives until the window closes,
+// the batch is full, or it has handOff deliveries and another runner is
+// free to gather the next.
 func (b *batcher) gather(first *pending) []*pending {
 	batch := []*pending{first}
 	timer := time.NewTimer(b.window)
@@ -107,6 +121,9 @@ func (b *batcher) gather(first *pending) []*pending {
 		select {
 		case p := <-b.in:
 			batch = append(batch, p)
+			if len(batch) >= handOff && b.free.Load() > 0 {
+				return batch
+			}
 		case <-timer.C:
 			return batch
 		case <-b.quit:
