@@ -157,6 +157,47 @@ func TestProcessingBatchFailureFallsBackToOneByOne(t *testing.T) {
 	require.Contains(t, b.log.String(), "processing batch failed; its deliveries are processed one by one")
 }
 
+// A delivery's resource version is recorded in the next delivery's round
+// trip (TxBatch). When that fails, the batch fails as a whole and its
+// deliveries are processed one by one: the one whose version cannot be
+// recorded fails alone, and its neighbours' effects commit once.
+func TestCarriedVersionFailureFallsBackToOneByOne(t *testing.T) {
+	t.Parallel()
+	b := setupWith(t, setupOpts{register: registerBatchProbe(t), maxAttempts: 1})
+	ctx := context.Background()
+	_, err := b.pool.Exec(ctx, `
+		CREATE TABLE batch_effect (delivery_id text PRIMARY KEY);
+		CREATE FUNCTION refuse_version() RETURNS trigger LANGUAGE plpgsql AS $$
+		BEGIN RAISE EXCEPTION 'version refused'; END $$;
+		CREATE TRIGGER refuse_version BEFORE INSERT OR UPDATE ON resource_version FOR EACH ROW
+		WHEN (NEW.resource_key LIKE '%refused%') EXECUTE FUNCTION refuse_version();`)
+	require.NoError(t, err)
+	at := time.Now()
+	var ps []probeDelivery
+	for i := range 6 {
+		resource := "r" + string(rune('a'+i))
+		if i == 2 || i == 5 { // in the middle, and last (carried into the flush)
+			resource += "-refused"
+		}
+		ps = append(ps, probeDelivery{"billing", newID("ok"), "ok", standardPayload("ok", resource, at)})
+	}
+	ids := b.deliverTogether(t, ps)
+
+	for i, p := range ps {
+		if i == 2 || i == 5 {
+			b.waitStatus(t, ids[p.id], "failed")
+			_, lastErr := b.status(t, ids[p.id])
+			require.NotNil(t, lastErr)
+			require.Contains(t, *lastErr, "version refused")
+			require.Zero(t, b.count(t, "SELECT count(*) FROM batch_effect WHERE delivery_id = $1", p.id))
+			continue
+		}
+		b.waitStatus(t, ids[p.id], "processed")
+		require.Equal(t, 1, b.count(t, "SELECT count(*) FROM batch_effect WHERE delivery_id = $1", p.id))
+	}
+	require.Contains(t, b.log.String(), "processing batch failed; its deliveries are processed one by one")
+}
+
 // A batch does not wait for a resource another transaction holds (two
 // batches could wait on each other): that delivery waits alone while the
 // rest of its batch commits.

@@ -35,9 +35,11 @@ func lockKey(d Delivery, r Resource) string {
 // begin locks d's resource and reads its version, in one round trip. With
 // savepoint, it first opens the delivery's savepoint and, without wait,
 // takes the lock only if it is free: if not, it releases the savepoint
-// and returns ErrResourceBusy, having done nothing.
-func begin(ctx context.Context, tx pgx.Tx, d Delivery, r Resource, wait, savepoint bool) (stale bool, err error) {
-	b := &pgx.Batch{}
+// and returns ErrResourceBusy, having done nothing. Carried statements (the
+// previous delivery's end, in a Batch) go first in the same round trip; if
+// one fails, begin returns a *CarriedError.
+func begin(ctx context.Context, tx pgx.Tx, d Delivery, r Resource, wait, savepoint bool, carried []*pgx.QueuedQuery) (stale bool, err error) {
+	b := &pgx.Batch{QueuedQueries: carried}
 	if savepoint {
 		b.Queue("SAVEPOINT " + deliverySavepoint)
 	}
@@ -52,7 +54,10 @@ func begin(ctx context.Context, tx pgx.Tx, d Delivery, r Resource, wait, savepoi
 		b.Queue(resourceVersionGetSQL, pgx.NamedArgs{"source": d.Source, "resource_key": r.Key})
 	}
 	res := tx.SendBatch(ctx, b)
-	stale, locked, err := readBegin(res, r, wait, savepoint, readVersion)
+	stale, locked, err := readCarried(res, len(carried))
+	if err == nil {
+		stale, locked, err = readBegin(res, r, wait, savepoint, readVersion)
+	}
 	if cerr := res.Close(); err == nil && cerr != nil {
 		err = cerr
 	}
@@ -66,6 +71,16 @@ func begin(ctx context.Context, tx pgx.Tx, d Delivery, r Resource, wait, savepoi
 		return false, ErrResourceBusy
 	}
 	return stale, nil
+}
+
+// readCarried reads the results of n carried statements.
+func readCarried(res pgx.BatchResults, n int) (stale, locked bool, err error) {
+	for range n {
+		if _, err := res.Exec(); err != nil {
+			return false, false, &CarriedError{Err: err}
+		}
+	}
+	return false, false, nil
 }
 
 func readBegin(res pgx.BatchResults, r Resource, wait, savepoint, readVersion bool) (stale, locked bool, err error) {
@@ -99,6 +114,18 @@ func readBegin(res pgx.BatchResults, r Resource, wait, savepoint, readVersion bo
 // end records the resource's new version and, with savepoint, releases
 // the delivery's savepoint, in one round trip.
 func end(ctx context.Context, tx pgx.Tx, d Delivery, r Resource, savepoint bool) error {
+	b := &pgx.Batch{QueuedQueries: endQueries(d, r, savepoint)}
+	if b.Len() == 0 {
+		return nil
+	}
+	if err := tx.SendBatch(ctx, b).Close(); err != nil {
+		return fmt.Errorf("record resource version: %w", err)
+	}
+	return nil
+}
+
+// endQueries are end's statements.
+func endQueries(d Delivery, r Resource, savepoint bool) []*pgx.QueuedQuery {
 	b := &pgx.Batch{}
 	if r.Key != "" {
 		sql := resourceVersionUpsertSQL
@@ -112,13 +139,7 @@ func end(ctx context.Context, tx pgx.Tx, d Delivery, r Resource, savepoint bool)
 	if savepoint {
 		b.Queue("RELEASE SAVEPOINT " + deliverySavepoint)
 	}
-	if b.Len() == 0 {
-		return nil
-	}
-	if err := tx.SendBatch(ctx, b).Close(); err != nil {
-		return fmt.Errorf("record resource version: %w", err)
-	}
-	return nil
+	return b.QueuedQueries
 }
 
 // rollback undoes a delivery's work in its savepoint, after its handlers

@@ -175,7 +175,7 @@ func (r *Registry) matching(d Delivery) []Registration {
 // for fresh events), and records the resource's new version. The caller
 // commits tx together with the inbox status and the job's completion.
 func (r *Registry) Process(ctx context.Context, tx pgx.Tx, jobs JobInserter, d Delivery) (Result, error) {
-	return r.process(ctx, tx, jobs, d, true)
+	return r.process(ctx, tx, jobs, d, true, nil)
 }
 
 // ProcessNoWait is Process for a transaction that already holds other
@@ -184,10 +184,13 @@ func (r *Registry) Process(ctx context.Context, tx pgx.Tx, jobs JobInserter, d D
 // for d's resource, which could deadlock against another such
 // transaction, it returns ErrResourceBusy, having done nothing.
 func (r *Registry) ProcessNoWait(ctx context.Context, tx pgx.Tx, jobs JobInserter, d Delivery) (Result, error) {
-	return r.process(ctx, tx, jobs, d, false)
+	return r.process(ctx, tx, jobs, d, false, nil)
 }
 
-func (r *Registry) process(ctx context.Context, tx pgx.Tx, jobs JobInserter, d Delivery, wait bool) (Result, error) {
+// process runs d's handlers. With carry (a Batch's), the statements that
+// close d's work travel with the next round trip instead of one of their
+// own.
+func (r *Registry) process(ctx context.Context, tx pgx.Tx, jobs JobInserter, d Delivery, wait bool, carry *[]*pgx.QueuedQuery) (Result, error) {
 	if d.Provider == "" {
 		d.Provider = r.Provider(d.Source)
 	}
@@ -203,7 +206,11 @@ func (r *Registry) process(ctx context.Context, tx pgx.Tx, jobs JobInserter, d D
 	// In a batch the delivery has a savepoint of its own; alone, its
 	// transaction is its own.
 	savepoint := !wait
-	stale, err := begin(ctx, tx, d, res, wait, savepoint)
+	var carried []*pgx.QueuedQuery
+	if carry != nil {
+		carried, *carry = *carry, nil
+	}
+	stale, err := begin(ctx, tx, d, res, wait, savepoint, carried)
 	if err != nil {
 		return Result{}, err
 	}
@@ -219,7 +226,9 @@ func (r *Registry) process(ctx context.Context, tx pgx.Tx, jobs JobInserter, d D
 		}
 		return Result{}, err
 	}
-	if err := end(ctx, tx, d, res, savepoint); err != nil {
+	if carry != nil {
+		*carry = endQueries(d, res, savepoint)
+	} else if err := end(ctx, tx, d, res, savepoint); err != nil {
 		return Result{}, err
 	}
 	return Result{Outcome: OutcomeProcessed, Resource: res, Stale: stale}, nil

@@ -276,11 +276,16 @@ func (b *processBatcher) runTx(ctx context.Context, tx pgx.Tx, members []*batchM
 	if err != nil {
 		return err
 	}
+	// Each under a savepoint of its own: a failing delivery rolls back
+	// alone. A statement one delivery carried into the next's round trip
+	// failing fails the batch: its deliveries are then processed alone.
+	tb := b.w.registry.NewTxBatch(tx)
+	var carried *handlers.CarriedError
 	for _, m := range matched {
-		// Under a savepoint of its own (ProcessNoWait's): a failing
-		// delivery rolls back alone.
-		res, err := b.w.registry.ProcessNoWait(ctx, tx, m.client, m.d)
+		res, err := tb.Process(ctx, m.client, m.d)
 		switch {
+		case errors.As(err, &carried):
+			return err
 		case errors.Is(err, handlers.ErrResourceBusy):
 			m.alone = true
 		case err != nil:
@@ -291,6 +296,9 @@ func (b *processBatcher) runTx(ctx context.Context, tx pgx.Tx, members []*batchM
 			done = append(done, m)
 			m.resourceKey, m.stale = resourceFacts(res)
 		}
+	}
+	if err := tb.Flush(ctx); err != nil {
+		return err
 	}
 	if len(done) == 0 {
 		return nil
