@@ -36,7 +36,7 @@ func lockKey(d Delivery, r Resource) string {
 // savepoint, it first opens the delivery's savepoint and, without wait,
 // takes the lock only if it is free: if not, it releases the savepoint
 // and returns ErrResourceBusy, having done nothing. Carried statements (the
-// previous delivery's end, in a Batch) go first in the same round trip; if
+// previous delivery's end, in a TxBatch) go first in the same round trip; if
 // one fails, begin returns a *CarriedError.
 func begin(ctx context.Context, tx pgx.Tx, d Delivery, r Resource, wait, savepoint bool, carried []*pgx.QueuedQuery) (stale bool, err error) {
 	b := &pgx.Batch{QueuedQueries: carried}
@@ -54,7 +54,8 @@ func begin(ctx context.Context, tx pgx.Tx, d Delivery, r Resource, wait, savepoi
 		b.Queue(resourceVersionGetSQL, pgx.NamedArgs{"source": d.Source, "resource_key": r.Key})
 	}
 	res := tx.SendBatch(ctx, b)
-	stale, locked, err := readCarried(res, len(carried))
+	var locked bool
+	err = readCarried(res, len(carried))
 	if err == nil {
 		stale, locked, err = readBegin(res, r, wait, savepoint, readVersion)
 	}
@@ -74,13 +75,13 @@ func begin(ctx context.Context, tx pgx.Tx, d Delivery, r Resource, wait, savepoi
 }
 
 // readCarried reads the results of n carried statements.
-func readCarried(res pgx.BatchResults, n int) (stale, locked bool, err error) {
+func readCarried(res pgx.BatchResults, n int) error {
 	for range n {
 		if _, err := res.Exec(); err != nil {
-			return false, false, &CarriedError{Err: err}
+			return &CarriedError{Err: err}
 		}
 	}
-	return false, false, nil
+	return nil
 }
 
 func readBegin(res pgx.BatchResults, r Resource, wait, savepoint, readVersion bool) (stale, locked bool, err error) {

@@ -187,7 +187,7 @@ func (r *Registry) ProcessNoWait(ctx context.Context, tx pgx.Tx, jobs JobInserte
 	return r.process(ctx, tx, jobs, d, false, nil)
 }
 
-// process runs d's handlers. With carry (a Batch's), the statements that
+// process runs d's handlers. With carry (a TxBatch's), the statements that
 // close d's work travel with the next round trip instead of one of their
 // own.
 func (r *Registry) process(ctx context.Context, tx pgx.Tx, jobs JobInserter, d Delivery, wait bool, carry *[]*pgx.QueuedQuery) (Result, error) {
