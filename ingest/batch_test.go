@@ -89,14 +89,29 @@ func TestBatchingSharesTransactions(t *testing.T) {
 	t.Parallel()
 	b := setupWith(t, setupOpts{batchWindow: 20 * time.Millisecond})
 	const n = 40
-	statuses := b.postConcurrently(t, n, 1000, func(i int) string { return fmt.Sprintf("gh-batch-%d", i) })
+	b.postAccepted(t, n, 1000, "gh-batch")
+	require.Equal(t, counts{n, n}, b.counts(t))
+	txs, _ := b.commits(t)
+	require.Less(t, txs, n/2, "deliveries shared commits")
+}
+
+// postAccepted sends n signed GitHub deliveries at once (ids prefix-i)
+// and requires a 202 for each.
+func (b *testBundle) postAccepted(t *testing.T, n, bodySeed int, prefix string) {
+	t.Helper()
+	statuses := b.postConcurrently(t, n, bodySeed, func(i int) string { return fmt.Sprintf("%s-%d", prefix, i) })
 	for _, s := range statuses {
 		require.Equal(t, http.StatusAccepted, s)
 	}
-	require.Equal(t, counts{n, n}, b.counts(t))
-	var txs int
-	require.NoError(t, b.pool.QueryRow(context.Background(), "SELECT count(DISTINCT xmin::text) FROM inbox").Scan(&txs))
-	require.Less(t, txs, n/2, "deliveries shared commits")
+}
+
+// commits reports how many transactions stored the inbox's rows (rows
+// inserted together share xmin), and the most rows one of them stored.
+func (b *testBundle) commits(t *testing.T) (txs, largest int) {
+	t.Helper()
+	require.NoError(t, b.pool.QueryRow(context.Background(),
+		"SELECT count(*), coalesce(max(n), 0) FROM (SELECT count(*) AS n FROM inbox GROUP BY xmin::text) batches").Scan(&txs, &largest))
+	return txs, largest
 }
 
 // Deliveries arriving together make one batch, not one per idle runner:
@@ -105,12 +120,8 @@ func TestOneBatchFormsAtATime(t *testing.T) {
 	t.Parallel()
 	b := setupWith(t, setupOpts{batchWindow: 500 * time.Millisecond, batchRunners: 4})
 	const n = 8
-	statuses := b.postConcurrently(t, n, 3000, func(i int) string { return fmt.Sprintf("gh-together-%d", i) })
-	for _, s := range statuses {
-		require.Equal(t, http.StatusAccepted, s)
-	}
-	var txs int
-	require.NoError(t, b.pool.QueryRow(context.Background(), "SELECT count(DISTINCT xmin::text) FROM inbox").Scan(&txs))
+	b.postAccepted(t, n, 3000, "gh-together")
+	txs, _ := b.commits(t)
 	require.Equal(t, 1, txs, "%d deliveries sent at once, well within one window, committed together", n)
 }
 
@@ -120,13 +131,8 @@ func TestBurstIsHandedOn(t *testing.T) {
 	t.Parallel()
 	b := setupWith(t, setupOpts{batchWindow: 500 * time.Millisecond, batchRunners: 2})
 	const n = 16
-	statuses := b.postConcurrently(t, n, 4000, func(i int) string { return fmt.Sprintf("gh-burst-%d", i) })
-	for _, s := range statuses {
-		require.Equal(t, http.StatusAccepted, s)
-	}
-	var txs, largest int
-	require.NoError(t, b.pool.QueryRow(context.Background(),
-		"SELECT count(*), max(n) FROM (SELECT count(*) AS n FROM inbox GROUP BY xmin::text) batches").Scan(&txs, &largest))
+	b.postAccepted(t, n, 4000, "gh-burst")
+	txs, largest := b.commits(t)
 	require.GreaterOrEqual(t, txs, 2, "%d deliveries at once make more than one batch", n)
 	require.LessOrEqual(t, largest, 8, "a batch closes at the hand-off when a runner is free")
 }
