@@ -153,13 +153,26 @@ func deliveryWorkers(cfg ClientConfig) int {
 	return cfg.MaxWorkers
 }
 
+// droppedRiverIndexes are River's indexes that migration 014 drops (it says
+// why). River's reindexer would warn daily that they are missing.
+var droppedRiverIndexes = []string{"river_job_args_index", "river_job_metadata_index"}
+
+// reindexedIndexes is River's default reindexer list without
+// droppedRiverIndexes.
+func reindexedIndexes() []string {
+	return slices.DeleteFunc(river.ReindexerIndexNamesDefault(), func(name string) bool {
+		return slices.Contains(droppedRiverIndexes, name)
+	})
+}
+
 // NewClient builds the River client with every hookinbox worker registered.
 func NewClient(pool *pgxpool.Pool, cfg ClientConfig) (*river.Client[pgx.Tx], error) {
 	cfg = cfg.WithDefaults()
 	rc := &river.Config{Logger: cfg.Logger, JobTimeout: cfg.JobTimeout, RescueStuckJobsAfter: cfg.RescueStuckJobsAfter,
 		CompletedJobRetentionPeriod: cfg.RiverCompletedRetention,
 		CancelledJobRetentionPeriod: cfg.RiverCancelledRetention,
-		DiscardedJobRetentionPeriod: cfg.RiverDiscardedRetention, MaxAttempts: cfg.MaxAttempts, RetryPolicy: cfg.RetryPolicy, FetchPollInterval: cfg.FetchPollInterval, FetchCooldown: cfg.FetchCooldown}
+		DiscardedJobRetentionPeriod: cfg.RiverDiscardedRetention, MaxAttempts: cfg.MaxAttempts, RetryPolicy: cfg.RetryPolicy, FetchPollInterval: cfg.FetchPollInterval, FetchCooldown: cfg.FetchCooldown,
+		ReindexerIndexNames: reindexedIndexes()}
 	if !cfg.InsertOnly {
 		if cfg.Registry == nil {
 			return nil, errors.New("jobs: ClientConfig.Registry is required to work jobs")

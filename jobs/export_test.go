@@ -1,0 +1,6 @@
+package jobs
+
+var (
+	ReindexedIndexes    = reindexedIndexes
+	DroppedRiverIndexes = droppedRiverIndexes
+)
