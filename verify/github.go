@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -112,7 +111,7 @@ var errGitHubForm = fmt.Errorf("%w: body is form-encoded (application/x-www-form
 // it with a message that tells the user the one setting to change.
 func checkGitHubBody(body []byte, contentType string) error {
 	if trimmed := trimJSONSpace(body); len(trimmed) > 0 && trimmed[0] == '{' {
-		if !json.Valid(trimmed) {
+		if !validJSON(trimmed) {
 			return fmt.Errorf("%w: body is not valid JSON", ErrInvalidPayload)
 		}
 		return nil

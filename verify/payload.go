@@ -3,7 +3,16 @@ package verify
 import (
 	"encoding/json"
 	"fmt"
+
+	jsonv1 "github.com/go-json-experiment/json/v1"
 )
+
+// validJSON is encoding/json.Valid run on the json/v2 engine
+// (go-json-experiment/json/v1 keeps v1's semantics; it is what encoding/json
+// becomes under GOEXPERIMENT=jsonv2): 4× faster on a 5 KB body, and every
+// GitHub delivery is checked on the ack path (issue 16).
+// FuzzValidJSONMatchesEncodingJSON holds the two to one answer.
+func validJSON(body []byte) bool { return jsonv1.Valid(body) }
 
 // decodeObject unmarshals a body that must be a JSON object into dst, whose
 // fields should be json.RawMessage so each can get its own error. Decoder

@@ -1,0 +1,55 @@
+package handlers
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-github/v60/github"
+	"github.com/stretchr/testify/require"
+)
+
+// parseGitHub decodes with the json/v2 engine in v1 mode instead of
+// go-github's own ParseWebHook (encoding/json): both give the same typed
+// event for the shipped samples and for the corners where the engines
+// could differ (key case, invalid UTF-8, escapes, Timestamp's two forms,
+// nulls, unknown fields, duplicate names), and both refuse the same bodies.
+func TestParseGitHubMatchesGoGitHub(t *testing.T) {
+	t.Parallel()
+	type sample struct{ event, payload string }
+	cases := map[string]sample{
+		"key case":        {"issues", `{"ACTION":"edited","Issue":{"NUMBER":7,"title":"x"},"repository":{"full_name":"acme/app"}}`},
+		"invalid utf-8":   {"issues", "{\"action\":\"edited\",\"issue\":{\"number\":7,\"title\":\"caf\xe9 \xff\"}}"},
+		"escapes":         {"issues", `{"action":"edited","issue":{"number":7,"title":"\u00e9\ud83d\ude00 \ud800 \"q\" \\ \/","body":"a\nb\tc"}}`},
+		"timestamp forms": {"push", `{"ref":"refs/heads/main","head_commit":{"timestamp":"2026-11-30T09:12:44+01:00"},"repository":{"full_name":"acme/app","pushed_at":1795939964,"created_at":"2026-01-02T03:04:05Z"}}`},
+		"nulls":           {"issues", `{"action":null,"issue":{"number":7,"title":null,"labels":null,"assignee":null},"repository":null}`},
+		"unknown fields":  {"issues", `{"action":"edited","zzz":{"deep":[1,2,{"x":null}]},"issue":{"number":7,"not_in_go_github":true}}`},
+		"duplicate names": {"issues", `{"action":"opened","action":"closed","issue":{"number":7,"number":8}}`},
+		"big numbers":     {"issues", `{"action":"edited","issue":{"id":9007199254740993,"number":7,"comments":1e2}}`},
+		"wrong type":      {"issues", `{"action":"edited","issue":{"number":"seven"}}`},
+		"wrong nesting":   {"issues", `{"action":"edited","issue":[1,2]}`},
+		"bad timestamp":   {"issues", `{"action":"edited","issue":{"number":7,"updated_at":"yesterday"}}`},
+		"not json":        {"issues", `{"action":`},
+		"unknown event":   {"no_such_event", `{"action":"edited"}`},
+	}
+	samples, _ := filepath.Glob(filepath.Join("..", "internal", "cli", "samples", "github", "*.json"))
+	require.NotEmpty(t, samples)
+	for _, path := range samples {
+		raw, err := os.ReadFile(path)
+		require.NoError(t, err)
+		event := strings.TrimSuffix(filepath.Base(path), ".json")
+		cases["sample "+event] = sample{event, string(raw)}
+	}
+	for name, tc := range cases {
+		d := Delivery{Provider: "github", EventType: tc.event, Payload: []byte(tc.payload)}
+		d.parseGitHub()
+		want, err := github.ParseWebHook(tc.event, d.Payload)
+		if err != nil {
+			require.Nil(t, d.GitHub, "%s: go-github refuses it (%v), so must parseGitHub", name, err)
+			continue
+		}
+		require.NotNil(t, d.GitHub, "%s: go-github parses it", name)
+		require.Equal(t, want, d.GitHub, name)
+	}
+}
