@@ -48,9 +48,10 @@ type Event struct {
 	// Logger carries the delivery's source, delivery id and inbox id.
 	Logger *slog.Logger
 
-	handler string
-	jobs    JobInserter
-	wait    bool // false in a processing batch: see lock
+	handler  string
+	jobs     JobInserter
+	wait     bool               // false in a processing batch: see lock
+	deferred []*pgx.QueuedQuery // Defer's statements, in the order queued
 }
 
 // lock takes a transaction-scoped advisory lock on key, serialising this

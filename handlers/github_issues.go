@@ -56,12 +56,11 @@ func mirrorIssue(ctx context.Context, e *Event) error {
 	if updated.IsZero() {
 		updated = e.ReceivedAt
 	}
-	_, err := e.Tx.Exec(ctx, githubIssueMirrorUpsertSQL, pgx.NamedArgs{
+	// Deferred: the upsert's result changes nothing here, and in a batch it
+	// then rides the next delivery's round trip.
+	e.Defer(githubIssueMirrorUpsertSQL, pgx.NamedArgs{
 		"repo": repo, "number": number, "kind": kind, "state": state, "title": title,
 		"updated_at": updated, "delivery_id": e.DeliveryID,
 	})
-	if err != nil {
-		return fmt.Errorf("mirror %s#%d: %w", repo, number, err)
-	}
 	return nil
 }

@@ -112,22 +112,23 @@ func readBegin(res pgx.BatchResults, r Resource, wait, savepoint, readVersion bo
 	return r.OlderThan(v), locked, nil
 }
 
-// end records the resource's new version and, with savepoint, releases
-// the delivery's savepoint, in one round trip.
-func end(ctx context.Context, tx pgx.Tx, d Delivery, r Resource, savepoint bool) error {
-	b := &pgx.Batch{QueuedQueries: endQueries(d, r, savepoint)}
+// end runs the handlers' deferred statements, records the resource's new
+// version and, with savepoint, releases the delivery's savepoint, in one
+// round trip.
+func end(ctx context.Context, tx pgx.Tx, d Delivery, r Resource, savepoint bool, deferred []*pgx.QueuedQuery) error {
+	b := &pgx.Batch{QueuedQueries: endQueries(d, r, savepoint, deferred)}
 	if b.Len() == 0 {
 		return nil
 	}
 	if err := tx.SendBatch(ctx, b).Close(); err != nil {
-		return fmt.Errorf("record resource version: %w", err)
+		return fmt.Errorf("close the delivery's work (deferred statements, resource version): %w", err)
 	}
 	return nil
 }
 
-// endQueries are end's statements.
-func endQueries(d Delivery, r Resource, savepoint bool) []*pgx.QueuedQuery {
-	b := &pgx.Batch{}
+// endQueries are end's statements, deferred ones first.
+func endQueries(d Delivery, r Resource, savepoint bool, deferred []*pgx.QueuedQuery) []*pgx.QueuedQuery {
+	b := &pgx.Batch{QueuedQueries: deferred}
 	if r.Key != "" {
 		sql := resourceVersionUpsertSQL
 		if r.AtIsReceipt {

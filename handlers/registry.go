@@ -218,7 +218,13 @@ func (r *Registry) process(ctx context.Context, tx pgx.Tx, jobs JobInserter, d D
 	if savepoint {
 		handlerTx = batchTx{tx}
 	}
-	if err := r.runHandlers(ctx, handlerTx, jobs, d, res, stale, wait, matched); err != nil {
+	deferred, err := r.runHandlers(ctx, handlerTx, jobs, d, res, stale, wait, matched)
+	if err == nil && carry != nil {
+		*carry = endQueries(d, res, savepoint, deferred)
+	} else if err == nil {
+		err = end(ctx, tx, d, res, savepoint, deferred)
+	}
+	if err != nil {
 		if savepoint {
 			if rerr := rollback(ctx, tx); rerr != nil {
 				return Result{}, errors.Join(err, fmt.Errorf("roll back the delivery's savepoint: %w", rerr))
@@ -226,18 +232,14 @@ func (r *Registry) process(ctx context.Context, tx pgx.Tx, jobs JobInserter, d D
 		}
 		return Result{}, err
 	}
-	if carry != nil {
-		*carry = endQueries(d, res, savepoint)
-	} else if err := end(ctx, tx, d, res, savepoint); err != nil {
-		return Result{}, err
-	}
 	return Result{Outcome: OutcomeProcessed, Resource: res, Stale: stale}, nil
 }
 
 // runHandlers calls each matched handler (LatestState ones only for fresh
-// events).
-func (r *Registry) runHandlers(ctx context.Context, tx pgx.Tx, jobs JobInserter, d Delivery, res Resource, stale, wait bool, matched []Registration) error {
+// events) and returns the statements they deferred (Event.Defer).
+func (r *Registry) runHandlers(ctx context.Context, tx pgx.Tx, jobs JobInserter, d Delivery, res Resource, stale, wait bool, matched []Registration) ([]*pgx.QueuedQuery, error) {
 	logger := r.logger.With("source", d.Source, "delivery_id", d.DeliveryID, "inbox_id", d.InboxID, "event_type", d.EventType)
+	var deferred []*pgx.QueuedQuery
 	for _, reg := range matched {
 		if stale && reg.Ordering == LatestState {
 			logger.Info("stale event passed over", "handler", reg.Name, "resource", res.Key, "event_at", res.At)
@@ -245,10 +247,11 @@ func (r *Registry) runHandlers(ctx context.Context, tx pgx.Tx, jobs JobInserter,
 		}
 		e := &Event{Delivery: d, Resource: res, Stale: stale, Tx: tx, Logger: logger.With("handler", reg.Name), handler: reg.Name, jobs: jobs, wait: wait}
 		if err := call(ctx, reg, e); err != nil {
-			return err
+			return nil, err
 		}
+		deferred = append(deferred, e.deferred...)
 	}
-	return nil
+	return deferred, nil
 }
 
 // call runs one handler, turning a panic into an error so that the job

@@ -9,9 +9,9 @@ import (
 
 // TxBatch processes deliveries one after another in one transaction (a
 // processing batch), each as ProcessNoWait does, in one round trip fewer
-// each: the statements that close a delivery's work (its resource's new
-// version, its savepoint's release) travel with the next delivery's first
-// round trip, or with Flush. In the steady benchmark a batch member cost
+// each: the statements that close a delivery's work (its handlers'
+// Event.Defer writes, its resource's new version, its savepoint's release)
+// travel with the next delivery's first round trip, or with Flush. In the steady benchmark a batch member cost
 // three round trips, and round trips were most of serve's CPU.
 //
 // Call Flush before the transaction commits. When a carried statement
@@ -49,7 +49,7 @@ func (b *TxBatch) Flush(ctx context.Context) error {
 type CarriedError struct{ Err error }
 
 func (e *CarriedError) Error() string {
-	return fmt.Sprintf("record an earlier delivery's resource version: %v", e.Err)
+	return fmt.Sprintf("close an earlier delivery's work (deferred statements, resource version): %v", e.Err)
 }
 
 func (e *CarriedError) Unwrap() error { return e.Err }
