@@ -10,6 +10,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
+
+	"github.com/hookinbox/hookinbox/internal/pgnamed"
 )
 
 var (
@@ -116,7 +118,7 @@ type stepRecord struct {
 // follow-up job enqueueing a compensation.
 func enqueueOnce(ctx context.Context, tx pgx.Tx, jobs JobInserter, step stepRecord, args river.JobArgs, opts *river.InsertOpts) (bool, error) {
 	var key string
-	err := tx.QueryRow(ctx, handlerStepInsertSQL, pgx.NamedArgs{
+	err := tx.QueryRow(ctx, handlerStepInsertSQL, pgnamed.Args{
 		"key": step.Key, "source": step.Source, "delivery_id": step.DeliveryID,
 		"handler": step.Handler, "step": step.Step,
 	}).Scan(&key)
@@ -130,7 +132,7 @@ func enqueueOnce(ctx context.Context, tx pgx.Tx, jobs JobInserter, step stepReco
 	if err != nil {
 		return false, fmt.Errorf("enqueue step %s: %w", step.Step, err)
 	}
-	if _, err := tx.Exec(ctx, handlerStepSetJobSQL, pgx.NamedArgs{"job_id": res.Job.ID, "key": step.Key}); err != nil {
+	if _, err := tx.Exec(ctx, handlerStepSetJobSQL, pgnamed.Args{"job_id": res.Job.ID, "key": step.Key}); err != nil {
 		return false, fmt.Errorf("record step %s job: %w", step.Step, err)
 	}
 	return true, nil
@@ -170,7 +172,7 @@ func rerunStep(ctx context.Context, tx pgx.Tx, jobs JobInserter, step stepRecord
 		return true, nil
 	}
 	var jobID *int64
-	if err := tx.QueryRow(ctx, handlerStepJobSQL, pgx.NamedArgs{"key": step.Key}).Scan(&jobID); err != nil && !errors.Is(err, pgx.ErrNoRows) {
+	if err := tx.QueryRow(ctx, handlerStepJobSQL, pgnamed.Args{"key": step.Key}).Scan(&jobID); err != nil && !errors.Is(err, pgx.ErrNoRows) {
 		return fmt.Errorf("read step %s: %w", step.Step, err)
 	}
 	if jobID != nil {
@@ -183,7 +185,7 @@ func rerunStep(ctx context.Context, tx pgx.Tx, jobs JobInserter, step stepRecord
 	if err != nil {
 		return fmt.Errorf("enqueue step %s: %w", step.Step, err)
 	}
-	if _, err := tx.Exec(ctx, handlerStepRecordJobSQL, pgx.NamedArgs{
+	if _, err := tx.Exec(ctx, handlerStepRecordJobSQL, pgnamed.Args{
 		"key": step.Key, "source": step.Source, "delivery_id": step.DeliveryID,
 		"handler": step.Handler, "step": step.Step, "job_id": res.Job.ID,
 	}); err != nil {

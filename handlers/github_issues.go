@@ -7,7 +7,8 @@ import (
 	"time"
 
 	"github.com/google/go-github/v60/github"
-	"github.com/jackc/pgx/v5"
+
+	"github.com/hookinbox/hookinbox/internal/pgnamed"
 )
 
 //go:embed sql/github_issue_mirror_upsert.sql
@@ -58,7 +59,7 @@ func mirrorIssue(ctx context.Context, e *Event) error {
 	}
 	// Deferred: the upsert's result changes nothing here, and in a batch it
 	// then rides the next delivery's round trip.
-	e.Defer(githubIssueMirrorUpsertSQL, pgx.NamedArgs{
+	e.Defer(githubIssueMirrorUpsertSQL, pgnamed.Args{
 		"repo": repo, "number": number, "kind": kind, "state": state, "title": title,
 		"updated_at": updated, "delivery_id": e.DeliveryID,
 	})

@@ -6,6 +6,8 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/hookinbox/hookinbox/internal/pgnamed"
 )
 
 // The statements around a delivery's handlers travel together, one round
@@ -47,11 +49,11 @@ func begin(ctx context.Context, tx pgx.Tx, d Delivery, r Resource, wait, savepoi
 	if !wait {
 		lockSQL = resourceTryLockSQL
 	}
-	args := pgx.NamedArgs{"lock_key": lockKey(d, r)}
+	args := pgnamed.Args{"lock_key": lockKey(d, r)}
 	b.Queue(lockSQL, args)
 	readVersion := r.Key != ""
 	if readVersion {
-		b.Queue(resourceVersionGetSQL, pgx.NamedArgs{"source": d.Source, "resource_key": r.Key})
+		b.Queue(resourceVersionGetSQL, pgnamed.Args{"source": d.Source, "resource_key": r.Key})
 	}
 	res := tx.SendBatch(ctx, b)
 	var locked bool
@@ -134,7 +136,7 @@ func endQueries(d Delivery, r Resource, savepoint bool, deferred []*pgx.QueuedQu
 		if r.AtIsReceipt {
 			sql = resourceVersionUpsertReceiptSQL
 		}
-		b.Queue(sql, pgx.NamedArgs{
+		b.Queue(sql, pgnamed.Args{
 			"source": d.Source, "resource_key": r.Key, "applied_at": r.At, "received_at": r.ReceivedAt, "delivery_id": d.DeliveryID,
 		})
 	}

@@ -11,6 +11,8 @@ import (
 
 	"github.com/google/go-github/v60/github"
 	"github.com/jackc/pgx/v5"
+
+	"github.com/hookinbox/hookinbox/internal/pgnamed"
 )
 
 var (
@@ -218,13 +220,13 @@ func jsonString(payload []byte, path string) string {
 // waiting for it, or without wait only if it is free (else ErrResourceBusy).
 func advisoryLock(ctx context.Context, tx pgx.Tx, key string, wait bool) error {
 	if wait {
-		if _, err := tx.Exec(ctx, resourceLockSQL, pgx.NamedArgs{"lock_key": key}); err != nil {
+		if _, err := tx.Exec(ctx, resourceLockSQL, pgnamed.Args{"lock_key": key}); err != nil {
 			return fmt.Errorf("lock %q: %w", key, err)
 		}
 		return nil
 	}
 	var locked bool
-	if err := tx.QueryRow(ctx, resourceTryLockSQL, pgx.NamedArgs{"lock_key": key}).Scan(&locked); err != nil {
+	if err := tx.QueryRow(ctx, resourceTryLockSQL, pgnamed.Args{"lock_key": key}).Scan(&locked); err != nil {
 		return fmt.Errorf("lock %q: %w", key, err)
 	}
 	if !locked {

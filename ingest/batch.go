@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 
+	"github.com/hookinbox/hookinbox/internal/pgnamed"
 	"github.com/hookinbox/hookinbox/jobs"
 )
 
@@ -54,7 +55,7 @@ func (in *Inbox) RecordManyTx(ctx context.Context, tx pgx.Tx, ds []Delivery) ([]
 			occurred[i] = &t
 		}
 	}
-	rows, err := tx.Query(ctx, inboxInsertManySQL, pgx.NamedArgs{
+	rows, err := tx.Query(ctx, inboxInsertManySQL, pgnamed.Args{
 		"sources": sources, "delivery_ids": ids, "event_types": types, "occurred_ats": occurred,
 		"headers": headers, "payloads": payloads, "payload_sha256s": sums, "origins": origins,
 	})
@@ -94,7 +95,7 @@ func (in *Inbox) RecordManyTx(ctx context.Context, tx pgx.Tx, ds []Delivery) ([]
 				findSources, findIDs = append(findSources, sources[i]), append(findIDs, ids[i])
 			}
 		}
-		rows, err := tx.Query(ctx, inboxFindManySQL, pgx.NamedArgs{"sources": findSources, "delivery_ids": findIDs})
+		rows, err := tx.Query(ctx, inboxFindManySQL, pgnamed.Args{"sources": findSources, "delivery_ids": findIDs})
 		if err != nil {
 			return nil, nil, fmt.Errorf("find inbox rows: %w", err)
 		}

@@ -5,7 +5,7 @@ import (
 	"crypto/sha256"
 	_ "embed"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/hookinbox/hookinbox/internal/pgnamed"
 )
 
 //go:embed sql/conflict_insert.sql
@@ -30,7 +30,7 @@ func (in *Inbox) RecordConflict(ctx context.Context, d Delivery, storedID int64)
 	if storedID != 0 {
 		inboxID = &storedID
 	}
-	_, err := in.pool.Exec(ctx, conflictInsertSQL, pgx.NamedArgs{
+	_, err := in.pool.Exec(ctx, conflictInsertSQL, pgnamed.Args{
 		"source": d.Source, "delivery_id": d.DeliveryID, "inbox_id": inboxID, "payload_sha256": sum[:],
 		"headers": storedHeaders(d.Headers), "body": body, "body_size": len(d.Payload),
 	})

@@ -15,6 +15,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/hookinbox/hookinbox/internal/pgnamed"
 	"github.com/hookinbox/hookinbox/jobs"
 	"github.com/hookinbox/hookinbox/verify"
 )
@@ -110,7 +111,7 @@ func (in *Inbox) RecordTx(ctx context.Context, tx pgx.Tx, d Delivery) (Recorded,
 	if d.Origin == "" {
 		d.Origin = OriginWebhook
 	}
-	args := pgx.NamedArgs{
+	args := pgnamed.Args{
 		"origin":         d.Origin,
 		"source":         d.Source,
 		"delivery_id":    d.DeliveryID,
@@ -173,7 +174,7 @@ func sameStoredEvent(ctx context.Context, tx pgx.Tx, id int64, stored []byte, d 
 		return false, nil
 	}
 	if stored == nil {
-		if err := tx.QueryRow(ctx, inboxPayloadSQL, pgx.NamedArgs{"id": id}).Scan(&stored); err != nil {
+		if err := tx.QueryRow(ctx, inboxPayloadSQL, pgnamed.Args{"id": id}).Scan(&stored); err != nil {
 			return false, fmt.Errorf("read stored body: %w", err)
 		}
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/hookinbox/hookinbox/handlers"
+	"github.com/hookinbox/hookinbox/internal/pgnamed"
 )
 
 var (
@@ -315,7 +316,7 @@ func loadDeliveries(ctx context.Context, tx pgx.Tx, members []*batchMember) (map
 	for i, m := range members {
 		ids[i] = m.job.Args.InboxID
 	}
-	rows, err := tx.Query(ctx, inboxLoadManySQL, pgx.NamedArgs{"ids": ids})
+	rows, err := tx.Query(ctx, inboxLoadManySQL, pgnamed.Args{"ids": ids})
 	if err != nil {
 		return nil, fmt.Errorf("load inbox rows: %w", err)
 	}
@@ -342,7 +343,7 @@ func checkJobsStillOurs(ctx context.Context, tx pgx.Tx, jobs []*river.Job[Proces
 	for i, j := range jobs {
 		ids[i], attempts[j.ID] = j.ID, j.Attempt
 	}
-	rows, err := tx.Query(ctx, riverJobLockSQL, pgx.NamedArgs{"ids": ids})
+	rows, err := tx.Query(ctx, riverJobLockSQL, pgnamed.Args{"ids": ids})
 	if err != nil {
 		return fmt.Errorf("lock jobs: %w", err)
 	}
@@ -382,7 +383,7 @@ func loadPayloads(ctx context.Context, tx pgx.Tx, members []*batchMember) ([]*ba
 		byID[m.d.InboxID] = append(byID[m.d.InboxID], m)
 		ids = append(ids, m.d.InboxID)
 	}
-	rows, err := tx.Query(ctx, inboxPayloadsSQL, pgx.NamedArgs{"ids": ids})
+	rows, err := tx.Query(ctx, inboxPayloadsSQL, pgnamed.Args{"ids": ids})
 	if err != nil {
 		return nil, fmt.Errorf("load payloads: %w", err)
 	}
@@ -425,7 +426,7 @@ func completeBatch(ctx context.Context, tx pgx.Tx, done []*batchMember) error {
 	for i, m := range done {
 		ids[i], statuses[i], keys[i], stales[i] = m.job.Args.InboxID, string(m.outcome), m.resourceKey, m.stale
 	}
-	if _, err := tx.Exec(ctx, inboxMarkDoneManySQL, pgx.NamedArgs{"ids": ids, "statuses": statuses, "resource_keys": keys, "stales": stales}); err != nil {
+	if _, err := tx.Exec(ctx, inboxMarkDoneManySQL, pgnamed.Args{"ids": ids, "statuses": statuses, "resource_keys": keys, "stales": stales}); err != nil {
 		return fmt.Errorf("mark inbox rows: %w", err)
 	}
 

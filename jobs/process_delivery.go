@@ -17,6 +17,7 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
 	"github.com/hookinbox/hookinbox/handlers"
+	"github.com/hookinbox/hookinbox/internal/pgnamed"
 )
 
 var (
@@ -115,7 +116,7 @@ func (w *ProcessDeliveryWorker) Work(ctx context.Context, job *river.Job[Process
 	if job.AttemptedAt != nil {
 		attemptStart = *job.AttemptedAt
 	}
-	if _, merr := w.pool.Exec(context.WithoutCancel(ctx), inboxMarkErrorSQL, pgx.NamedArgs{
+	if _, merr := w.pool.Exec(context.WithoutCancel(ctx), inboxMarkErrorSQL, pgnamed.Args{
 		"id": job.Args.InboxID, "last_error": err.Error(), "final": final, "attempt_started_at": attemptStart,
 	}); merr != nil {
 		log(slog.LevelError, "could not record the delivery's error", slog.Any("error", merr))
@@ -141,7 +142,7 @@ func (w *ProcessDeliveryWorker) process(ctx context.Context, job *river.Job[Proc
 	)
 	err := pgx.BeginFunc(ctx, w.pool, func(tx pgx.Tx) error {
 		var err error
-		d, err = scanDelivery(tx.QueryRow(ctx, inboxLoadSQL, pgx.NamedArgs{"id": job.Args.InboxID}))
+		d, err = scanDelivery(tx.QueryRow(ctx, inboxLoadSQL, pgnamed.Args{"id": job.Args.InboxID}))
 		if errors.Is(err, pgx.ErrNoRows) {
 			return errInboxRowGone
 		}
@@ -156,7 +157,7 @@ func (w *ProcessDeliveryWorker) process(ctx context.Context, job *river.Job[Proc
 		}
 		outcome = res.Outcome
 		resourceKey, stale := resourceFacts(res)
-		if _, err := tx.Exec(ctx, inboxMarkDoneSQL, pgx.NamedArgs{
+		if _, err := tx.Exec(ctx, inboxMarkDoneSQL, pgnamed.Args{
 			"id": d.InboxID, "status": string(outcome), "resource_key": resourceKey, "stale": stale,
 		}); err != nil {
 			return fmt.Errorf("mark inbox row %s: %w", outcome, err)

@@ -7,6 +7,8 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/hookinbox/hookinbox/internal/pgnamed"
 )
 
 var (
@@ -25,8 +27,8 @@ var (
 // chainKey names one (destination, resource) of an ordered route.
 type chainKey struct{ destination, source, resource string }
 
-func (k chainKey) args() pgx.NamedArgs {
-	return pgx.NamedArgs{"destination": k.destination, "source": k.source, "resource_key": k.resource}
+func (k chainKey) args() pgnamed.Args {
+	return pgnamed.Args{"destination": k.destination, "source": k.source, "resource_key": k.resource}
 }
 
 // scheduleTx makes a waiting send due, in tx. An ordered send becomes due
@@ -55,7 +57,7 @@ func (s *Service) scheduleTx(ctx context.Context, tx pgx.Tx, sd sendRow) error {
 
 // startTx makes a send due now.
 func startTx(ctx context.Context, tx pgx.Tx, sendID int64) error {
-	if _, err := tx.Exec(ctx, sendStartSQL, pgx.NamedArgs{"id": sendID}); err != nil {
+	if _, err := tx.Exec(ctx, sendStartSQL, pgnamed.Args{"id": sendID}); err != nil {
 		return fmt.Errorf("start send: %w", err)
 	}
 	return nil

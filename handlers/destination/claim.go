@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/hookinbox/hookinbox/handlers"
+	"github.com/hookinbox/hookinbox/internal/pgnamed"
 )
 
 var (
@@ -67,7 +68,7 @@ func (o *onceOK) do(f func() error) error {
 // this process needs it.
 func (s *Service) ensureShared(ctx context.Context, d *dest) error {
 	return d.ready.do(func() error {
-		if _, err := s.cfg.Pool.Exec(ctx, stateInitSQL, pgx.NamedArgs{"destination": d.Name}); err != nil {
+		if _, err := s.cfg.Pool.Exec(ctx, stateInitSQL, pgnamed.Args{"destination": d.Name}); err != nil {
 			return fmt.Errorf("destination %s: init state: %w", d.Name, err)
 		}
 		return nil
@@ -104,7 +105,7 @@ func (s *Service) claimTx(ctx context.Context, tx pgx.Tx, d *dest, instance, hol
 			now          time.Time
 			wantedBy     *string
 		)
-		if err := tx.QueryRow(ctx, stateClaimLockSQL, pgx.NamedArgs{"destination": d.Name}).Scan(
+		if err := tx.QueryRow(ctx, stateClaimLockSQL, pgnamed.Args{"destination": d.Name}).Scan(
 			&paused, &open, &nextProbe, &lastSlot, &now, &wantedBy); err != nil {
 			return fmt.Errorf("lock state: %w", err)
 		}
@@ -113,7 +114,7 @@ func (s *Service) claimTx(ctx context.Context, tx pgx.Tx, d *dest, instance, hol
 			return nil
 		}
 		var inFlight, mine int
-		if err := tx.QueryRow(ctx, inFlightSQL, pgx.NamedArgs{"destination": d.Name, "instance": instance}).Scan(&inFlight, &mine); err != nil {
+		if err := tx.QueryRow(ctx, inFlightSQL, pgnamed.Args{"destination": d.Name, "instance": instance}).Scan(&inFlight, &mine); err != nil {
 			return fmt.Errorf("count requests in flight: %w", err)
 		}
 		free := d.MaxInFlight - inFlight
@@ -163,7 +164,7 @@ func (s *Service) claimTx(ctx context.Context, tx pgx.Tx, d *dest, instance, hol
 			}
 			n = min(n, int(lead/slot)+1)
 		}
-		rows, err := tx.Query(ctx, sendClaimSQL, pgx.NamedArgs{
+		rows, err := tx.Query(ctx, sendClaimSQL, pgnamed.Args{
 			"destination": d.Name, "limit": n, "holder": holder, "ttl": claimTTL(d),
 		})
 		if err != nil {
@@ -197,7 +198,7 @@ func (s *Service) claimTx(ctx context.Context, tx pgx.Tx, d *dest, instance, hol
 		if d.RateLimit > 0 {
 			nextSendAt = nextSendAt.Add(time.Duration(len(out.sends)) * slot)
 		}
-		if _, err := tx.Exec(ctx, stateClaimedSQL, pgx.NamedArgs{
+		if _, err := tx.Exec(ctx, stateClaimedSQL, pgnamed.Args{
 			"destination": d.Name, "next_send_at": nextSendAt, "probe": probe, "probe_every": d.Circuit.ProbeEvery,
 		}); err != nil {
 			return fmt.Errorf("take rate slots: %w", err)
@@ -213,7 +214,7 @@ func (s *Service) claimTx(ctx context.Context, tx pgx.Tx, d *dest, instance, hol
 // markWanted marks instance as starved of slots (wantedBy set), or clears
 // its mark.
 func (s *Service) markWanted(ctx context.Context, tx pgx.Tx, d *dest, instance string, wantedBy *string) error {
-	_, err := tx.Exec(ctx, stateWantedSQL, pgx.NamedArgs{
+	_, err := tx.Exec(ctx, stateWantedSQL, pgnamed.Args{
 		"destination": d.Name, "wanted_by": wantedBy, "instance": instance, "ttl": wantedFor,
 	})
 	if err != nil {

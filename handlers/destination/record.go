@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/hookinbox/hookinbox/internal/pgnamed"
 )
 
 var (
@@ -118,7 +120,7 @@ func (s *Service) recordTx(ctx context.Context, tx pgx.Tx, d *dest, results []re
 			for i, r := range cut {
 				ids[i], holders[i] = r.send.ID, r.send.holder
 			}
-			if _, err := tx.Exec(ctx, claimsReleaseSQL, pgx.NamedArgs{"ids": ids, "holders": holders}); err != nil {
+			if _, err := tx.Exec(ctx, claimsReleaseSQL, pgnamed.Args{"ids": ids, "holders": holders}); err != nil {
 				return fmt.Errorf("release claims: %w", err)
 			}
 		}
@@ -189,7 +191,7 @@ func insertAttempts(ctx context.Context, tx pgx.Tx, sends []result, outcomes []o
 	if len(ids) == 0 {
 		return nil
 	}
-	_, err := tx.Exec(ctx, attemptsInsertSQL, pgx.NamedArgs{
+	_, err := tx.Exec(ctx, attemptsInsertSQL, pgnamed.Args{
 		"send_ids": ids, "attempts": attempts, "attempted_ats": at, "duration_ms": durations,
 		"statuses": statuses, "errors": errs, "responses": responses, "stales": stales, "probes": probes,
 	})
@@ -226,7 +228,7 @@ func recordSends(ctx context.Context, tx pgx.Tx, sends []result, outcomes []outc
 			due[i] = &t
 		}
 	}
-	rows, err := tx.Query(ctx, sendsRecordSQL, pgx.NamedArgs{
+	rows, err := tx.Query(ctx, sendsRecordSQL, pgnamed.Args{
 		"ids": ids, "holders": holders, "states": states, "attempted": attempted, "stales": stales,
 		"last_statuses": statuses, "last_errors": errs, "next_attempt_ats": due,
 	})
@@ -276,21 +278,21 @@ func (s *Service) recordCircuit(ctx context.Context, tx pgx.Tx, d *dest, sends [
 		}
 	}
 	if anyOK {
-		err := tx.QueryRow(ctx, circuitSuccessSQL, pgx.NamedArgs{"destination": d.Name}).Scan(&closed)
+		err := tx.QueryRow(ctx, circuitSuccessSQL, pgnamed.Args{"destination": d.Name}).Scan(&closed)
 		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 			return false, false, fmt.Errorf("close circuit: %w", err)
 		}
 		if closed {
 			// The sends that waited for the circuit go now, at the
 			// configured rate, instead of at their retries' time.
-			if _, err := tx.Exec(ctx, sendsWakeSQL, pgx.NamedArgs{"destination": d.Name}); err != nil {
+			if _, err := tx.Exec(ctx, sendsWakeSQL, pgnamed.Args{"destination": d.Name}); err != nil {
 				return false, false, fmt.Errorf("wake waiting sends: %w", err)
 			}
 		}
 	}
 	if failures > 0 {
 		msg := lastFailure.res.describe()
-		if err := tx.QueryRow(ctx, circuitFailureSQL, pgx.NamedArgs{
+		if err := tx.QueryRow(ctx, circuitFailureSQL, pgnamed.Args{
 			"destination": d.Name, "failures": failures, "attempted_at": lastFailure.res.at, "last_error": msg,
 			"threshold": d.Circuit.Failures, "probe_every": d.Circuit.ProbeEvery,
 		}).Scan(&open); err != nil {
@@ -306,7 +308,7 @@ func (s *Service) recordCircuit(ctx context.Context, tx pgx.Tx, d *dest, sends [
 func (s *Service) finishOrderedTx(ctx context.Context, tx pgx.Tx, d *dest, send *loadedSend, state string) (bool, error) {
 	k := send.chain(d.Name)
 	if state == "succeeded" {
-		if _, err := tx.Exec(ctx, resourceSentAdvanceSQL, pgx.NamedArgs{
+		if _, err := tx.Exec(ctx, resourceSentAdvanceSQL, pgnamed.Args{
 			"destination": k.destination, "source": k.source, "resource_key": k.resource,
 			"event_at": send.Resource.At, "event_received_at": send.Resource.ReceivedAt, "at_is_receipt": send.Resource.AtIsReceipt,
 		}); err != nil {

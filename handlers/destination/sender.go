@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/hookinbox/hookinbox/internal/pgnamed"
 )
 
 //go:embed sql/sends_abandon.sql
@@ -110,7 +112,7 @@ func (s *Service) hint(destination string) {
 // abandonUnconfigured fails the unfinished sends of destinations no longer
 // configured.
 func (s *Service) abandonUnconfigured(ctx context.Context) error {
-	tag, err := s.cfg.Pool.Exec(ctx, sendsAbandonSQL, pgx.NamedArgs{"destinations": s.Names()})
+	tag, err := s.cfg.Pool.Exec(ctx, sendsAbandonSQL, pgnamed.Args{"destinations": s.Names()})
 	if err != nil {
 		return fmt.Errorf("destination: fail sends of removed destinations: %w", err)
 	}
