@@ -35,6 +35,7 @@ type options struct {
 	profile      bool
 	pgStats      bool
 	out          string
+	show         string
 
 	scenario      string
 	retentionRows int
@@ -66,6 +67,7 @@ func parseOptions(args []string) (options, error) {
 	fs.IntVar(&o.processBatch, "process-batch", 200, "the service's jobs.batch_size (1: each delivery processed in a transaction of its own)")
 	fs.BoolVar(&o.pgStats, "pg-stats", false, "load pg_stat_statements and print the statements that took the database's time in each service phase")
 	fs.BoolVar(&o.profile, "pprof", true, "take a CPU profile of the service during the closed-loop ingest, next to the results")
+	fs.StringVar(&o.show, "show", "", "print the report of this results file again, and run nothing")
 	fs.StringVar(&o.out, "out", "", "results file (default bench/results/<UTC time>.json in the module)")
 	fs.StringVar(&o.scenario, "scenario", "throughput", "throughput (the default run); retention: delete -retention-rows expired rows while ingest runs at -retention-rate; "+
 		"steady: one default serve under GitHub issues traffic, in steps of -steady-step × pgbench's rate; destinations: one serve sending every delivery to a local receiver")
@@ -119,7 +121,10 @@ func main() {
 	if errors.Is(err, flag.ErrHelp) {
 		return
 	}
-	if err == nil {
+	switch {
+	case err == nil && opts.show != "":
+		err = show(os.Stdout, opts.show)
+	case err == nil:
 		err = run(ctx, opts)
 	}
 	if err != nil {

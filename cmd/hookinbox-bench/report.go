@@ -125,6 +125,16 @@ type duration time.Duration
 
 func (d duration) MarshalJSON() ([]byte, error) { return json.Marshal(d.String()) }
 
+func (d *duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	t, err := time.ParseDuration(s)
+	*d = duration(t)
+	return err
+}
+
 func (d duration) String() string {
 	t := time.Duration(d)
 	switch {
@@ -237,7 +247,7 @@ func printReport(w io.Writer, r results) {
 		conns += fmt.Sprintf(" and %d", r.IngestMany.Connections)
 	}
 	printHeader(w, "hookinbox bench", r.runInfo)
-	fmt.Fprintf(w, "options   %s phases, %s connections, %.0f%% duplicates, payloads %d–%d B, ingest.batch_window %s, jobs.batch_size %v\n\n",
+	fmt.Fprintf(w, "options   %s phases, %s connections, %.0f%% duplicates, payloads %v–%v B, ingest.batch_window %s, jobs.batch_size %v\n\n",
 		r.Options["duration"], conns, 100*r.Options["dup_share"].(float64), r.Options["payload_min"],
 		r.Options["payload_max"], r.Options["batch_window"], r.Options["process_batch"])
 

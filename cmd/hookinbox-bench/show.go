@@ -1,0 +1,46 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+)
+
+// show prints the report of a results file again, as its run printed it:
+// to compare runs, or to read one written on another machine, without a
+// script of one's own over the JSON. The retention scenario's file is
+// printed as it is (its report is the file).
+func show(w io.Writer, path string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var head struct {
+		Options map[string]any `json:"options"`
+	}
+	if err := json.Unmarshal(b, &head); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	scenario, _ := head.Options["scenario"].(string)
+	switch scenario {
+	case "throughput", "":
+		return showAs(w, b, path, printReport)
+	case "steady":
+		return showAs(w, b, path, printSteady)
+	case "destinations":
+		return showAs(w, b, path, printDestinations)
+	default:
+		_, err := w.Write(b)
+		return err
+	}
+}
+
+func showAs[R any](w io.Writer, b []byte, path string, print func(io.Writer, R)) error {
+	var res R
+	if err := json.Unmarshal(b, &res); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	print(w, res)
+	return nil
+}
