@@ -201,6 +201,28 @@ func (p *proc) cleanup() {
 	}
 }
 
+// riverClientID is the ID of the River client of the process's latest
+// run, from its "River client started" log line; "" before there is one.
+// River records it in attempted_by of every job that client fetches.
+func (p *proc) riverClientID() string {
+	b, err := os.ReadFile(p.logPath)
+	if err != nil {
+		return ""
+	}
+	text := string(b)
+	i := strings.LastIndex(text, `msg="River client started"`)
+	if i < 0 {
+		return ""
+	}
+	line, _, _ := strings.Cut(text[i:], "\n")
+	_, id, ok := strings.Cut(line, " client_id=")
+	if !ok {
+		return ""
+	}
+	id, _, _ = strings.Cut(id, " ")
+	return id
+}
+
 // logTail returns the last n lines the process (all its runs) logged.
 func (p *proc) logTail(n int) string {
 	b, err := os.ReadFile(p.logPath)

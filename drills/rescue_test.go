@@ -3,6 +3,8 @@ package drills
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -19,11 +21,19 @@ import (
 // happened, causes no second effect. The hour itself is reported as a
 // product finding (README.md, TestReproStrandedAfterCrash).
 
-// strandedJobs lists work jobs still "running" that were attempted before
-// the last fault: the process running them is gone.
-func strandedJobs(ctx context.Context, pool *pgxpool.Pool, lastFault time.Time) (map[string]int, error) {
-	rows, err := pool.Query(ctx, `SELECT kind, count(*) FROM river_job
-		WHERE kind IN (`+workKinds+`) AND state = 'running' AND attempted_at < $1 GROUP BY 1`, lastFault)
+// strandedWhere selects the work jobs still "running" that the live
+// process (River client $2) is not running: attempted before the last fault
+// ($1), or last fetched by another client. The second is for a fetch a
+// killed process sent just before it died: PostgreSQL still runs it, and
+// stamps the jobs' attempted_at with a time after the kill.
+const strandedWhere = `kind IN (` + workKinds + `) AND state = 'running'
+	AND (attempted_at < $1 OR attempted_by[array_upper(attempted_by, 1)] IS DISTINCT FROM $2)`
+
+// strandedJobs counts, by kind, the jobs strandedWhere selects: the process
+// that was running them is gone, or their completion was lost with the
+// database.
+func strandedJobs(ctx context.Context, pool *pgxpool.Pool, lastFault time.Time, liveClient string) (map[string]int, error) {
+	rows, err := pool.Query(ctx, `SELECT kind, count(*) FROM river_job WHERE `+strandedWhere+` GROUP BY 1`, lastFault, liveClient)
 	if err != nil {
 		return nil, err
 	}
@@ -49,6 +59,10 @@ func rescue(t *testing.T, pool *pgxpool.Pool, p *proc, lastFault time.Time) int 
 	ctx := context.Background()
 	// Wait until the work left, if any, is all stranded: nothing else can
 	// still move.
+	liveClient := p.riverClientID()
+	if liveClient == "" {
+		t.Fatalf("no River client ID in %s's log", p.name)
+	}
 	var (
 		left     backlog
 		stranded map[string]int
@@ -58,7 +72,7 @@ func rescue(t *testing.T, pool *pgxpool.Pool, p *proc, lastFault time.Time) int 
 		if left, err = readBacklog(ctx, pool); err != nil || left.empty() {
 			return err == nil
 		}
-		if stranded, err = strandedJobs(ctx, pool, lastFault); err != nil {
+		if stranded, err = strandedJobs(ctx, pool, lastFault, liveClient); err != nil {
 			return false
 		}
 		return sum(stranded) == sum(left.Jobs)
@@ -76,7 +90,7 @@ func rescue(t *testing.T, pool *pgxpool.Pool, p *proc, lastFault time.Time) int 
 		return 0
 	}
 	if _, err := pool.Exec(ctx, `UPDATE river_job SET attempted_at = attempted_at - interval '2 hours'
-		WHERE kind IN (`+workKinds+`) AND state = 'running' AND attempted_at < $1`, lastFault); err != nil {
+		WHERE `+strandedWhere, lastFault, liveClient); err != nil {
 		t.Fatalf("fast-forward: %v", err)
 	}
 	p.stop()
@@ -103,4 +117,24 @@ func describeStranded(n int) string {
 		return ""
 	}
 	return fmt.Sprintf("; %d jobs stranded (rescued after fast-forward)", n)
+}
+
+func TestRiverClientIDIsTheLatestRuns(t *testing.T) {
+	t.Parallel()
+	p := &proc{logPath: filepath.Join(t.TempDir(), "hookinbox.log")}
+	if id := p.riverClientID(); id != "" {
+		t.Fatalf("no log yet: got %q", id)
+	}
+	log := `---- drill: starting hookinbox
+time=2026-12-02T03:00:10.457Z level=INFO msg="River client started" role=all client_id=vm_2026_12_02T03_00_10_100000
+---- drill: starting hookinbox
+time=2026-12-02T03:00:12.457Z level=INFO msg="River client started" role=all client_id=vm_2026_12_02T03_00_12_398890
+time=2026-12-02T03:00:12.459Z level=INFO msg="hookinbox ready" role=all
+`
+	if err := os.WriteFile(p.logPath, []byte(log), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if id, want := p.riverClientID(), "vm_2026_12_02T03_00_12_398890"; id != want {
+		t.Fatalf("got %q, want the latest run's %q", id, want)
+	}
 }
