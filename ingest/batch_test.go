@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -187,4 +189,36 @@ func TestBatchRefusedDeliveryFailsAlone(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	require.Contains(t, sizes, n, "all six shared one batch before it fell back")
+}
+
+// The batch's read of stored rows probes the unique index once per key,
+// even with a plan made on a small inbox (300 rows) and cached as a
+// generic plan: flattened into a join, it was planned as a hash join over
+// a scan of the whole inbox, and that plan stayed as the inbox grew.
+func TestInboxFindManyProbesTheUniqueIndex(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := testdb.New(t)
+	findSQL, err := os.ReadFile("sql/inbox_find_many.sql")
+	require.NoError(t, err)
+	_, err = pool.Exec(ctx, `INSERT INTO inbox (source, delivery_id, event_type, payload, payload_sha256)
+		SELECT 'github', 'd-' || g, 'push', '{}', '\x00' FROM generate_series(1, 300) g`)
+	require.NoError(t, err)
+	_, err = pool.Exec(ctx, "ANALYZE inbox")
+	require.NoError(t, err)
+
+	tx, err := pool.Begin(ctx)
+	require.NoError(t, err)
+	defer tx.Rollback(ctx) //nolint:errcheck // read-only
+	_, err = tx.Exec(ctx, "SET LOCAL plan_cache_mode = force_generic_plan")
+	require.NoError(t, err)
+	rows, err := tx.Query(ctx, "EXPLAIN "+string(findSQL), pgx.NamedArgs{
+		"sources": []string{"github", "github", "github"}, "delivery_ids": []string{"d-1", "d-2", "new"},
+	})
+	require.NoError(t, err)
+	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(t, err)
+	plan := strings.Join(lines, "\n")
+	require.Contains(t, plan, "Index Scan using inbox_source_delivery_id_key", plan)
+	require.NotContains(t, plan, "Seq Scan on inbox", plan)
 }
