@@ -15,7 +15,6 @@ import (
 
 	"github.com/hookinbox/hookinbox/ingest"
 	"github.com/hookinbox/hookinbox/internal/testdb"
-	"github.com/hookinbox/hookinbox/jobs"
 )
 
 // Each delivery in a batch gets the outcome it would have had alone,
@@ -23,13 +22,8 @@ import (
 func TestRecordManyTxOutcomes(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool := testdb.New(t)
-	rc, err := jobs.NewClient(pool, jobs.ClientConfig{InsertOnly: true})
-	require.NoError(t, err)
-	inbox := ingest.NewInbox(pool, rc)
-	d := func(id, body string) ingest.Delivery {
-		return ingest.Delivery{Source: "github", DeliveryID: id, EventType: "push", Headers: http.Header{}, Payload: []byte(body)}
-	}
+	pool, inbox := newInbox(t)
+	d := pushDelivery
 	old, err := inbox.Record(ctx, d("stored", `{"v":1}`))
 	require.NoError(t, err)
 
@@ -62,6 +56,11 @@ func TestRecordManyTxOutcomes(t *testing.T) {
 	require.NoError(t, pool.QueryRow(ctx, "SELECT (SELECT count(*) FROM inbox), (SELECT count(*) FROM river_job)").Scan(&rows, &jobCount))
 	require.Equal(t, 3, rows)
 	require.Equal(t, 3, jobCount)
+}
+
+// pushDelivery is a GitHub push delivery as ingest records it.
+func pushDelivery(id, body string) ingest.Delivery {
+	return ingest.Delivery{Source: "github", DeliveryID: id, EventType: "push", Headers: http.Header{}, Payload: []byte(body)}
 }
 
 // postConcurrently sends n signed GitHub deliveries at once, delivery i
@@ -189,6 +188,52 @@ func TestBatchRefusedDeliveryFailsAlone(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	require.Contains(t, sizes, n, "all six shared one batch before it fell back")
+}
+
+// A duplicate whose original commits while the batch's insert waits on it
+// is found by the read that follows the insert in the same round trip (a
+// statement of its own, so its snapshot is taken after the wait): it is
+// answered as a duplicate of that row, not failed as vanished.
+func TestRecordManyTxSeesAnOriginalCommittedDuringItsInsert(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool, inbox := newInbox(t)
+	d := func(id string) ingest.Delivery { return pushDelivery(id, `{"id":"`+id+`"}`) }
+
+	original, err := pool.Begin(ctx)
+	require.NoError(t, err)
+	defer original.Rollback(ctx) //nolint:errcheck // a no-op after Commit
+	orig, err := inbox.RecordTx(ctx, original, d("racing"))
+	require.NoError(t, err)
+
+	type result struct {
+		recs []ingest.Recorded
+		errs []error
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		var r result
+		r.err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+			var err error
+			r.recs, r.errs, err = inbox.RecordManyTx(ctx, tx, []ingest.Delivery{d("racing"), d("bystander")})
+			return err
+		})
+		done <- r
+	}()
+	require.Eventually(t, func() bool {
+		var waiting int
+		require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting))
+		return waiting == 1
+	}, 10*time.Second, 5*time.Millisecond, "the batch's insert waits on the uncommitted original")
+	require.NoError(t, original.Commit(ctx))
+
+	r := <-done
+	require.NoError(t, r.err)
+	require.Equal(t, []error{nil, nil}, r.errs)
+	require.Equal(t, ingest.Recorded{ID: orig.ID, Outcome: ingest.OutcomeDuplicate}, r.recs[0])
+	require.Equal(t, ingest.OutcomeAccepted, r.recs[1].Outcome)
 }
 
 // The batch's read of stored rows probes the unique index once per key,

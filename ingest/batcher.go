@@ -10,7 +10,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
@@ -158,11 +157,8 @@ func (b *batcher) commit(batch []*pending) {
 				err = fmt.Errorf("ingest batch panicked: %v", p)
 			}
 		}()
-		return pgx.BeginFunc(ctx, b.inbox.pool, func(tx pgx.Tx) error {
-			var err error
-			recs, errs, err = b.inbox.RecordManyTx(ctx, tx, ds)
-			return err
-		})
+		recs, errs, err = b.inbox.recordMany(ctx, ds)
+		return err
 	}()
 	cancel()
 	if err != nil && refusedByDatabase(err) {
