@@ -271,3 +271,44 @@ func TestBatchLeavesAJobRiverGaveToAnotherRun(t *testing.T) {
 	require.True(t, bumped.Load())
 	require.Contains(t, b.log.String(), "processing batch held jobs River had already given to another run")
 }
+
+// Two deliveries of one resource fetched together still see each other's
+// version: the batch takes the first, the second is processed after it,
+// alone, and is stale when it is the older one. A handler that fails
+// before its delivery sent anything (it only deferred a write) fails alone
+// as well: its deferred write is not applied, its neighbours' are.
+func TestBatchedDeliveriesOfOneResourceKeepTheirOrder(t *testing.T) {
+	t.Parallel()
+	b := setupWith(t, setupOpts{maxAttempts: 1, register: func(r *handlers.Registry) {
+		require.NoError(t, r.Register(handlers.Registration{
+			Name: "test.defer_then_fail", Source: "billing", Events: []string{"defer_fail", "defer_ok"}, Ordering: handlers.EveryEvent, Batch: true,
+			Handler: handlers.HandlerFunc(func(ctx context.Context, e *handlers.Event) error {
+				e.Defer("INSERT INTO batch_effect VALUES ($1)", e.Delivery.DeliveryID)
+				if e.Delivery.EventType == "defer_fail" {
+					return errors.New("broken after deferring")
+				}
+				return nil
+			}),
+		}))
+	}})
+	_, err := b.pool.Exec(context.Background(), "CREATE TABLE batch_effect (delivery_id text PRIMARY KEY)")
+	require.NoError(t, err)
+	newer, older := time.Now().Truncate(time.Second), time.Now().Truncate(time.Second).Add(-time.Minute)
+	ps := []probeDelivery{
+		{"github", newID("issue-newer"), "issues", issuePayload("acme/order", 7, "newer", newer)},
+		{"github", newID("issue-older"), "issues", issuePayload("acme/order", 7, "older", older)},
+		{"billing", newID("defer-ok"), "defer_ok", standardPayload("defer_ok", "r1", newer)},
+		{"billing", newID("defer-fail"), "defer_fail", standardPayload("defer_fail", "r2", newer)},
+	}
+	ids := b.deliverTogether(t, ps)
+	b.waitStatus(t, ids[ps[0].id], "processed")
+	b.waitStatus(t, ids[ps[1].id], "processed")
+	b.waitStatus(t, ids[ps[2].id], "processed")
+	b.waitStatus(t, ids[ps[3].id], "failed")
+
+	require.Equal(t, 0, b.count(t, "SELECT count(*) FROM inbox WHERE id = $1 AND stale", ids[ps[0].id]), "the newer event is fresh")
+	require.Equal(t, 1, b.count(t, "SELECT count(*) FROM inbox WHERE id = $1 AND stale", ids[ps[1].id]), "the older one, fetched with it, is stale")
+	require.Equal(t, 1, b.count(t, "SELECT count(*) FROM github_issue_mirror WHERE repo = 'acme/order' AND number = 7 AND title = 'newer'"))
+	require.Equal(t, 1, b.count(t, "SELECT count(*) FROM batch_effect WHERE delivery_id = $1", ps[2].id))
+	require.Equal(t, 0, b.count(t, "SELECT count(*) FROM batch_effect WHERE delivery_id = $1", ps[3].id), "a failed delivery's deferred write is not applied")
+}

@@ -278,28 +278,34 @@ func (b *processBatcher) runTx(ctx context.Context, tx pgx.Tx, members []*batchM
 		return err
 	}
 	// Each under a savepoint of its own: a failing delivery rolls back
-	// alone. A statement one delivery carried into the next's round trip
+	// alone. A statement one delivery carried into a later round trip
 	// failing fails the batch: its deliveries are then processed alone.
-	tb := b.w.registry.NewTxBatch(tx)
-	var carried *handlers.CarriedError
-	for _, m := range matched {
-		res, err := tb.Process(ctx, m.client, m.d)
-		switch {
-		case errors.As(err, &carried):
-			return err
-		case errors.Is(err, handlers.ErrResourceBusy):
-			m.alone = true
-		case err != nil:
-			m.err = err
-		default:
-			m.outcome = res.Outcome
-			m.d.Payload = nil // not needed any more; the batch may be large
-			done = append(done, m)
-			m.resourceKey, m.stale = resourceFacts(res)
+	if len(matched) > 0 {
+		tb := b.w.registry.NewTxBatch(tx)
+		ds := make([]handlers.Delivery, len(matched))
+		for i, m := range matched {
+			ds[i] = m.d
 		}
-	}
-	if err := tb.Flush(ctx); err != nil {
-		return err
+		results, errs, err := tb.ProcessAll(ctx, matched[0].client, ds)
+		if err != nil {
+			return err
+		}
+		for i, m := range matched {
+			switch err := errs[i]; {
+			case errors.Is(err, handlers.ErrResourceBusy):
+				m.alone = true
+			case err != nil:
+				m.err = err
+			default:
+				m.outcome = results[i].Outcome
+				m.d.Payload = nil // not needed any more; the batch may be large
+				done = append(done, m)
+				m.resourceKey, m.stale = resourceFacts(results[i])
+			}
+		}
+		if err := tb.Flush(ctx); err != nil {
+			return err
+		}
 	}
 	if len(done) == 0 {
 		return nil
