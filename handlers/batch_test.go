@@ -3,6 +3,7 @@ package handlers_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"sync/atomic"
 	"testing"
@@ -311,4 +312,49 @@ func TestBatchedDeliveriesOfOneResourceKeepTheirOrder(t *testing.T) {
 	require.Equal(t, 1, b.count(t, "SELECT count(*) FROM github_issue_mirror WHERE repo = 'acme/order' AND number = 7 AND title = 'newer'"))
 	require.Equal(t, 1, b.count(t, "SELECT count(*) FROM batch_effect WHERE delivery_id = $1", ps[2].id))
 	require.Equal(t, 0, b.count(t, "SELECT count(*) FROM batch_effect WHERE delivery_id = $1", ps[3].id), "a failed delivery's deferred write is not applied")
+}
+
+// A handler whose statement on e.Tx fails because an earlier delivery's
+// carried statements failed (they go out first) may not wrap that error;
+// the batch still fails as a whole and its deliveries are processed one by
+// one. Taken for the handler's own failure, rolling back to the savepoint
+// would have undone the earlier delivery's work and left it processed.
+func TestCarriedFailureSeenByAHandlerFailsTheBatch(t *testing.T) {
+	t.Parallel()
+	b := setupWith(t, setupOpts{maxAttempts: 1, register: func(r *handlers.Registry) {
+		require.NoError(t, r.Register(handlers.Registration{
+			Name: "test.carry_probe", Source: "stripe", Events: []string{"defer_bad", "swallow"}, Ordering: handlers.EveryEvent, Batch: true,
+			Handler: handlers.HandlerFunc(func(ctx context.Context, e *handlers.Event) error {
+				if e.Delivery.EventType == "defer_bad" {
+					e.Defer("INSERT INTO batch_effect VALUES (NULL)") // violates the primary key
+					return nil
+				}
+				if _, err := e.Tx.Exec(ctx, "INSERT INTO batch_effect VALUES ($1)", e.Delivery.DeliveryID); err != nil {
+					return errors.New("swallowed: " + err.Error())
+				}
+				return nil
+			}),
+		}))
+	}})
+	_, err := b.pool.Exec(context.Background(), "CREATE TABLE batch_effect (delivery_id text PRIMARY KEY)")
+	require.NoError(t, err)
+	at := time.Now()
+	// Bad ones and the deliveries after them alternate, so that some pair
+	// shares a batch in that order. Stripe: no destination route, whose
+	// handler would see the failure first.
+	var ps []probeDelivery
+	for i := 0; i < 4; i++ {
+		ps = append(ps,
+			probeDelivery{"stripe", newID("defer-bad"), "defer_bad", standardPayload("defer_bad", fmt.Sprintf("bad%d", i), at)},
+			probeDelivery{"stripe", newID("swallow"), "swallow", standardPayload("swallow", fmt.Sprintf("next%d", i), at)})
+	}
+	ids := b.deliverTogether(t, ps)
+	for _, p := range ps {
+		if p.eventType == "defer_bad" {
+			b.waitStatus(t, ids[p.id], "failed")
+			continue
+		}
+		b.waitStatus(t, ids[p.id], "processed")
+		require.Equal(t, 1, b.count(t, "SELECT count(*) FROM batch_effect WHERE delivery_id = $1", p.id))
+	}
 }

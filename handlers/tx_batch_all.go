@@ -138,6 +138,12 @@ func (b *TxBatch) processLocked(ctx context.Context, jobs JobInserter, p *locked
 	b.carry = append(b.carry, &pgx.QueuedQuery{SQL: "SAVEPOINT " + deliverySavepoint})
 	htx := &carryingTx{batchTx: batchTx{b.tx}, b: b}
 	deferred, err := b.r.runHandlers(ctx, htx, jobs, p.d, p.res, p.stale, false, p.matched)
+	if htx.carryErr != nil {
+		// Whatever the handler made of it: an earlier delivery's closing
+		// statements failed, and rolling back to "the" savepoint could
+		// undo that delivery's work instead of this one's.
+		return Result{}, htx.carryErr
+	}
 	if err == nil {
 		b.carry = append(b.carry, endQueries(p.d, p.res, true, deferred)...)
 		return Result{Outcome: OutcomeProcessed, Resource: p.res, Stale: p.stale}, nil
@@ -161,13 +167,18 @@ func (b *TxBatch) processLocked(ctx context.Context, jobs JobInserter, p *locked
 // savepoint among it), so the statement runs inside the savepoint.
 type carryingTx struct {
 	batchTx
-	b    *TxBatch
-	sent bool // the delivery's savepoint went out
+	b        *TxBatch
+	sent     bool  // the delivery's savepoint went out
+	carryErr error // what sending the carry failed with: the batch's failure
 }
 
 func (t *carryingTx) flush(ctx context.Context) error {
 	t.sent = true
-	return t.b.Flush(ctx)
+	if err := t.b.Flush(ctx); err != nil {
+		t.carryErr = err
+		return err
+	}
+	return nil
 }
 
 func (t *carryingTx) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
