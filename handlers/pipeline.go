@@ -37,11 +37,9 @@ func lockKey(d Delivery, r Resource) string {
 // begin locks d's resource and reads its version, in one round trip. With
 // savepoint, it first opens the delivery's savepoint and, without wait,
 // takes the lock only if it is free: if not, it releases the savepoint
-// and returns ErrResourceBusy, having done nothing. Carried statements (the
-// previous delivery's end, in a TxBatch) go first in the same round trip; if
-// one fails, begin returns a *CarriedError.
-func begin(ctx context.Context, tx pgx.Tx, d Delivery, r Resource, wait, savepoint bool, carried []*pgx.QueuedQuery) (stale bool, err error) {
-	b := &pgx.Batch{QueuedQueries: carried}
+// and returns ErrResourceBusy, having done nothing.
+func begin(ctx context.Context, tx pgx.Tx, d Delivery, r Resource, wait, savepoint bool) (stale bool, err error) {
+	b := &pgx.Batch{}
 	if savepoint {
 		b.Queue("SAVEPOINT " + deliverySavepoint)
 	}
@@ -56,11 +54,7 @@ func begin(ctx context.Context, tx pgx.Tx, d Delivery, r Resource, wait, savepoi
 		b.Queue(resourceVersionGetSQL, pgnamed.Args{"source": d.Source, "resource_key": r.Key})
 	}
 	res := tx.SendBatch(ctx, b)
-	var locked bool
-	err = readCarried(res, len(carried))
-	if err == nil {
-		stale, locked, err = readBegin(res, r, wait, savepoint, readVersion)
-	}
+	stale, locked, err := readBegin(res, r, wait, savepoint, readVersion)
 	if cerr := res.Close(); err == nil && cerr != nil {
 		err = cerr
 	}

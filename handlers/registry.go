@@ -175,7 +175,7 @@ func (r *Registry) matching(d Delivery) []Registration {
 // for fresh events), and records the resource's new version. The caller
 // commits tx together with the inbox status and the job's completion.
 func (r *Registry) Process(ctx context.Context, tx pgx.Tx, jobs JobInserter, d Delivery) (Result, error) {
-	return r.process(ctx, tx, jobs, d, true, nil)
+	return r.process(ctx, tx, jobs, d, true)
 }
 
 // ProcessNoWait is Process for a transaction that already holds other
@@ -184,13 +184,11 @@ func (r *Registry) Process(ctx context.Context, tx pgx.Tx, jobs JobInserter, d D
 // for d's resource, which could deadlock against another such
 // transaction, it returns ErrResourceBusy, having done nothing.
 func (r *Registry) ProcessNoWait(ctx context.Context, tx pgx.Tx, jobs JobInserter, d Delivery) (Result, error) {
-	return r.process(ctx, tx, jobs, d, false, nil)
+	return r.process(ctx, tx, jobs, d, false)
 }
 
-// process runs d's handlers. With carry (a TxBatch's), the statements that
-// close d's work travel with the next round trip instead of one of their
-// own.
-func (r *Registry) process(ctx context.Context, tx pgx.Tx, jobs JobInserter, d Delivery, wait bool, carry *[]*pgx.QueuedQuery) (Result, error) {
+// process runs d's handlers.
+func (r *Registry) process(ctx context.Context, tx pgx.Tx, jobs JobInserter, d Delivery, wait bool) (Result, error) {
 	if d.Provider == "" {
 		d.Provider = r.Provider(d.Source)
 	}
@@ -206,11 +204,7 @@ func (r *Registry) process(ctx context.Context, tx pgx.Tx, jobs JobInserter, d D
 	// In a batch the delivery has a savepoint of its own; alone, its
 	// transaction is its own.
 	savepoint := !wait
-	var carried []*pgx.QueuedQuery
-	if carry != nil {
-		carried, *carry = *carry, nil
-	}
-	stale, err := begin(ctx, tx, d, res, wait, savepoint, carried)
+	stale, err := begin(ctx, tx, d, res, wait, savepoint)
 	if err != nil {
 		return Result{}, err
 	}
@@ -219,9 +213,7 @@ func (r *Registry) process(ctx context.Context, tx pgx.Tx, jobs JobInserter, d D
 		handlerTx = batchTx{tx}
 	}
 	deferred, err := r.runHandlers(ctx, handlerTx, jobs, d, res, stale, wait, matched)
-	if err == nil && carry != nil {
-		*carry = endQueries(d, res, savepoint, deferred)
-	} else if err == nil {
+	if err == nil {
 		err = end(ctx, tx, d, res, savepoint, deferred)
 	}
 	if err != nil {

@@ -8,15 +8,16 @@ import (
 )
 
 // TxBatch processes deliveries one after another in one transaction (a
-// processing batch), each as ProcessNoWait does, in one round trip fewer
-// each: the statements that close a delivery's work (its handlers'
-// Event.Defer writes, its resource's new version, its savepoint's release)
-// travel with the next delivery's first round trip, or with Flush. In the steady benchmark a batch member cost
-// three round trips, and round trips were most of serve's CPU.
+// processing batch), each as ProcessNoWait does: ProcessAll takes their
+// resources and versions in one round trip, and the statements that close
+// a delivery's work (its savepoint, its handlers' Event.Defer writes, its
+// resource's new version, the savepoint's release) travel with a later
+// round trip, or with Flush. In the steady benchmark round trips were
+// most of serve's CPU and of a batch's length.
 //
 // Call Flush before the transaction commits. When a carried statement
-// fails, Process or Flush returns a *CarriedError: the earlier delivery's
-// work is not recorded, so the transaction must not commit.
+// fails, ProcessAll or Flush returns a *CarriedError: the earlier
+// delivery's work is not recorded, so the transaction must not commit.
 type TxBatch struct {
 	r     *Registry
 	tx    pgx.Tx
@@ -25,11 +26,6 @@ type TxBatch struct {
 
 // NewTxBatch starts a TxBatch on tx.
 func (r *Registry) NewTxBatch(tx pgx.Tx) *TxBatch { return &TxBatch{r: r, tx: tx} }
-
-// Process is ProcessNoWait for the batch's transaction.
-func (b *TxBatch) Process(ctx context.Context, jobs JobInserter, d Delivery) (Result, error) {
-	return b.r.process(ctx, b.tx, jobs, d, false, &b.carry)
-}
 
 // Flush sends what the last delivery left to send.
 func (b *TxBatch) Flush(ctx context.Context) error {
