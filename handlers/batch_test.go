@@ -273,6 +273,21 @@ func TestBatchLeavesAJobRiverGaveToAnotherRun(t *testing.T) {
 	require.Contains(t, b.log.String(), "processing batch held jobs River had already given to another run")
 }
 
+// setupEffectProbe is a bundle whose source has one more batchable handler
+// for events, h, and a batch_effect table for it to write; a delivery gets
+// one attempt.
+func setupEffectProbe(t *testing.T, source string, events []string, h handlers.HandlerFunc) *testBundle {
+	t.Helper()
+	b := setupWith(t, setupOpts{maxAttempts: 1, register: func(r *handlers.Registry) {
+		require.NoError(t, r.Register(handlers.Registration{
+			Name: "test.effect_probe", Source: source, Events: events, Ordering: handlers.EveryEvent, Batch: true, Handler: h,
+		}))
+	}})
+	_, err := b.pool.Exec(context.Background(), "CREATE TABLE batch_effect (delivery_id text PRIMARY KEY)")
+	require.NoError(t, err)
+	return b
+}
+
 // Two deliveries of one resource fetched together still see each other's
 // version: the batch takes the first, the second is processed after it,
 // alone, and is stale when it is the older one. A handler that fails
@@ -280,20 +295,13 @@ func TestBatchLeavesAJobRiverGaveToAnotherRun(t *testing.T) {
 // as well: its deferred write is not applied, its neighbours' are.
 func TestBatchedDeliveriesOfOneResourceKeepTheirOrder(t *testing.T) {
 	t.Parallel()
-	b := setupWith(t, setupOpts{maxAttempts: 1, register: func(r *handlers.Registry) {
-		require.NoError(t, r.Register(handlers.Registration{
-			Name: "test.defer_then_fail", Source: "billing", Events: []string{"defer_fail", "defer_ok"}, Ordering: handlers.EveryEvent, Batch: true,
-			Handler: handlers.HandlerFunc(func(ctx context.Context, e *handlers.Event) error {
-				e.Defer("INSERT INTO batch_effect VALUES ($1)", e.Delivery.DeliveryID)
-				if e.Delivery.EventType == "defer_fail" {
-					return errors.New("broken after deferring")
-				}
-				return nil
-			}),
-		}))
-	}})
-	_, err := b.pool.Exec(context.Background(), "CREATE TABLE batch_effect (delivery_id text PRIMARY KEY)")
-	require.NoError(t, err)
+	b := setupEffectProbe(t, "billing", []string{"defer_fail", "defer_ok"}, func(ctx context.Context, e *handlers.Event) error {
+		e.Defer("INSERT INTO batch_effect VALUES ($1)", e.Delivery.DeliveryID)
+		if e.Delivery.EventType == "defer_fail" {
+			return errors.New("broken after deferring")
+		}
+		return nil
+	})
 	newer, older := time.Now().Truncate(time.Second), time.Now().Truncate(time.Second).Add(-time.Minute)
 	ps := []probeDelivery{
 		{"github", newID("issue-newer"), "issues", issuePayload("acme/order", 7, "newer", newer)},
@@ -321,23 +329,16 @@ func TestBatchedDeliveriesOfOneResourceKeepTheirOrder(t *testing.T) {
 // would have undone the earlier delivery's work and left it processed.
 func TestCarriedFailureSeenByAHandlerFailsTheBatch(t *testing.T) {
 	t.Parallel()
-	b := setupWith(t, setupOpts{maxAttempts: 1, register: func(r *handlers.Registry) {
-		require.NoError(t, r.Register(handlers.Registration{
-			Name: "test.carry_probe", Source: "stripe", Events: []string{"defer_bad", "swallow"}, Ordering: handlers.EveryEvent, Batch: true,
-			Handler: handlers.HandlerFunc(func(ctx context.Context, e *handlers.Event) error {
-				if e.Delivery.EventType == "defer_bad" {
-					e.Defer("INSERT INTO batch_effect VALUES (NULL)") // violates the primary key
-					return nil
-				}
-				if _, err := e.Tx.Exec(ctx, "INSERT INTO batch_effect VALUES ($1)", e.Delivery.DeliveryID); err != nil {
-					return errors.New("swallowed: " + err.Error())
-				}
-				return nil
-			}),
-		}))
-	}})
-	_, err := b.pool.Exec(context.Background(), "CREATE TABLE batch_effect (delivery_id text PRIMARY KEY)")
-	require.NoError(t, err)
+	b := setupEffectProbe(t, "stripe", []string{"defer_bad", "swallow"}, func(ctx context.Context, e *handlers.Event) error {
+		if e.Delivery.EventType == "defer_bad" {
+			e.Defer("INSERT INTO batch_effect VALUES (NULL)") // violates the primary key
+			return nil
+		}
+		if _, err := e.Tx.Exec(ctx, "INSERT INTO batch_effect VALUES ($1)", e.Delivery.DeliveryID); err != nil {
+			return errors.New("swallowed: " + err.Error())
+		}
+		return nil
+	})
 	at := time.Now()
 	// Bad ones and the deliveries after them alternate, so that some pair
 	// shares a batch in that order. Stripe: no destination route, whose
