@@ -20,6 +20,8 @@ type statementStat struct {
 	TotalMs    float64 `json:"total_ms"`
 	MeanMs     float64 `json:"mean_ms"`
 	RowsPerCal float64 `json:"rows_per_call"`
+	// WALPerCall is the WAL bytes the statement wrote per call.
+	WALPerCall float64 `json:"wal_bytes_per_call"`
 }
 
 // statementStats reads pg_stat_statements around a phase when -pg-stats
@@ -52,7 +54,8 @@ func (s statementStats) read(ctx context.Context) []statementStat {
 	if !s.enabled {
 		return nil
 	}
-	rows, err := s.db.Query(ctx, `SELECT query, calls, total_exec_time, mean_exec_time, rows::float8 / greatest(calls, 1)
+	rows, err := s.db.Query(ctx, `SELECT query, calls, total_exec_time, mean_exec_time, rows::float8 / greatest(calls, 1),
+			wal_bytes::float8 / greatest(calls, 1)
 		FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
 		ORDER BY total_exec_time DESC LIMIT 12`)
 	if err != nil {
@@ -60,7 +63,7 @@ func (s statementStats) read(ctx context.Context) []statementStat {
 	}
 	var top []statementStat
 	var st statementStat
-	_, _ = pgx.ForEachRow(rows, []any{&st.Query, &st.Calls, &st.TotalMs, &st.MeanMs, &st.RowsPerCal}, func() error {
+	_, _ = pgx.ForEachRow(rows, []any{&st.Query, &st.Calls, &st.TotalMs, &st.MeanMs, &st.RowsPerCal, &st.WALPerCall}, func() error {
 		top = append(top, st)
 		return nil
 	})
@@ -94,13 +97,13 @@ func printStatementTable(w io.Writer, phase string, top []statementStat) {
 	}
 	fmt.Fprintf(w, "\nstatements by database time, %s (pg_stat_statements)\n", phase)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "total ms\tcalls\tmean ms\trows/call\t query\n")
+	fmt.Fprintf(tw, "total ms\tcalls\tmean ms\trows/call\tWAL B/call\t query\n")
 	for _, st := range top {
 		q := strings.TrimSpace(spaces.ReplaceAllString(st.Query, " "))
 		if len(q) > 90 {
 			q = q[:90] + "…"
 		}
-		fmt.Fprintf(tw, "%.0f\t%d\t%.3f\t%.1f\t %s\n", st.TotalMs, st.Calls, st.MeanMs, st.RowsPerCal, q)
+		fmt.Fprintf(tw, "%.0f\t%d\t%.3f\t%.1f\t%.0f\t %s\n", st.TotalMs, st.Calls, st.MeanMs, st.RowsPerCal, st.WALPerCall, q)
 	}
 	tw.Flush()
 }

@@ -63,7 +63,10 @@ type steadyStep struct {
 	// until its rows were processed (-pg-stats).
 	Statements []statementStat `json:"statements,omitempty"`
 	// CPU is from the step's start to the backlog's reading.
-	CPU     cpuUse `json:"cpu"`
+	CPU cpuUse `json:"cpu"`
+	// WAL is what the server wrote to its WAL over the same span as CPU
+	// (every database, the service's and the bench's own reads).
+	WAL     walUse `json:"wal"`
 	Holds   bool   `json:"holds"`
 	WhyNot  string `json:"why_not,omitempty"`
 	Profile string `json:"profile,omitempty"`
@@ -163,6 +166,10 @@ func steadyRunStep(ctx context.Context, r *rig, svc *service, gen *generator, me
 	}
 	stats := statementStats{enabled: r.opts.pgStats, db: db}
 	stats.reset(ctx)
+	walFrom, err := readWAL(ctx, db)
+	if err != nil {
+		return st, err
+	}
 	end := meter.span(ctx, r.pg, r.svcURL)
 	st.Ingest = gen.openLoop(ctx, rate, d)
 	stopped := time.Now()
@@ -179,6 +186,11 @@ func steadyRunStep(ctx context.Context, r *rig, svc *service, gen *generator, me
 		return st, err
 	}
 	st.CPU = end()
+	walTo, err := readWAL(ctx, db)
+	if err != nil {
+		return st, err
+	}
+	st.WAL = walTo.since(walFrom)
 	if err := <-profiled; err != nil {
 		progress("warning: %v", err)
 		st.Profile = ""
@@ -261,11 +273,12 @@ func printSteady(w io.Writer, res steadyResult) {
 		100*res.IdleBefore.Service, 100*res.IdleBefore.Postgres, 100*res.IdleAfter.Service, 100*res.IdleAfter.Postgres, idleWindow)
 
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "load\toffered/s\tanswered/s\terrors\twarm-up p99\tack p50\tack p99\t→processed p50\tp99\tbacklog +5s\thookinbox ms/req\tpostgres ms/req\tbusy\tother\tholds\t\n")
+	fmt.Fprintf(tw, "load\toffered/s\tanswered/s\terrors\twarm-up p99\tack p50\tack p99\t→processed p50\tp99\tbacklog +5s\thookinbox ms/req\tpostgres ms/req\tWAL kB/req\tFPI/req\tbusy\tother\tholds\t\n")
 	for _, s := range res.Steps {
-		var svcMs, pgMs float64
+		var svcMs, pgMs, walKB, fpi float64
 		if n := float64(s.Ingest.Requests); n > 0 {
 			svcMs, pgMs = 1000*s.CPU.Service/n, 1000*s.CPU.Postgres/n
+			walKB, fpi = float64(s.WAL.Bytes)/1024/n, float64(s.WAL.FullPageImages)/n
 		}
 		holds := "yes"
 		if !s.Holds {
@@ -275,14 +288,15 @@ func printSteady(w io.Writer, res steadyResult) {
 		if s.Warmup != nil {
 			warm = s.Warmup.Latency.P99.String()
 		}
-		fmt.Fprintf(tw, "%.2f×\t%.0f\t%.0f\t%d\t%s\t%s\t%s\t%s\t%s\t%d\t%.3f\t%.3f\t%.0f%%\t%.2f\t%s\t\n",
+		fmt.Fprintf(tw, "%.2f×\t%.0f\t%.0f\t%d\t%s\t%s\t%s\t%s\t%s\t%d\t%.3f\t%.3f\t%.2f\t%.2f\t%.0f%%\t%.2f\t%s\t\n",
 			s.Load, s.Ingest.TargetRate, s.Ingest.RequestsPerSec, s.Ingest.Errors, warm, s.Ingest.Latency.P50, s.Ingest.Latency.P99,
-			s.AckToProcessed.P50, s.AckToProcessed.P99, s.Backlog, svcMs, pgMs, 100*s.CPU.MachineBusy, s.CPU.Other/s.CPU.Seconds, holds)
+			s.AckToProcessed.P50, s.AckToProcessed.P99, s.Backlog, svcMs, pgMs, walKB, fpi, 100*s.CPU.MachineBusy, s.CPU.Other/s.CPU.Seconds, holds)
 	}
 	tw.Flush()
 	fmt.Fprintln(w, "  warm-up p99: ack p99 of the step's load before it is measured (-steady-warmup), right after the step's CHECKPOINT;")
 	fmt.Fprintln(w, "  answered/s: requests over the step's time until its last answer; ack: from each request's due time;")
 	fmt.Fprintln(w, "  →processed: processed_at − received_at of the step's rows; ms/req: CPU from the step's start to the backlog reading, per request;")
+	fmt.Fprintln(w, "  WAL kB/req, FPI/req: WAL the server wrote over the same span, and the full-page images in it (pg_stat_wal)")
 	fmt.Fprintln(w, "  busy: the machine's CPUs; other: cores used by processes outside the run (another tenant's build or tests)")
 	for _, s := range res.Steps {
 		if !s.Holds {
