@@ -14,8 +14,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver"
-	"github.com/riverqueue/river/rivertype"
 
 	"github.com/hookinbox/hookinbox/handlers"
 	"github.com/hookinbox/hookinbox/internal/pgnamed"
@@ -24,12 +22,8 @@ import (
 var (
 	//go:embed sql/inbox_load_many.sql
 	inboxLoadManySQL string
-	//go:embed sql/inbox_mark_done_many.sql
-	inboxMarkDoneManySQL string
 	//go:embed sql/inbox_payloads.sql
 	inboxPayloadsSQL string
-	//go:embed sql/river_job_lock.sql
-	riverJobLockSQL string
 )
 
 // processBatcher runs concurrent process_delivery jobs in shared
@@ -201,22 +195,11 @@ func (b *processBatcher) decide(members []*batchMember, errOf func(*batchMember)
 	}
 }
 
-// errJobTakenOver: River took the job for stuck and ran it again while a
-// batch held it; that other run decides the delivery.
-var errJobTakenOver = errors.New("River gave this job to another run meanwhile; not completed by this one")
-
 // batchCommitError is a failed COMMIT: whether it happened is unknown.
 type batchCommitError struct{ err error }
 
 func (e *batchCommitError) Error() string { return "commit processing batch: " + e.err.Error() }
 func (e *batchCommitError) Unwrap() error { return e.err }
-
-// jobsTakenOverError names batch jobs that were no longer this run's.
-type jobsTakenOverError struct{ ids []int64 }
-
-func (e *jobsTakenOverError) Error() string {
-	return fmt.Sprintf("jobs %v are no longer running under the attempt this batch holds", e.ids)
-}
 
 // runRecovered is run with a panic turned into the batch's failure: the
 // leader's panic must not leave its members without a result.
@@ -322,7 +305,7 @@ func loadDeliveries(ctx context.Context, tx pgx.Tx, members []*batchMember) (map
 	for i, m := range members {
 		ids[i] = m.job.Args.InboxID
 	}
-	rows, err := tx.Query(ctx, inboxLoadManySQL, pgnamed.Args{"ids": ids})
+	rows, err := tx.Query(ctx, inboxLoadManySQL, pgx.QueryExecModeCacheDescribe, pgnamed.Args{"ids": ids})
 	if err != nil {
 		return nil, fmt.Errorf("load inbox rows: %w", err)
 	}
@@ -338,45 +321,6 @@ func loadDeliveries(ctx context.Context, tx pgx.Tx, members []*batchMember) (map
 	return out, rows.Err()
 }
 
-// checkJobsStillOurs locks the jobs' rows and makes sure each is still
-// running under the attempt this run holds. River rescues a job it takes
-// for stuck and may already be running it again (or have completed it);
-// River's own completion, like JobCompleteTx, would then complete the
-// other run's job, or commit these effects beside that run's.
-func checkJobsStillOurs(ctx context.Context, tx pgx.Tx, jobs []*river.Job[ProcessDeliveryArgs]) error {
-	ids := make([]int64, len(jobs))
-	attempts := make(map[int64]int, len(jobs))
-	for i, j := range jobs {
-		ids[i], attempts[j.ID] = j.ID, j.Attempt
-	}
-	rows, err := tx.Query(ctx, riverJobLockSQL, pgnamed.Args{"ids": ids})
-	if err != nil {
-		return fmt.Errorf("lock jobs: %w", err)
-	}
-	var (
-		id      int64
-		attempt int
-		state   string
-	)
-	current := make(map[int64]bool, len(jobs))
-	if _, err := pgx.ForEachRow(rows, []any{&id, &attempt, &state}, func() error {
-		current[id] = state == string(rivertype.JobStateRunning) && attempt == attempts[id]
-		return nil
-	}); err != nil {
-		return fmt.Errorf("lock jobs: %w", err)
-	}
-	var taken []int64
-	for _, j := range jobs {
-		if !current[j.ID] {
-			taken = append(taken, j.ID)
-		}
-	}
-	if len(taken) > 0 {
-		return &jobsTakenOverError{ids: taken}
-	}
-	return nil
-}
-
 // loadPayloads fills the headers and payloads of the members a handler
 // will see, and returns those whose rows are still there.
 func loadPayloads(ctx context.Context, tx pgx.Tx, members []*batchMember) ([]*batchMember, error) {
@@ -389,7 +333,7 @@ func loadPayloads(ctx context.Context, tx pgx.Tx, members []*batchMember) ([]*ba
 		byID[m.d.InboxID] = append(byID[m.d.InboxID], m)
 		ids = append(ids, m.d.InboxID)
 	}
-	rows, err := tx.Query(ctx, inboxPayloadsSQL, pgnamed.Args{"ids": ids})
+	rows, err := tx.Query(ctx, inboxPayloadsSQL, pgx.QueryExecModeCacheDescribe, pgnamed.Args{"ids": ids})
 	if err != nil {
 		return nil, fmt.Errorf("load payloads: %w", err)
 	}
@@ -423,52 +367,12 @@ func loadPayloads(ctx context.Context, tx pgx.Tx, members []*batchMember) ([]*ba
 	return loaded, nil
 }
 
-// completeBatch records the statuses of done and completes their jobs, as
-// River's JobCompleteTx does for one job, in one statement each.
+// completeBatch records the statuses of done and completes their jobs, in
+// one statement (completeTx).
 func completeBatch(ctx context.Context, tx pgx.Tx, done []*batchMember) error {
-	slices.SortFunc(done, func(x, y *batchMember) int { return cmp.Compare(x.job.Args.InboxID, y.job.Args.InboxID) })
-	n := len(done)
-	ids, statuses, keys, stales := make([]int64, n), make([]string, n), make([]*string, n), make([]*bool, n)
+	ps := make([]processed, len(done))
 	for i, m := range done {
-		ids[i], statuses[i], keys[i], stales[i] = m.job.Args.InboxID, string(m.outcome), m.resourceKey, m.stale
+		ps[i] = processed{job: m.job, outcome: m.outcome, resourceKey: m.resourceKey, stale: m.stale}
 	}
-	if _, err := tx.Exec(ctx, inboxMarkDoneManySQL, pgnamed.Args{"ids": ids, "statuses": statuses, "resource_keys": keys, "stales": stales}); err != nil {
-		return fmt.Errorf("mark inbox rows: %w", err)
-	}
-
-	held := make([]*river.Job[ProcessDeliveryArgs], len(done))
-	for i, m := range done {
-		held[i] = m.job
-	}
-	if err := checkJobsStillOurs(ctx, tx, held); err != nil {
-		return err
-	}
-	client := done[0].client
-	params := &riverdriver.JobSetStateIfRunningManyParams{}
-	now := time.Now()
-	for _, m := range done {
-		p := riverdriver.JobSetStateCompleted(m.job.ID, now, nil)
-		params.ID = append(params.ID, p.ID)
-		params.Attempt = append(params.Attempt, p.Attempt)
-		params.ErrData = append(params.ErrData, p.ErrData)
-		params.FinalizedAt = append(params.FinalizedAt, p.FinalizedAt)
-		params.MetadataDoMerge = append(params.MetadataDoMerge, false)
-		params.MetadataUpdates = append(params.MetadataUpdates, nil)
-		params.ScheduledAt = append(params.ScheduledAt, p.ScheduledAt)
-		params.State = append(params.State, p.State)
-	}
-	completed, err := client.Pilot().JobSetStateIfRunningMany(ctx, client.Driver().UnwrapExecutor(tx), params)
-	if err != nil {
-		return fmt.Errorf("complete jobs: %w", err)
-	}
-	// checkJobsStillOurs locked the rows, so this holds; checked anyway.
-	for _, j := range completed {
-		if j.State != rivertype.JobStateCompleted {
-			return fmt.Errorf("complete jobs: job %d is %s", j.ID, j.State)
-		}
-	}
-	if len(completed) != n {
-		return fmt.Errorf("complete jobs: %d of %d were still running", len(completed), n)
-	}
-	return nil
+	return completeTx(ctx, tx, ps)
 }

@@ -14,7 +14,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
 	"github.com/hookinbox/hookinbox/handlers"
 	"github.com/hookinbox/hookinbox/internal/pgnamed"
@@ -23,8 +22,6 @@ import (
 var (
 	//go:embed sql/inbox_load.sql
 	inboxLoadSQL string
-	//go:embed sql/inbox_mark_done.sql
-	inboxMarkDoneSQL string
 	//go:embed sql/inbox_mark_error.sql
 	inboxMarkErrorSQL string
 )
@@ -157,21 +154,11 @@ func (w *ProcessDeliveryWorker) process(ctx context.Context, job *river.Job[Proc
 		}
 		outcome = res.Outcome
 		resourceKey, stale := resourceFacts(res)
-		if _, err := tx.Exec(ctx, inboxMarkDoneSQL, pgnamed.Args{
-			"id": d.InboxID, "status": string(outcome), "resource_key": resourceKey, "stale": stale,
-		}); err != nil {
-			return fmt.Errorf("mark inbox row %s: %w", outcome, err)
+		err = completeTx(ctx, tx, []processed{{job: job, outcome: outcome, resourceKey: resourceKey, stale: stale}})
+		var taken *jobsTakenOverError
+		if errors.As(err, &taken) {
+			return fmt.Errorf("job %d attempt %d: %w", job.ID, job.Attempt, errJobTakenOver)
 		}
-		// JobCompleteTx completes the job whatever its attempt: first make
-		// sure River has not given it to another run meanwhile.
-		if err := checkJobsStillOurs(ctx, tx, []*river.Job[ProcessDeliveryArgs]{job}); err != nil {
-			var taken *jobsTakenOverError
-			if errors.As(err, &taken) {
-				return fmt.Errorf("job %d attempt %d: %w", job.ID, job.Attempt, errJobTakenOver)
-			}
-			return err
-		}
-		_, err = river.JobCompleteTx[*riverpgxv5.Driver](ctx, tx, job)
 		return err
 	})
 	return d, outcome, err

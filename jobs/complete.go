@@ -1,0 +1,90 @@
+package jobs
+
+import (
+	"cmp"
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+
+	"github.com/hookinbox/hookinbox/handlers"
+	"github.com/hookinbox/hookinbox/internal/pgnamed"
+)
+
+//go:embed sql/processing_complete.sql
+var processingCompleteSQL string
+
+// errJobTakenOver: River took the job for stuck and ran it again while a
+// run held it; that other run decides the delivery.
+var errJobTakenOver = errors.New("River gave this job to another run meanwhile; not completed by this one")
+
+// jobsTakenOverError names jobs that were no longer running under the
+// attempt this run held.
+type jobsTakenOverError struct{ ids []int64 }
+
+func (e *jobsTakenOverError) Error() string {
+	return fmt.Sprintf("jobs %v are no longer running under the attempt this run holds", e.ids)
+}
+
+// processed is a delivery whose handlers ran: what its inbox row records,
+// and the job that ran it.
+type processed struct {
+	job         *river.Job[ProcessDeliveryArgs]
+	outcome     handlers.Outcome
+	resourceKey *string
+	stale       *bool
+}
+
+// completeTx records each delivery's outcome on its inbox row and completes
+// its job, in one statement (processing_complete.sql). It returns a
+// *jobsTakenOverError, and tx must be rolled back, when River has given any
+// of the jobs to another run meanwhile: completing it regardless, as
+// JobCompleteTx would, would complete the other run's attempt or commit
+// these effects beside that run's.
+//
+// The statement is planned for its arguments on every call (pgx's
+// QueryExecModeCacheDescribe: still one round trip), never from a cached
+// generic plan: one made while the tables were small scans them whole
+// after they grew (bench/README.md, "Stop 26").
+func completeTx(ctx context.Context, tx pgx.Tx, ps []processed) error {
+	ps = slices.Clone(ps)
+	slices.SortFunc(ps, func(x, y processed) int { return cmp.Compare(x.job.ID, y.job.ID) })
+	n := len(ps)
+	var (
+		jobIDs, ids = make([]int64, n), make([]int64, n)
+		attempts    = make([]int32, n)
+		statuses    = make([]string, n)
+		keys        = make([]*string, n)
+		stales      = make([]*bool, n)
+	)
+	for i, p := range ps {
+		jobIDs[i], attempts[i] = p.job.ID, int32(p.job.Attempt)
+		ids[i], statuses[i], keys[i], stales[i] = p.job.Args.InboxID, string(p.outcome), p.resourceKey, p.stale
+	}
+	rows, err := tx.Query(ctx, processingCompleteSQL, pgx.QueryExecModeCacheDescribe, pgnamed.Args{
+		"job_ids": jobIDs, "attempts": attempts, "finalized_at": time.Now(),
+		"ids": ids, "statuses": statuses, "resource_keys": keys, "stales": stales,
+	})
+	if err != nil {
+		return fmt.Errorf("complete jobs: %w", err)
+	}
+	completed, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return fmt.Errorf("complete jobs: %w", err)
+	}
+	if len(completed) == n {
+		return nil
+	}
+	var taken []int64
+	for _, id := range jobIDs {
+		if !slices.Contains(completed, id) {
+			taken = append(taken, id)
+		}
+	}
+	return &jobsTakenOverError{ids: taken}
+}

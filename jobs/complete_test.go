@@ -1,0 +1,91 @@
+package jobs_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+	"github.com/stretchr/testify/require"
+
+	"github.com/hookinbox/hookinbox/internal/testdb"
+	"github.com/hookinbox/hookinbox/jobs"
+)
+
+// Completing a batch must not scan river_job or inbox whole once they have
+// grown, however small they were when the connection first ran it. Cached
+// as a generic plan, the statement joined its ids to river_job by scanning
+// the table made when it was small, and kept doing so as the table grew:
+// in the steady benchmark it was a third of the database's time (bench
+// README, "Stop 26").
+func TestCompleteDoesNotScanTablesThatGrew(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := testdb.New(t)
+	conn, err := pool.Acquire(ctx) // plans are cached per connection
+	require.NoError(t, err)
+	defer conn.Release()
+
+	// Well past the five calls after which PostgreSQL may switch a
+	// prepared statement to its generic plan, on small tables.
+	for range 8 {
+		completeInRolledBackTx(t, conn, runningJobs(t, pool, 2))
+	}
+	_, err = pool.Exec(ctx, `INSERT INTO river_job (args, kind, max_attempts, state, attempt, attempted_at, finalized_at)
+		SELECT jsonb_build_object('inbox_id', g), 'process_delivery', 25, 'completed', 1, now(), now()
+		FROM generate_series(1, 20000) AS g`)
+	require.NoError(t, err)
+	_, err = pool.Exec(ctx, `INSERT INTO inbox (source, delivery_id, event_type, payload, payload_sha256)
+		SELECT 'github', 'd-' || g, 'issues', '{}', '\x00' FROM generate_series(1, 20000) AS g`)
+	require.NoError(t, err)
+
+	tx, err := conn.Begin(ctx)
+	require.NoError(t, err)
+	defer tx.Rollback(ctx) //nolint:errcheck // read-only test transaction
+	require.NoError(t, jobs.CompleteProcessedTx(ctx, tx, runningJobs(t, pool, 3)))
+	// This transaction's own scans, not yet reported to the statistics.
+	rows, err := tx.Query(ctx, `SELECT relname, seq_scan FROM pg_stat_xact_user_tables WHERE relname IN ('river_job', 'inbox')`)
+	require.NoError(t, err)
+	var (
+		table string
+		scans int64
+	)
+	_, err = pgx.ForEachRow(rows, []any{&table, &scans}, func() error {
+		require.Zero(t, scans, "%s scanned whole", table)
+		return nil
+	})
+	require.NoError(t, err)
+}
+
+func completeInRolledBackTx(t *testing.T, conn *pgxpool.Conn, js []*river.Job[jobs.ProcessDeliveryArgs]) {
+	t.Helper()
+	ctx := context.Background()
+	tx, err := conn.Begin(ctx)
+	require.NoError(t, err)
+	require.NoError(t, jobs.CompleteProcessedTx(ctx, tx, js))
+	require.NoError(t, tx.Rollback(ctx))
+}
+
+// runningJobs inserts n process_delivery jobs as River has them while a
+// worker runs them.
+func runningJobs(t *testing.T, pool *pgxpool.Pool, n int) []*river.Job[jobs.ProcessDeliveryArgs] {
+	t.Helper()
+	rows, err := pool.Query(context.Background(), `INSERT INTO river_job (args, kind, max_attempts, state, attempt, attempted_at)
+		SELECT jsonb_build_object('inbox_id', g), 'process_delivery', 25, 'running', 1, now()
+		FROM generate_series(1, $1) AS g
+		RETURNING id, (args->>'inbox_id')::bigint`, n)
+	require.NoError(t, err)
+	var js []*river.Job[jobs.ProcessDeliveryArgs]
+	var id, inboxID int64
+	_, err = pgx.ForEachRow(rows, []any{&id, &inboxID}, func() error {
+		js = append(js, &river.Job[jobs.ProcessDeliveryArgs]{
+			JobRow: &rivertype.JobRow{ID: id, Attempt: 1, State: rivertype.JobStateRunning},
+			Args:   jobs.ProcessDeliveryArgs{InboxID: inboxID},
+		})
+		return nil
+	})
+	require.NoError(t, err)
+	return js
+}
