@@ -52,19 +52,20 @@ type processed struct {
 // generic plan: one made while the tables were small scans them whole
 // after they grew (bench/README.md, "Stop 26").
 func completeTx(ctx context.Context, tx pgx.Tx, ps []processed) error {
-	ps = slices.Clone(ps)
-	slices.SortFunc(ps, func(x, y processed) int { return cmp.Compare(x.job.ID, y.job.ID) })
+	// Each table's rows in id order, so concurrent batches normally lock
+	// them in the same order; should two still deadlock, PostgreSQL aborts
+	// one and its deliveries are processed one by one.
 	n := len(ps)
-	var (
-		jobIDs, ids = make([]int64, n), make([]int64, n)
-		attempts    = make([]int32, n)
-		statuses    = make([]string, n)
-		keys        = make([]*string, n)
-		stales      = make([]*bool, n)
-	)
+	ps = slices.Clone(ps)
+	slices.SortFunc(ps, func(x, y processed) int { return cmp.Compare(x.job.Args.InboxID, y.job.Args.InboxID) })
+	ids, statuses, keys, stales := make([]int64, n), make([]string, n), make([]*string, n), make([]*bool, n)
+	for i, p := range ps {
+		ids[i], statuses[i], keys[i], stales[i] = p.job.Args.InboxID, string(p.outcome), p.resourceKey, p.stale
+	}
+	slices.SortFunc(ps, func(x, y processed) int { return cmp.Compare(x.job.ID, y.job.ID) })
+	jobIDs, attempts := make([]int64, n), make([]int32, n)
 	for i, p := range ps {
 		jobIDs[i], attempts[i] = p.job.ID, int32(p.job.Attempt)
-		ids[i], statuses[i], keys[i], stales[i] = p.job.Args.InboxID, string(p.outcome), p.resourceKey, p.stale
 	}
 	rows, err := tx.Query(ctx, processingCompleteSQL, pgx.QueryExecModeCacheDescribe, pgnamed.Args{
 		"job_ids": jobIDs, "attempts": attempts, "finalized_at": time.Now(),
