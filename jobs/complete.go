@@ -41,7 +41,8 @@ type processed struct {
 }
 
 // completeTx records each delivery's outcome on its inbox row and completes
-// its job, in one statement (processing_complete.sql). It returns a
+// its job, finalized at finalizedAt, in one statement
+// (processing_complete.sql). It returns a
 // *jobsTakenOverError, and tx must be rolled back, when River has given any
 // of the jobs to another run meanwhile: completing it regardless, as
 // JobCompleteTx would, would complete the other run's attempt or commit
@@ -51,7 +52,7 @@ type processed struct {
 // QueryExecModeCacheDescribe: still one round trip), never from a cached
 // generic plan: one made while the tables were small scans them whole
 // after they grew (bench/README.md, "Stop 26").
-func completeTx(ctx context.Context, tx pgx.Tx, ps []processed) error {
+func completeTx(ctx context.Context, tx pgx.Tx, ps []processed, finalizedAt time.Time) error {
 	// Each table's rows in id order, so concurrent batches normally lock
 	// them in the same order; should two still deadlock, PostgreSQL aborts
 	// one and its deliveries are processed one by one.
@@ -68,7 +69,7 @@ func completeTx(ctx context.Context, tx pgx.Tx, ps []processed) error {
 		jobIDs[i], attempts[i] = p.job.ID, int32(p.job.Attempt)
 	}
 	rows, err := tx.Query(ctx, processingCompleteSQL, pgx.QueryExecModeCacheDescribe, pgnamed.Args{
-		"job_ids": jobIDs, "attempts": attempts, "finalized_at": time.Now(),
+		"job_ids": jobIDs, "attempts": attempts, "finalized_at": finalizedAt,
 		"ids": ids, "statuses": statuses, "resource_keys": keys, "stales": stales,
 	})
 	if err != nil {

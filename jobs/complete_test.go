@@ -3,10 +3,12 @@ package jobs_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver"
 	"github.com/riverqueue/river/rivertype"
 	"github.com/stretchr/testify/require"
 
@@ -72,8 +74,8 @@ func completeInRolledBackTx(t *testing.T, conn *pgxpool.Conn, js []*river.Job[jo
 // worker runs them.
 func runningJobs(t *testing.T, pool *pgxpool.Pool, n int) []*river.Job[jobs.ProcessDeliveryArgs] {
 	t.Helper()
-	rows, err := pool.Query(context.Background(), `INSERT INTO river_job (args, kind, max_attempts, state, attempt, attempted_at)
-		SELECT jsonb_build_object('inbox_id', g), 'process_delivery', 25, 'running', 1, now()
+	rows, err := pool.Query(context.Background(), `INSERT INTO river_job (args, kind, max_attempts, state, attempt, attempted_at, attempted_by, queue)
+		SELECT jsonb_build_object('inbox_id', g), 'process_delivery', 25, 'running', 1, now(), '{test-client}', 'deliveries'
 		FROM generate_series(1, $1) AS g
 		RETURNING id, (args->>'inbox_id')::bigint`, n)
 	require.NoError(t, err)
@@ -88,4 +90,44 @@ func runningJobs(t *testing.T, pool *pgxpool.Pool, n int) []*river.Job[jobs.Proc
 	})
 	require.NoError(t, err)
 	return js
+}
+
+// A job completeTx completes reads as one River's own completion leaves:
+// should a River upgrade complete jobs differently (another column set on
+// completion), this fails instead of hookinbox's jobs drifting from it.
+func TestCompleteLeavesTheRowRiversCompletionLeaves(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := testdb.New(t)
+	client, err := jobs.NewClient(pool, jobs.ClientConfig{InsertOnly: true})
+	require.NoError(t, err)
+	js := runningJobs(t, pool, 2)
+	ours, rivers := js[0], js[1]
+	finalizedAt := time.Now().UTC().Truncate(time.Microsecond)
+
+	tx, err := pool.Begin(ctx)
+	require.NoError(t, err)
+	defer tx.Rollback(ctx) //nolint:errcheck // a no-op after Commit
+	require.NoError(t, jobs.CompleteProcessedAtTx(ctx, tx, []*river.Job[jobs.ProcessDeliveryArgs]{ours}, finalizedAt))
+	p := riverdriver.JobSetStateCompleted(rivers.ID, finalizedAt, nil)
+	_, err = client.Pilot().JobSetStateIfRunningMany(ctx, client.Driver().UnwrapExecutor(tx), &riverdriver.JobSetStateIfRunningManyParams{
+		ID: []int64{p.ID}, Attempt: []*int{p.Attempt}, ErrData: [][]byte{p.ErrData}, FinalizedAt: []*time.Time{p.FinalizedAt},
+		MetadataDoMerge: []bool{false}, MetadataUpdates: [][]byte{nil}, ScheduledAt: []*time.Time{p.ScheduledAt},
+		State: []rivertype.JobState{p.State},
+	})
+	require.NoError(t, err)
+	require.NoError(t, tx.Commit(ctx))
+
+	// Every column but the id and the args (which name each job's own
+	// inbox row).
+	row := func(id int64) map[string]any {
+		rows, err := pool.Query(ctx, `SELECT to_jsonb(j) - 'id' - 'args' FROM river_job AS j WHERE id = $1`, id)
+		require.NoError(t, err)
+		m, err := pgx.CollectExactlyOneRow(rows, pgx.RowTo[map[string]any])
+		require.NoError(t, err)
+		return m
+	}
+	got, want := row(ours.ID), row(rivers.ID)
+	require.Equal(t, "completed", want["state"])
+	require.Equal(t, want, got)
 }

@@ -374,5 +374,5 @@ func completeBatch(ctx context.Context, tx pgx.Tx, done []*batchMember) error {
 	for i, m := range done {
 		ps[i] = processed{job: m.job, outcome: m.outcome, resourceKey: m.resourceKey, stale: m.stale}
 	}
-	return completeTx(ctx, tx, ps)
+	return completeTx(ctx, tx, ps, time.Now())
 }
