@@ -312,6 +312,7 @@ func printSteady(w io.Writer, res steadyResult) {
 	} else {
 		fmt.Fprintln(w, "\nno step held")
 	}
+	printSteadyTargets(w, res)
 	for _, s := range res.Steps {
 		if s.Profile != "" {
 			fmt.Fprintf(w, "CPU profile of serve at %.2f×: go tool pprof -top %s\n", s.Load, s.Profile)

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"text/tabwriter"
+	"time"
+)
+
+// Issue 16's goals for one default serve under steady load, read off a
+// steady run's steps. They are computed when the report is printed, not
+// stored, so -show prints them for older results files too.
+
+// steadyTargets returns the goals and how res did, or nil when the loads
+// are not fractions of the run's own pgbench rate (-steady-base) or the
+// run lacks the 0.25× and 0.5× steps the goals are stated at.
+func steadyTargets(res steadyResult) []target {
+	if res.Base != res.Pgbench.TPS {
+		return nil
+	}
+	quarter, half := res.step(0.25), res.step(0.5)
+	if quarter == nil || half == nil {
+		return nil
+	}
+	top := res.step(res.MaxSustained)
+	ts := []target{{
+		Name:     "highest sustained step ÷ pgbench tps",
+		Measured: fmt.Sprintf("%.2f×", res.MaxSustained),
+		Goal:     "≥ 1.00×",
+		Met:      res.MaxSustained >= 1-1e-9,
+	}, {
+		Name:     "ack p99 at 0.5×",
+		Measured: half.Ingest.Latency.P99.String(),
+		Goal:     "≤ 25ms",
+		Met:      half.Holds && time.Duration(half.Ingest.Latency.P99) <= 25*time.Millisecond,
+	}, {
+		Name:     "ack→processed p99 at 0.5×",
+		Measured: half.AckToProcessed.P99.String(),
+		Goal:     "≤ 1s",
+		Met:      half.Holds && time.Duration(half.AckToProcessed.P99) <= time.Second,
+	}}
+	ratio := target{Name: "CPU ms/req at 0.25× ÷ at the highest sustained step", Goal: "≤ 2", Measured: "-"}
+	if top != nil {
+		q, t := quarter.cpuPerRequest(), top.cpuPerRequest()
+		r := q / t
+		ratio.Measured = fmt.Sprintf("%.2f (%.3f ÷ %.3f at %.2f×)", r, q, t, top.Load)
+		ratio.Met = r <= 2
+	}
+	idle := math.Max(res.IdleBefore.Service, res.IdleAfter.Service)
+	return append(ts, ratio, target{
+		Name:     "idle serve, the higher of before and after the steps",
+		Measured: fmt.Sprintf("%.1f%% of a core", 100*idle),
+		Goal:     "≤ 1%",
+		Met:      idle <= 0.01,
+	})
+}
+
+// step returns the step at load, or nil.
+func (res steadyResult) step(load float64) *steadyStep {
+	for i := range res.Steps {
+		if math.Abs(res.Steps[i].Load-load) < 1e-9 {
+			return &res.Steps[i]
+		}
+	}
+	return nil
+}
+
+// cpuPerRequest is the step's CPU, serve's and PostgreSQL's, in ms per
+// request.
+func (s steadyStep) cpuPerRequest() float64 {
+	if s.Ingest.Requests == 0 {
+		return math.NaN()
+	}
+	return 1000 * (s.CPU.Service + s.CPU.Postgres) / float64(s.Ingest.Requests)
+}
+
+func printSteadyTargets(w io.Writer, res steadyResult) {
+	ts := steadyTargets(res)
+	if ts == nil {
+		return
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "target (issue 16)\tmeasured\tgoal\t\n")
+	for _, t := range ts {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.Name, t.Measured, t.Goal, verdict(t.Met))
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+}

@@ -1,0 +1,50 @@
+package main
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestSteadyTargets(t *testing.T) {
+	t.Parallel()
+	step := func(load float64, ackP99, processedP99 time.Duration, cpuS float64, holds bool) steadyStep {
+		s := steadyStep{Load: load, Holds: holds, CPU: cpuUse{Service: cpuS / 2, Postgres: cpuS / 2}}
+		s.Ingest.Requests = 1000
+		s.Ingest.Latency.P99 = duration(ackP99)
+		s.AckToProcessed.P99 = duration(processedP99)
+		return s
+	}
+	res := steadyResult{Base: 2000, MaxSustained: 0.75, Steps: []steadyStep{
+		step(0.25, 10*time.Millisecond, 50*time.Millisecond, 1.5, true), // 1.5 ms/req
+		step(0.5, 30*time.Millisecond, 90*time.Millisecond, 1.0, true),
+		step(0.75, 40*time.Millisecond, 200*time.Millisecond, 0.7, true), // 0.7 ms/req
+		step(1, time.Second, time.Second, 0.6, false),
+	}}
+	res.Pgbench.TPS = 2000
+	res.IdleBefore.Service, res.IdleAfter.Service = 0.004, 0.012
+
+	met := map[string]bool{}
+	for _, tg := range steadyTargets(res) {
+		met[tg.Name] = tg.Met
+	}
+	require.Equal(t, map[string]bool{
+		"highest sustained step ÷ pgbench tps":                 false, // 0.75×
+		"ack p99 at 0.5×":                                      false, // 30 ms
+		"ack→processed p99 at 0.5×":                            true,
+		"CPU ms/req at 0.25× ÷ at the highest sustained step":  false, // 1.5 ÷ 0.7
+		"idle serve, the higher of before and after the steps": false, // 1.2%
+	}, met)
+
+	res.MaxSustained, res.Steps[3].Holds = 1, true
+	res.Steps[1].Ingest.Latency.P99 = duration(20 * time.Millisecond)
+	res.Steps[3].CPU = cpuUse{Service: 0.4, Postgres: 0.4} // 0.8 ms/req
+	res.IdleAfter.Service = 0.006
+	for _, tg := range steadyTargets(res) {
+		require.True(t, tg.Met, "%s: %s against %s", tg.Name, tg.Measured, tg.Goal)
+	}
+
+	res.Base = 3000 // -steady-base: the loads are not fractions of pgbench's rate
+	require.Nil(t, steadyTargets(res))
+}
