@@ -42,11 +42,11 @@ type processed struct {
 
 // completeTx records each delivery's outcome on its inbox row and completes
 // its job, finalized at finalizedAt, in one statement
-// (processing_complete.sql). It returns a
-// *jobsTakenOverError, and tx must be rolled back, when River has given any
-// of the jobs to another run meanwhile: completing it regardless, as
-// JobCompleteTx would, would complete the other run's attempt or commit
-// these effects beside that run's.
+// (processing_complete.sql). It returns a *jobsTakenOverError, and tx must
+// be rolled back, when River has given any of the jobs to another run
+// meanwhile: completing it regardless, as JobCompleteTx would, would
+// complete the other run's attempt or commit these effects beside that
+// run's.
 //
 // The statement is planned for its arguments on every call (pgx's
 // QueryExecModeCacheDescribe: still one round trip), never from a cached
