@@ -34,6 +34,7 @@ type options struct {
 	processBatch int
 	profile      bool
 	pgStats      bool
+	pgExplain    time.Duration
 	out          string
 	show         string
 
@@ -66,6 +67,8 @@ func parseOptions(args []string) (options, error) {
 	fs.DurationVar(&o.batchWindow, "batch-window", config.DefaultIngestBatchWindow.Std(), "the service's ingest.batch_window (0: each request commits alone)")
 	fs.IntVar(&o.processBatch, "process-batch", 200, "the service's jobs.batch_size (1: each delivery processed in a transaction of its own)")
 	fs.BoolVar(&o.pgStats, "pg-stats", false, "load pg_stat_statements and print the statements that took the database's time in each service phase")
+	fs.DurationVar(&o.pgExplain, "pg-explain", 0, "load auto_explain into the private server and log the analyzed plan of every statement slower than this; "+
+		"the server's log is kept as bench/results/<UTC time>.pg.log (0: off; timing every plan node slows the database, so take no figures from such a run)")
 	fs.BoolVar(&o.profile, "pprof", true, "take a CPU profile of the service during the closed-loop ingest, next to the results")
 	fs.StringVar(&o.show, "show", "", "print the report of this results file again, and run nothing")
 	fs.StringVar(&o.out, "out", "", "results file (default bench/results/<UTC time>.json in the module)")

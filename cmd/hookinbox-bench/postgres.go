@@ -28,8 +28,9 @@ type postgres struct {
 }
 
 // startPostgres starts the run's server; with stats, it loads
-// pg_stat_statements (-pg-stats).
-func startPostgres(ctx context.Context, work string, stats bool) (*postgres, error) {
+// pg_stat_statements (-pg-stats), and with explain > 0 auto_explain
+// (-pg-explain).
+func startPostgres(ctx context.Context, work string, stats bool, explain time.Duration) (*postgres, error) {
 	pg := &postgres{}
 	if u := os.Getenv("DATABASE_URL"); u != "" {
 		if _, err := withDatabase(u, "postgres"); err != nil {
@@ -40,9 +41,7 @@ func startPostgres(ctx context.Context, work string, stats bool) (*postgres, err
 		// Fsync on, as `serve` runs it: the commit's flush is part of what
 		// an acknowledged delivery costs.
 		cfg := pgembed.Config{DataDir: filepath.Join(work, "pg"), Database: "postgres", Fsync: true}
-		if stats {
-			cfg.Settings = []string{"shared_preload_libraries=pg_stat_statements"}
-		}
+		cfg.Settings = serverSettings(stats, explain)
 		srv, err := pgembed.Start(ctx, cfg)
 		if err != nil {
 			return nil, fmt.Errorf("start PostgreSQL: %w", err)
@@ -56,6 +55,40 @@ func startPostgres(ctx context.Context, work string, stats bool) (*postgres, err
 	}
 	pg.binDir = dir
 	return pg, nil
+}
+
+// serverSettings are the private server's settings for -pg-stats and
+// -pg-explain.
+func serverSettings(stats bool, explain time.Duration) []string {
+	var libs, settings []string
+	if stats {
+		libs = append(libs, "pg_stat_statements")
+	}
+	if explain > 0 {
+		// How stop 26 found the generic plans that scanned river_job whole
+		// (bench/README.md): every plan slower than explain, with its
+		// actual row counts, buffers and WAL, in the server's log.
+		libs = append(libs, "auto_explain")
+		settings = append(settings,
+			fmt.Sprintf("auto_explain.log_min_duration=%dus", explain.Microseconds()),
+			"auto_explain.log_analyze=on", "auto_explain.log_buffers=on", "auto_explain.log_wal=on")
+	}
+	if len(libs) > 0 {
+		settings = append(settings, "shared_preload_libraries="+strings.Join(libs, ","))
+	}
+	return settings
+}
+
+// keepLog copies the private server's log to path.
+func (pg *postgres) keepLog(path string) error {
+	if pg.server == nil {
+		return fmt.Errorf("-pg-explain: the server's log is only kept for the private server, not DATABASE_URL's")
+	}
+	log, err := os.ReadFile(pg.server.DataDir() + ".log")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, log, 0o644)
 }
 
 // pgbenchDir finds pgbench next to the server binaries, else on PATH.

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"os"
+	"path/filepath"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 )
@@ -55,12 +57,24 @@ func setupRig(ctx context.Context, opts options, root string, progress func(stri
 		return nil, err
 	}
 	progress("starting PostgreSQL")
-	if r.pg, err = startPostgres(ctx, work, opts.pgStats); err != nil {
+	if r.pg, err = startPostgres(ctx, work, opts.pgStats, opts.pgExplain); err != nil {
 		r.close()
 		return nil, err
 	}
 	pg := r.pg
 	r.cleanup = append(r.cleanup, func() { pg.close(context.WithoutCancel(ctx), progress) })
+	if opts.pgExplain > 0 {
+		// Before the server and its log are removed (cleanups run last
+		// first).
+		logPath := filepath.Join(root, "bench", "results", time.Now().UTC().Format("2006-01-02T15-04-05Z")+".pg.log")
+		r.cleanup = append(r.cleanup, func() {
+			if err := pg.keepLog(logPath); err != nil {
+				progress("warning: keeping the server's log: %v", err)
+				return
+			}
+			progress("the server's log, with auto_explain's plans: %s", logPath)
+		})
+	}
 	if r.svcURL, err = pg.createDatabase(ctx, "svc", false); err != nil {
 		r.close()
 		return nil, err
