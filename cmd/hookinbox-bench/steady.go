@@ -166,10 +166,7 @@ func steadyRunStep(ctx context.Context, r *rig, svc *service, gen *generator, me
 	}
 	stats := statementStats{enabled: r.opts.pgStats, db: db}
 	stats.reset(ctx)
-	walFrom, err := readWAL(ctx, db)
-	if err != nil {
-		return st, err
-	}
+	walEnd := walSpan(ctx, db, progress)
 	end := meter.span(ctx, r.pg, r.svcURL)
 	st.Ingest = gen.openLoop(ctx, rate, d)
 	stopped := time.Now()
@@ -186,11 +183,7 @@ func steadyRunStep(ctx context.Context, r *rig, svc *service, gen *generator, me
 		return st, err
 	}
 	st.CPU = end()
-	walTo, err := readWAL(ctx, db)
-	if err != nil {
-		return st, err
-	}
-	st.WAL = walTo.since(walFrom)
+	st.WAL = walEnd()
 	if err := <-profiled; err != nil {
 		progress("warning: %v", err)
 		st.Profile = ""

@@ -41,6 +41,25 @@ func readWAL(ctx context.Context, db *pgxpool.Pool) (walSample, error) {
 	return s, nil
 }
 
+// walSpan samples the WAL now and returns what reads the WAL written since.
+// A diagnostic column must not end a run: a server without pg_stat_wal
+// (before PostgreSQL 14, through DATABASE_URL) gets a warning and zeros.
+func walSpan(ctx context.Context, db *pgxpool.Pool, progress func(string, ...any)) func() walUse {
+	from, err := readWAL(ctx, db)
+	if err != nil {
+		progress("warning: %v", err)
+		return func() walUse { return walUse{} }
+	}
+	return func() walUse {
+		to, err := readWAL(ctx, db)
+		if err != nil {
+			progress("warning: %v", err)
+			return walUse{}
+		}
+		return to.since(from)
+	}
+}
+
 func (s walSample) since(from walSample) walUse {
 	return walUse{Bytes: s.lsn - from.lsn, Records: s.records - from.records, FullPageImages: s.fpi - from.fpi}
 }
