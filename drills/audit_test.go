@@ -34,7 +34,7 @@ func (b backlog) String() string {
 
 func readBacklog(ctx context.Context, pool *pgxpool.Pool) (backlog, error) {
 	b := backlog{Jobs: map[string]int{}}
-	err := pool.QueryRow(ctx, `SELECT count(*) FROM inbox WHERE status NOT IN ('processed', 'skipped')`).Scan(&b.Unprocessed)
+	err := pool.QueryRow(ctx, `SELECT count(*) FROM delivery WHERE status NOT IN ('processed', 'skipped')`).Scan(&b.Unprocessed)
 	if err != nil {
 		return b, err
 	}
@@ -138,7 +138,7 @@ func audit(t testing.TB, pool *pgxpool.Pool, stub *downstreamstub.Server, g *gen
 	q, err := pool.Query(ctx, `SELECT i.source, i.delivery_id, i.id, i.status, i.payload_sha256,
 		(SELECT count(*) FROM river_job j WHERE j.kind = 'process_delivery' AND (j.args->>'inbox_id')::bigint = i.id)
 		- (SELECT count(*) FROM replay r WHERE r.inbox_id = i.id)
-		FROM inbox i`)
+		FROM delivery i`)
 	if err != nil {
 		t.Fatalf("audit: %v", err)
 	}

@@ -101,7 +101,7 @@ func TestWorkerDeathBetweenEffectAndAck(t *testing.T) {
 			}
 			waitFor(ctx, 10*time.Second, time.Millisecond, func() bool {
 				var n int
-				_ = b.pool.QueryRow(ctx, `SELECT count(*) FROM inbox WHERE id = ANY($1) AND status = 'processed'`, ids).Scan(&n)
+				_ = b.pool.QueryRow(ctx, `SELECT count(*) FROM delivery WHERE id = ANY($1) AND status = 'processed'`, ids).Scan(&n)
 				return n > 0
 			})
 		}()

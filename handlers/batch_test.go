@@ -112,8 +112,8 @@ func TestBatchedProcessingKeepsEachDeliverysOutcome(t *testing.T) {
 			require.Equal(t, 1, b.count(t, "SELECT count(*) FROM github_issue_mirror WHERE repo = 'acme/app' AND number = 3"))
 
 			// Rows recorded in one transaction share its xmin.
-			done := b.count(t, "SELECT count(*) FROM inbox WHERE status IN ('processed', 'skipped')")
-			txs := b.count(t, "SELECT count(DISTINCT xmin::text) FROM inbox WHERE status IN ('processed', 'skipped')")
+			done := b.count(t, "SELECT count(*) FROM delivery WHERE status IN ('processed', 'skipped')")
+			txs := b.count(t, "SELECT count(DISTINCT xmin::text) FROM inbox_outcome WHERE status IN ('processed', 'skipped')")
 			require.Equal(t, 6, done)
 			if batchSize == 1 {
 				require.Equal(t, done, txs, "one transaction per delivery")
@@ -134,9 +134,14 @@ func TestProcessingBatchFailureFallsBackToOneByOne(t *testing.T) {
 	_, err := b.pool.Exec(ctx, `
 		CREATE TABLE batch_effect (delivery_id text PRIMARY KEY);
 		CREATE FUNCTION refuse_poison() RETURNS trigger LANGUAGE plpgsql AS $$
-		BEGIN RAISE EXCEPTION 'poisoned row'; END $$;
-		CREATE TRIGGER refuse_poison BEFORE UPDATE ON inbox FOR EACH ROW
-		WHEN (NEW.delivery_id = '`+poison+`' AND NEW.status IN ('processed', 'skipped'))
+		BEGIN
+			IF NEW.status IN ('processed', 'skipped')
+			   AND EXISTS (SELECT 1 FROM inbox WHERE id = NEW.inbox_id AND delivery_id = '`+poison+`') THEN
+				RAISE EXCEPTION 'poisoned row';
+			END IF;
+			RETURN NEW;
+		END $$;
+		CREATE TRIGGER refuse_poison BEFORE INSERT OR UPDATE ON inbox_outcome FOR EACH ROW
 		EXECUTE FUNCTION refuse_poison();`)
 	require.NoError(t, err)
 	at := time.Now()
@@ -315,8 +320,8 @@ func TestBatchedDeliveriesOfOneResourceKeepTheirOrder(t *testing.T) {
 	b.waitStatus(t, ids[ps[2].id], "processed")
 	b.waitStatus(t, ids[ps[3].id], "failed")
 
-	require.Equal(t, 0, b.count(t, "SELECT count(*) FROM inbox WHERE id = $1 AND stale", ids[ps[0].id]), "the newer event is fresh")
-	require.Equal(t, 1, b.count(t, "SELECT count(*) FROM inbox WHERE id = $1 AND stale", ids[ps[1].id]), "the older one, fetched with it, is stale")
+	require.Equal(t, 0, b.count(t, "SELECT count(*) FROM delivery WHERE id = $1 AND stale", ids[ps[0].id]), "the newer event is fresh")
+	require.Equal(t, 1, b.count(t, "SELECT count(*) FROM delivery WHERE id = $1 AND stale", ids[ps[1].id]), "the older one, fetched with it, is stale")
 	require.Equal(t, 1, b.count(t, "SELECT count(*) FROM github_issue_mirror WHERE repo = 'acme/order' AND number = 7 AND title = 'newer'"))
 	require.Equal(t, 1, b.count(t, "SELECT count(*) FROM batch_effect WHERE delivery_id = $1", ps[2].id))
 	require.Equal(t, 0, b.count(t, "SELECT count(*) FROM batch_effect WHERE delivery_id = $1", ps[3].id), "a failed delivery's deferred write is not applied")

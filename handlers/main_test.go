@@ -123,7 +123,7 @@ func (b *testBundle) replay(t *testing.T, inboxID int64) int64 {
 func (b *testBundle) status(t *testing.T, inboxID int64) (status string, lastError *string) {
 	t.Helper()
 	require.NoError(t, b.pool.QueryRow(context.Background(),
-		"SELECT status, last_error FROM inbox WHERE id = $1", inboxID).Scan(&status, &lastError))
+		"SELECT status, last_error FROM delivery WHERE id = $1", inboxID).Scan(&status, &lastError))
 	return status, lastError
 }
 

@@ -149,7 +149,7 @@ func TestInboxRecordsStaleness(t *testing.T) {
 
 			stale := func(id int64) *bool {
 				var s *bool
-				require.NoError(t, b.pool.QueryRow(context.Background(), "SELECT stale FROM inbox WHERE id = $1", id).Scan(&s))
+				require.NoError(t, b.pool.QueryRow(context.Background(), "SELECT stale FROM delivery WHERE id = $1", id).Scan(&s))
 				return s
 			}
 			require.NotNil(t, stale(newer))

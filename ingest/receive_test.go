@@ -70,8 +70,8 @@ func TestReceiveAcceptedIsStoredWithItsJob(t *testing.T) {
 			)
 			require.NoError(t, b.pool.QueryRow(ctx, `
 				SELECT payload, payload_sha256, event_type, occurred_at, status, headers,
-				       (SELECT count(*) FROM river_job WHERE kind = 'process_delivery' AND (args->>'inbox_id')::bigint = inbox.id)
-				FROM inbox WHERE id = $1 AND source = $2 AND delivery_id = $3`, r.ID, tc.source, tc.wantID).
+				       (SELECT count(*) FROM river_job WHERE kind = 'process_delivery' AND (args->>'inbox_id')::bigint = delivery.id)
+				FROM delivery WHERE id = $1 AND source = $2 AND delivery_id = $3`, r.ID, tc.source, tc.wantID).
 				Scan(&payload, &sum, &eventType, &occurredAt, &status, &headers, &jobs))
 			require.Equal(t, tc.body, payload, "payload is stored byte for byte")
 			require.Len(t, sum, 32)

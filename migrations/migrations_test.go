@@ -12,6 +12,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivermigrate"
 	"github.com/stretchr/testify/require"
 
 	"github.com/hookinbox/hookinbox/internal/testdb"
@@ -41,6 +43,30 @@ func emptyDatabase(t *testing.T) *pgxpool.Pool {
 	require.NoError(t, err)
 	t.Cleanup(pool.Close)
 	return pool
+}
+
+// riverMigrated is an empty database with River's tables and a function
+// that applies hookinbox's migrations from version from to version to, for
+// tests of what a migration does to rows an older schema holds.
+func riverMigrated(t *testing.T) (*pgxpool.Pool, func(from, to int)) {
+	t.Helper()
+	ctx := context.Background()
+	pool := emptyDatabase(t)
+	river, err := rivermigrate.New(riverpgxv5.New(pool), nil)
+	require.NoError(t, err)
+	_, err = river.Migrate(ctx, rivermigrate.DirectionUp, nil)
+	require.NoError(t, err)
+	all, err := migrations.All()
+	require.NoError(t, err)
+	return pool, func(from, to int) {
+		t.Helper()
+		for _, m := range all {
+			if m.Version >= from && m.Version <= to {
+				_, err := pool.Exec(ctx, m.SQL)
+				require.NoError(t, err, "%03d_%s", m.Version, m.Name)
+			}
+		}
+	}
 }
 
 func TestUpIsIdempotentAndCheckAgrees(t *testing.T) {

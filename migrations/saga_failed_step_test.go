@@ -4,11 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/riverqueue/river/riverdriver/riverpgxv5"
-	"github.com/riverqueue/river/rivermigrate"
 	"github.com/stretchr/testify/require"
-
-	"github.com/hookinbox/hookinbox/migrations"
 )
 
 // Sagas failed before 006 get the step they failed at: the refund if its
@@ -17,23 +13,9 @@ import (
 func TestSagaFailedStepBackfill(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool := emptyDatabase(t)
-	river, err := rivermigrate.New(riverpgxv5.New(pool), nil)
-	require.NoError(t, err)
-	_, err = river.Migrate(ctx, rivermigrate.DirectionUp, nil)
-	require.NoError(t, err)
-	all, err := migrations.All()
-	require.NoError(t, err)
-	apply := func(from, to int) {
-		for _, m := range all {
-			if m.Version >= from && m.Version <= to {
-				_, err := pool.Exec(ctx, m.SQL)
-				require.NoError(t, err, "%03d_%s", m.Version, m.Name)
-			}
-		}
-	}
+	pool, apply := riverMigrated(t)
 	apply(1, 5)
-	_, err = pool.Exec(ctx, `
+	_, err := pool.Exec(ctx, `
 		INSERT INTO payment_saga (payment_intent, source, delivery_id, amount, currency, state, fulfill_key, refund_key) VALUES
 			('pi_f', 'stripe', 'e1', 100, 'eur', 'failed', 'k_f1', 'k_r1'),
 			('pi_r', 'stripe', 'e2', 100, 'eur', 'failed', 'k_f2', 'k_r2'),

@@ -17,10 +17,11 @@ import (
 )
 
 // pgbenchScript is one accepted delivery's transaction as hookinbox runs
-// it: the inbox insert from ingest/sql/inbox_insert.sql, then the job
-// insert River's InsertTx sends (JobInsertFastMany in riverpgxv5's
-// river_job.sql, with River's values for a process_delivery job: one-row
-// arrays, max_attempts 25, priority 1, metadata {}, no tags, no unique key).
+// it: the inbox insert from ingest/sql/inbox_insert.sql (with the delivery's
+// inbox_pending row), then the job insert River's InsertTx sends
+// (JobInsertFastMany in riverpgxv5's river_job.sql, with River's values for
+// a process_delivery job: one-row arrays, max_attempts 25, priority 1,
+// metadata {}, no tags, no unique key).
 // The payload, its hash and the headers are bind parameters, as pgx sends
 // them. River's insert notification (pg_notify) is left out: River
 // rate-limits it to a few per second per queue, so it is not a per-delivery
@@ -32,10 +33,15 @@ import (
 // The delivery id is a random UUID made by the server: GitHub's GUIDs are
 // random too, so both land at random places in the unique index.
 const pgbenchScript = `BEGIN;
-INSERT INTO inbox (source, delivery_id, event_type, occurred_at, headers, payload, payload_sha256, origin)
-VALUES (:source, gen_random_uuid()::text, :event_type, NULL, :headers, :payload%[1]d, decode(:sha%[1]d, 'hex'), :origin)
-ON CONFLICT (source, delivery_id) DO NOTHING
-RETURNING id \gset
+WITH stored AS (
+    INSERT INTO inbox (source, delivery_id, event_type, occurred_at, headers, payload, payload_sha256, origin)
+    VALUES (:source, gen_random_uuid()::text, :event_type, NULL, :headers, :payload%[1]d, decode(:sha%[1]d, 'hex'), :origin)
+    ON CONFLICT (source, delivery_id) DO NOTHING
+    RETURNING id, source, received_at
+), pending AS (
+    INSERT INTO inbox_pending (inbox_id, source, received_at) SELECT id, source, received_at FROM stored
+)
+SELECT id FROM stored \gset
 WITH raw_job_data AS (
     SELECT
         unnest(ARRAY[0]::bigint[]) AS id,
@@ -65,7 +71,9 @@ WITH ins AS (
     SELECT :source, gen_random_uuid()::text, :event_type, NULL, :headers, :payload%[1]d, decode(:sha%[1]d, 'hex'), :origin
     FROM generate_series(1, %[2]d)
     ON CONFLICT (source, delivery_id) DO NOTHING
-    RETURNING id
+    RETURNING id, source, received_at
+), pending AS (
+    INSERT INTO inbox_pending (inbox_id, source, received_at) SELECT id, source, received_at FROM ins
 )
 SELECT array_agg(id) AS ids FROM ins \gset
 WITH raw_job_data AS (

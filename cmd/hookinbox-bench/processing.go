@@ -30,7 +30,7 @@ type processingResult struct {
 // countReceived is the backlog: rows no worker has processed yet.
 func countReceived(ctx context.Context, db *pgxpool.Pool) (int64, error) {
 	var n int64
-	err := db.QueryRow(ctx, "SELECT count(*) FROM inbox WHERE status = 'received'").Scan(&n)
+	err := db.QueryRow(ctx, "SELECT count(*) FROM inbox_pending").Scan(&n)
 	return n, err
 }
 
@@ -42,11 +42,10 @@ func waitDrained(ctx context.Context, db *pgxpool.Pool, limit time.Duration) (bo
 }
 
 // noneReceived reports whether no delivery is `received`. Polling must not
-// become the load it measures: counting `received` rows scans the table,
-// so this only asks whether one is left, which the partial index on
-// (status, id) answers at once.
+// become the load it measures: counting the pending rows scans them, so
+// this only asks whether one is left.
 func noneReceived(ctx context.Context, db *pgxpool.Pool) (bool, error) {
-	err := db.QueryRow(ctx, "SELECT id FROM inbox WHERE status = 'received' ORDER BY id LIMIT 1").Scan(new(int64))
+	err := db.QueryRow(ctx, "SELECT inbox_id FROM inbox_pending LIMIT 1").Scan(new(int64))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return true, nil
 	}
@@ -119,7 +118,7 @@ func readRowLatencies(ctx context.Context, db *pgxpool.Pool, query string, from,
 // ($1, $2]: from the ingest transaction's start to the processing batch's
 // status update. A row not yet processed counts as processed now.
 const ackToProcessed = `SELECT extract(epoch FROM coalesce(processed_at, clock_timestamp()) - received_at)::float8
-	FROM inbox WHERE id > $1 AND id <= $2`
+	FROM delivery WHERE id > $1 AND id <= $2`
 
 // drainStats reads back how the worker processed a backlog of backlog rows,
 // started at start, in a wait that ended at waited.
@@ -128,7 +127,7 @@ func drainStats(ctx context.Context, db *pgxpool.Pool, backlog int64, start, wai
 	var first, last *time.Time
 	if err := db.QueryRow(ctx, `SELECT count(*) FILTER (WHERE status = 'received'),
 			min(processed_at) FILTER (WHERE processed_at >= $1), max(processed_at) FILTER (WHERE processed_at >= $1)
-			FROM inbox`, start.Add(-time.Second)).
+			FROM delivery`, start.Add(-time.Second)).
 		Scan(&res.Remaining, &first, &last); err != nil {
 		return res, fmt.Errorf("count the backlog: %w", err)
 	}
@@ -141,7 +140,7 @@ func drainStats(ctx context.Context, db *pgxpool.Pool, backlog int64, start, wai
 	for i, a := range accepted {
 		ids[i] = a.ID
 	}
-	rows, err := db.Query(ctx, `SELECT status, count(*) FROM inbox WHERE source = 'github' AND delivery_id = ANY($1) GROUP BY status`, ids)
+	rows, err := db.Query(ctx, `SELECT status, count(*) FROM delivery WHERE source = 'github' AND delivery_id = ANY($1) GROUP BY status`, ids)
 	if err != nil {
 		return res, err
 	}
@@ -181,7 +180,7 @@ func audit(ctx context.Context, db *pgxpool.Pool, accepted []acceptedDelivery) (
 		WITH acked AS (
 			SELECT i.id, i.status, a.inbox_id
 			FROM unnest($1::text[], $2::bigint[]) AS a(delivery_id, inbox_id)
-			JOIN inbox i ON i.source = 'github' AND i.delivery_id = a.delivery_id
+			JOIN delivery i ON i.source = 'github' AND i.delivery_id = a.delivery_id
 		), jobs AS (
 			SELECT acked.id, count(j.id) AS n, count(j.id) FILTER (WHERE j.state <> 'completed') AS incomplete
 			FROM acked

@@ -57,16 +57,19 @@ func runRetention(ctx context.Context, opts options, root string, progress func(
 	const chunk = 100_000
 	for from := 1; from <= opts.retentionRows; from += chunk {
 		to := min(from+chunk-1, opts.retentionRows)
-		if _, err := db.Exec(ctx, `INSERT INTO inbox (source, delivery_id, event_type, headers, payload, payload_sha256,
-				status, received_at, processed_at)
-			SELECT 'github', 'expired-' || g, 'push', '{}', convert_to(repeat('x', 512), 'UTF8'),
-			       sha256(convert_to('expired-' || g, 'UTF8')), 'processed',
-			       now() - interval '40 days' + g * interval '1 ms', now() - interval '40 days'
-			FROM generate_series($1::int, $2::int) g`, from, to); err != nil {
+		if _, err := db.Exec(ctx, `WITH seeded AS (
+				INSERT INTO inbox (source, delivery_id, event_type, headers, payload, payload_sha256, received_at)
+				SELECT 'github', 'expired-' || g, 'push', '{}', convert_to(repeat('x', 512), 'UTF8'),
+				       sha256(convert_to('expired-' || g, 'UTF8')), now() - interval '40 days' + g * interval '1 ms'
+				FROM generate_series($1::int, $2::int) g
+				RETURNING id
+			)
+			INSERT INTO inbox_outcome (inbox_id, status, processed_at)
+			SELECT id, 'processed', now() - interval '40 days' FROM seeded`, from, to); err != nil {
 			return fmt.Errorf("seed: %w", err)
 		}
 	}
-	if _, err := db.Exec(ctx, "VACUUM ANALYZE inbox"); err != nil {
+	if _, err := db.Exec(ctx, "VACUUM ANALYZE inbox, inbox_outcome"); err != nil {
 		return err
 	}
 	res.SeedSeconds = time.Since(t0).Seconds()

@@ -200,7 +200,7 @@ func steadyRunStep(ctx context.Context, r *rig, svc *service, gen *generator, me
 	}
 	if err := db.QueryRow(ctx, `SELECT count(*) FILTER (WHERE status = 'received'),
 			count(*) FILTER (WHERE last_error IS NOT NULL OR status = 'failed')
-			FROM inbox WHERE id > $1 AND id <= $2`, from, to).Scan(&st.Unprocessed, &st.WithError); err != nil {
+			FROM delivery WHERE id > $1 AND id <= $2`, from, to).Scan(&st.Unprocessed, &st.WithError); err != nil {
 		return st, err
 	}
 

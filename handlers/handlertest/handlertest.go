@@ -144,7 +144,7 @@ func (e *Env) WaitStatus(t testing.TB, inboxID int64, status string) {
 	var got string
 	deadline := time.Now().Add(15 * time.Second)
 	for time.Now().Before(deadline) {
-		if err := e.Pool.QueryRow(context.Background(), "SELECT status FROM inbox WHERE id = $1", inboxID).Scan(&got); err == nil && got == status {
+		if err := e.Pool.QueryRow(context.Background(), "SELECT status FROM delivery WHERE id = $1", inboxID).Scan(&got); err == nil && got == status {
 			return
 		}
 		time.Sleep(20 * time.Millisecond)

@@ -1,6 +1,15 @@
 -- The unique constraint decides duplicates: a concurrent insert of the same
 -- (source, delivery_id) waits for the first transaction and then does nothing.
-INSERT INTO inbox (source, delivery_id, event_type, occurred_at, headers, payload, payload_sha256, origin)
-VALUES (@source, @delivery_id, @event_type, @occurred_at, @headers, @payload, @payload_sha256, @origin)
-ON CONFLICT (source, delivery_id) DO NOTHING
-RETURNING id
+-- A delivery stored is pending until processing decides it
+-- (migrations/016_inbox_state_tables.up.sql): its inbox_pending row is
+-- inserted by this same statement.
+WITH stored AS (
+    INSERT INTO inbox (source, delivery_id, event_type, occurred_at, headers, payload, payload_sha256, origin)
+    VALUES (@source, @delivery_id, @event_type, @occurred_at, @headers, @payload, @payload_sha256, @origin)
+    ON CONFLICT (source, delivery_id) DO NOTHING
+    RETURNING id, source, received_at
+), pending AS (
+    INSERT INTO inbox_pending (inbox_id, source, received_at)
+    SELECT id, source, received_at FROM stored
+)
+SELECT id FROM stored

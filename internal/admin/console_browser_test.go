@@ -117,7 +117,7 @@ func TestConsoleInChromium(t *testing.T) {
 	b.deliver(t, "github", "gh-browser-2", "push", `{"ref":"refs/heads/main"}`)
 	b.deliver(t, "stripe", "evt_browser_1", "charge.succeeded", `{"id":"evt_browser_1"}`)
 	require.Eventually(t, func() bool {
-		return b.count(t, "SELECT count(*) FROM inbox WHERE status = 'received'") == 0
+		return b.count(t, "SELECT count(*) FROM delivery WHERE status = 'received'") == 0
 	}, 10*time.Second, 20*time.Millisecond)
 
 	// A day of traffic for the charts: a wave of accepted requests, some

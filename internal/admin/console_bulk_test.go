@@ -21,7 +21,7 @@ func TestConsoleBulkReplay(t *testing.T) {
 	}
 	b.deliver(t, "stripe", "evt_bulk_1", "charge.succeeded", `{}`)
 	require.Eventually(t, func() bool {
-		return b.count(t, "SELECT count(*) FROM inbox WHERE status = 'skipped'") == 4
+		return b.count(t, "SELECT count(*) FROM delivery WHERE status = 'skipped'") == 4
 	}, 10*time.Second, 20*time.Millisecond)
 	browser := b.browserSession(t)
 

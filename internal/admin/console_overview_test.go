@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hookinbox/hookinbox/internal/receiver"
+	"github.com/hookinbox/hookinbox/internal/testdb"
 )
 
 // The Overview reads the per-minute counts, the backlog and the failures
@@ -21,9 +22,8 @@ func TestConsoleOverview(t *testing.T) {
 	ctx := context.Background()
 	b.deliver(t, "github", "gh-over-1", "issues", `{}`)
 	failed := b.deliver(t, "github", "gh-over-2", "issues", `{}`)
-	_, err := b.pool.Exec(ctx, "UPDATE inbox SET status = 'failed' WHERE id = $1", failed)
-	require.NoError(t, err)
-	_, err = b.pool.Exec(ctx, `INSERT INTO ingest_minute (minute, source, outcome, count) VALUES
+	testdb.SetStatus(t, b.pool, "failed", failed)
+	_, err := b.pool.Exec(ctx, `INSERT INTO ingest_minute (minute, source, outcome, count) VALUES
 		(date_trunc('minute', now()) - interval '5 minutes', 'github', 'accepted', 3),
 		(date_trunc('minute', now()) - interval '5 minutes', 'github', 'invalid_signature', 2),
 		(date_trunc('minute', now()) - interval '4 minutes', 'github', 'timestamp_out_of_tolerance', 1),

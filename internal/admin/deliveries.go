@@ -24,6 +24,10 @@ var (
 	deliveriesListSQL string
 	//go:embed sql/deliveries_list_until.sql
 	deliveriesListUntilSQL string
+	//go:embed sql/deliveries_list_pending.sql
+	deliveriesListPendingSQL string
+	//go:embed sql/deliveries_list_outcome.sql
+	deliveriesListOutcomeSQL string
 	//go:embed sql/delivery_get.sql
 	deliveryGetSQL string
 	//go:embed sql/delivery_attempts.sql
@@ -136,8 +140,14 @@ func (s *Server) queryDeliveries(ctx context.Context, f deliveryFilter) (deliver
 		"resource": optional(f.Resource), "since": f.since, "until": f.until, "cursor": f.cursor, "after": f.after,
 		"limit": f.Limit + 1} // one more tells whether a next page exists
 	sql := deliveriesListSQL
-	if f.until != nil {
+	switch {
+	case f.until != nil:
 		sql, args["cursor_at"] = deliveriesListUntilSQL, f.cursorAt
+	// Filters the state tables answer through an index: their rows lead.
+	case f.Status == "received":
+		sql = deliveriesListPendingSQL
+	case f.Status == "skipped" || f.Status == "failed" || f.Resource != "":
+		sql = deliveriesListOutcomeSQL
 	}
 	rows, err := s.cfg.Pool.Query(ctx, sql, args)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hookinbox/hookinbox/internal/admin"
+	"github.com/hookinbox/hookinbox/internal/testdb"
 )
 
 type page struct {
@@ -104,7 +105,8 @@ func TestListDeliveriesFilters(t *testing.T) {
 	push := b.deliver(t, "github", "gh-f-1", "push", `{}`)
 	issue := b.deliver(t, "github", "gh-f-2", "issues", `{}`)
 	paid := b.deliver(t, "stripe", "evt_f_3", "payment_intent.succeeded", `{}`)
-	_, err := b.pool.Exec(ctx, "UPDATE inbox SET status = 'failed', last_error = 'boom', resource_key = 'acme/app#1' WHERE id = $1", issue)
+	testdb.SetStatus(t, b.pool, "failed", issue)
+	_, err := b.pool.Exec(ctx, "UPDATE inbox_outcome SET last_error = 'boom', resource_key = 'acme/app#1' WHERE inbox_id = $1", issue)
 	require.NoError(t, err)
 	_, err = b.pool.Exec(ctx, "UPDATE inbox SET received_at = now() - interval '2 days' WHERE id = $1", push)
 	require.NoError(t, err)
@@ -146,7 +148,7 @@ func TestGetDelivery(t *testing.T) {
 	ctx := context.Background()
 	id := b.deliver(t, "github", "gh-get-1", "push", `{"ref":"refs/heads/main"}`)
 	require.Eventually(t, func() bool {
-		return b.count(t, "SELECT count(*) FROM inbox WHERE id = $1 AND status = 'skipped'", id) == 1
+		return b.count(t, "SELECT count(*) FROM delivery WHERE id = $1 AND status = 'skipped'", id) == 1
 	}, 10*time.Second, 20*time.Millisecond)
 	_, err := b.pool.Exec(ctx, `INSERT INTO handler_step (key, source, delivery_id, handler, step) VALUES ('hkb_x', 'github', 'gh-get-1', 'h', 'notify')`)
 	require.NoError(t, err)
@@ -165,7 +167,7 @@ func TestGetDelivery(t *testing.T) {
 	require.Nil(t, d.Attempts[0].ReplayID)
 	require.Equal(t, []admin.DerivedKey{{Handler: "h", Step: "notify", Key: "hkb_x", CreatedAt: d.Keys[0].CreatedAt}}, d.Keys)
 	require.Nil(t, d.Stale, "skipped: no handler judged it")
-	_, err = b.pool.Exec(ctx, `UPDATE inbox SET stale = true WHERE id = $1`, id)
+	_, err = b.pool.Exec(ctx, `UPDATE inbox_outcome SET stale = true WHERE inbox_id = $1`, id)
 	require.NoError(t, err)
 	b.do(t, http.MethodGet, fmt.Sprintf("/admin/deliveries/%d", id), "", nil).json(t, &d)
 	require.NotNil(t, d.Stale)

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hookinbox/hookinbox/internal/admin"
+	"github.com/hookinbox/hookinbox/internal/testdb"
 	"github.com/hookinbox/hookinbox/jobs"
 )
 
@@ -55,7 +56,6 @@ func TestReplayDelivery(t *testing.T) {
 func TestBulkReplay(t *testing.T) {
 	t.Parallel()
 	b := setupWith(t, setupOpts{noWorker: true})
-	ctx := context.Background()
 	var failed []int64
 	for i := 0; i < 5; i++ {
 		id := b.deliver(t, "github", fmt.Sprintf("gh-bulk-%d", i), "push", `{}`)
@@ -64,8 +64,7 @@ func TestBulkReplay(t *testing.T) {
 		}
 	}
 	b.deliver(t, "stripe", "evt_bulk", "payment_intent.succeeded", `{}`)
-	_, err := b.pool.Exec(ctx, "UPDATE inbox SET status = 'failed' WHERE id = ANY($1)", failed)
-	require.NoError(t, err)
+	testdb.SetStatus(t, b.pool, "failed", failed...)
 
 	r := b.do(t, http.MethodPost, "/admin/bulk-replays", `{"source":"github","status":"failed","limit":3}`, nil)
 	require.Equal(t, http.StatusAccepted, r.status, "%s", r.body)

@@ -190,7 +190,7 @@ func TestServeAndSend(t *testing.T) {
 	require.Eventually(t, func() bool {
 		var total, done int
 		require.NoError(t, pool.QueryRow(context.Background(),
-			"SELECT count(*), count(*) FILTER (WHERE status IN ('processed', 'skipped')) FROM inbox").Scan(&total, &done))
+			"SELECT count(*), count(*) FILTER (WHERE status IN ('processed', 'skipped')) FROM delivery").Scan(&total, &done))
 		return total == 6 && done == 6
 	}, 20*time.Second, 50*time.Millisecond, "log:\n%s", b.stderr)
 	var title string

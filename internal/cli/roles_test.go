@@ -30,7 +30,7 @@ func TestServeRolesSplitIngestAndWork(t *testing.T) {
 	defer pool.Close()
 	require.Eventually(t, func() bool {
 		var status string
-		require.NoError(t, pool.QueryRow(context.Background(), "SELECT status FROM inbox").Scan(&status))
+		require.NoError(t, pool.QueryRow(context.Background(), "SELECT status FROM delivery").Scan(&status))
 		return status == "processed"
 	}, 15*time.Second, 50*time.Millisecond, "the worker processed what ingest stored")
 

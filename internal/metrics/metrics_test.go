@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hookinbox/hookinbox/internal/testdb"
+	"github.com/jackc/pgx/v5"
 )
 
 func TestMain(m *testing.M) { testdb.Main(m) }
@@ -19,10 +20,14 @@ func TestMain(m *testing.M) { testdb.Main(m) }
 // insertRows adds n inbox rows with status.
 func insertRows(t *testing.T, pool *pgxpool.Pool, status string, n int) {
 	t.Helper()
-	_, err := pool.Exec(context.Background(), `
-		INSERT INTO inbox (source, delivery_id, event_type, payload, payload_sha256, status)
-		SELECT 'github', $1 || i, 'push', '{}', '\x00', $1 FROM generate_series(1, $2) i`, status, n)
+	rows, err := pool.Query(context.Background(), `
+		INSERT INTO inbox (source, delivery_id, event_type, payload, payload_sha256)
+		SELECT 'github', $1 || i, 'push', '{}', '\x00' FROM generate_series(1, $2) i
+		RETURNING id`, status, n)
 	require.NoError(t, err)
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	require.NoError(t, err)
+	testdb.SetStatus(t, pool, status, ids...)
 }
 
 func scrape(t *testing.T, m *Metrics) string {
@@ -56,7 +61,7 @@ func TestInboxRowsEstimatesALargeProcessedCount(t *testing.T) {
 	pool := testdb.New(t)
 	insertRows(t, pool, "processed", 30)
 	insertRows(t, pool, "failed", 3)
-	_, err := pool.Exec(context.Background(), "ANALYZE inbox")
+	_, err := pool.Exec(context.Background(), "ANALYZE inbox_outcome")
 	require.NoError(t, err)
 	m := newMetrics(pool, nil, 10)
 	text := scrape(t, m)

@@ -149,3 +149,33 @@ func withDatabase(rawURL, db string) string {
 	u.Path = "/" + db
 	return u.String()
 }
+
+// SetStatus puts deliveries in status as processing would leave them, for
+// tests that need a state without running handlers: received is a row of
+// inbox_pending, any other status a row of inbox_outcome (processed_at is
+// set for processed and skipped). Whatever state the deliveries had is
+// replaced. More of an outcome (last_error, resource_key, stale) is set on
+// inbox_outcome directly.
+func SetStatus(t testing.TB, pool *pgxpool.Pool, status string, ids ...int64) {
+	t.Helper()
+	err := pgx.BeginFunc(context.Background(), pool, func(tx pgx.Tx) error {
+		ctx := context.Background()
+		if _, err := tx.Exec(ctx, "DELETE FROM inbox_pending WHERE inbox_id = ANY($1)", ids); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, "DELETE FROM inbox_outcome WHERE inbox_id = ANY($1)", ids); err != nil {
+			return err
+		}
+		if status == "received" {
+			_, err := tx.Exec(ctx, `INSERT INTO inbox_pending (inbox_id, source, received_at)
+				SELECT id, source, received_at FROM inbox WHERE id = ANY($1)`, ids)
+			return err
+		}
+		_, err := tx.Exec(ctx, `INSERT INTO inbox_outcome (inbox_id, status, processed_at)
+			SELECT id, $2, CASE WHEN $2 IN ('processed', 'skipped') THEN now() END FROM inbox WHERE id = ANY($1)`, ids, status)
+		return err
+	})
+	if err != nil {
+		t.Fatalf("testdb: set deliveries %v to %s: %v", ids, status, err)
+	}
+}

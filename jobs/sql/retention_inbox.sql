@@ -11,7 +11,7 @@ WITH doomed AS (
     SELECT i.id FROM inbox i
     WHERE i.received_at < @cutoff
       AND (i.source = ANY(@sources)) = @include
-      AND i.status IN ('processed', 'skipped')
+      AND EXISTS (SELECT 1 FROM inbox_outcome o WHERE o.inbox_id = i.id AND o.status IN ('processed', 'skipped'))
       AND NOT EXISTS (
           SELECT 1 FROM handler_step s JOIN river_job j ON j.id = s.job_id
           WHERE s.source = i.source AND s.delivery_id = i.delivery_id
@@ -25,5 +25,7 @@ WITH doomed AS (
           WHERE d.source = i.source AND d.delivery_id = i.delivery_id AND d.state IN ('waiting', 'pending', 'held'))
     ORDER BY i.received_at
     LIMIT @batch
+), outcomes AS (
+    DELETE FROM inbox_outcome o USING doomed WHERE o.inbox_id = doomed.id
 )
 DELETE FROM inbox i USING doomed WHERE i.id = doomed.id

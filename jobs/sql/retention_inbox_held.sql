@@ -4,7 +4,7 @@ SELECT count(*)
 FROM inbox i
 WHERE i.received_at < @cutoff
   AND (i.source = ANY(@sources)) = @include
-  AND (i.status IN ('received', 'failed')
+  AND (NOT EXISTS (SELECT 1 FROM inbox_outcome o WHERE o.inbox_id = i.id AND o.status IN ('processed', 'skipped'))
        OR EXISTS (
           SELECT 1 FROM handler_step s JOIN river_job j ON j.id = s.job_id
           WHERE s.source = i.source AND s.delivery_id = i.delivery_id

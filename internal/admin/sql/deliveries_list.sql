@@ -3,7 +3,7 @@
 -- deliveries on its first page.
 SELECT id, source, delivery_id, event_type, status, origin, resource_key, stale,
        occurred_at, received_at, processed_at, last_error, octet_length(payload) AS size
-FROM inbox
+FROM delivery
 WHERE (@cursor::bigint IS NULL OR id < @cursor::bigint)
   AND (@after::bigint IS NULL OR id > @after::bigint)
   AND (@source::text IS NULL OR source = @source::text)

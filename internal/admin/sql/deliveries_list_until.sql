@@ -6,7 +6,7 @@
 -- ten million).
 SELECT id, source, delivery_id, event_type, status, origin, resource_key, stale,
        occurred_at, received_at, processed_at, last_error, octet_length(payload) AS size
-FROM inbox
+FROM delivery
 WHERE received_at < @until::timestamptz
   AND (@cursor_at::timestamptz IS NULL OR (received_at, id) < (@cursor_at::timestamptz, @cursor::bigint))
   AND (@after::bigint IS NULL OR id > @after::bigint)

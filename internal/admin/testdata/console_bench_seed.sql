@@ -3,7 +3,7 @@
 -- rare one), 0.1 % failed, a backlog of 100 among the newest, a quarter
 -- skipped; a day of per-minute ingest counts; 1,000 conflict records; a
 -- finished bulk replay of 100,000 deliveries whose jobs River has cleaned.
-INSERT INTO inbox (source, delivery_id, event_type, headers, payload, payload_sha256, received_at, status, processed_at, resource_key)
+INSERT INTO inbox (source, delivery_id, event_type, headers, payload, payload_sha256, received_at)
 SELECT (ARRAY['github', 'stripe', 'billing'])[1 + i % 3],
        'bench-' || i,
        CASE WHEN i % 100000 = 7 THEN 'issue_comment'
@@ -11,14 +11,20 @@ SELECT (ARRAY['github', 'stripe', 'billing'])[1 + i % 3],
        '{"Content-Type": ["application/json"], "User-Agent": ["bench"]}',
        convert_to('{"id":"bench-' || i || '","type":"event","data":{"id":"obj_' || (i % 50000) || '","amount":' || (i % 997) || '}}', 'UTF8'),
        sha256(convert_to(i::text, 'UTF8')),
-       now() - make_interval(secs => (1000000 - i) * 2.5),
-       CASE WHEN i % 1000 = 0 THEN 'failed'
-            WHEN i > 999000 AND i % 10 = 0 THEN 'received'
-            WHEN i % 4 = 0 THEN 'skipped'
-            ELSE 'processed' END,
-       now() - make_interval(secs => (1000000 - i) * 2.5),
-       'obj_' || (i % 50000)
+       now() - make_interval(secs => (1000000 - i) * 2.5)
 FROM generate_series(1, 1000000) i;
+
+INSERT INTO inbox_pending (inbox_id, source, received_at)
+SELECT id, source, received_at FROM inbox WHERE id > 999000 AND id % 10 = 0 AND id % 1000 <> 0;
+
+INSERT INTO inbox_outcome (inbox_id, status, processed_at, resource_key)
+SELECT id,
+       CASE WHEN id % 1000 = 0 THEN 'failed'
+            WHEN id % 4 = 0 THEN 'skipped'
+            ELSE 'processed' END,
+       CASE WHEN id % 1000 <> 0 THEN received_at END,
+       'obj_' || (id % 50000)
+FROM inbox WHERE NOT (id > 999000 AND id % 10 = 0 AND id % 1000 <> 0);
 
 INSERT INTO ingest_minute (minute, source, outcome, count)
 SELECT m, s, o, 1 + (extract(epoch FROM m)::bigint % 40)

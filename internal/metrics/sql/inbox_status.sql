@@ -1,17 +1,19 @@
 -- Inbox rows for every status, 0 included. The statuses that stay small
--- (work pending or gone wrong) are counted exactly through the partial
--- status index. processed is counted exactly up to @exact_limit rows
--- (a scan that stops there); past it, counting on every scrape would read
--- the whole table, so it is the planner's estimate (never below the
--- limit), and the third column says so.
+-- (work pending or gone wrong) are counted exactly: the pending table, and
+-- the outcome table's partial status index. processed is counted exactly
+-- up to @exact_limit rows (a scan that stops there); past it, counting on
+-- every scrape would read the whole table, so it is the planner's estimate
+-- (never below the limit), and the third column says so.
 WITH small AS (
-    SELECT status, count(*) AS n FROM inbox WHERE status <> 'processed' GROUP BY status
+    SELECT 'received' AS status, count(*) AS n FROM inbox_pending
+    UNION ALL
+    SELECT status, count(*) FROM inbox_outcome WHERE status <> 'processed' GROUP BY status
 ), processed_capped AS (
-    SELECT count(*) AS n FROM (SELECT 1 FROM inbox WHERE status = 'processed' LIMIT @exact_limit + 1) capped
+    SELECT count(*) AS n FROM (SELECT 1 FROM inbox_outcome WHERE status = 'processed' LIMIT @exact_limit + 1) capped
 ), processed AS (
     SELECT CASE WHEN p.n <= @exact_limit THEN p.n
-                ELSE greatest((SELECT reltuples FROM pg_class WHERE oid = 'inbox'::regclass)::bigint
-                              - (SELECT coalesce(sum(n), 0) FROM small), @exact_limit + 1)
+                ELSE greatest((SELECT reltuples FROM pg_class WHERE oid = 'inbox_outcome'::regclass)::bigint
+                              - (SELECT coalesce(sum(n), 0) FROM small WHERE status <> 'received'), @exact_limit + 1)
            END AS n,
            p.n > @exact_limit AS estimated
     FROM processed_capped p

@@ -1,3 +1,2 @@
 SELECT coalesce(extract(epoch FROM now() - min(received_at)), 0)::float8
-FROM inbox
-WHERE status = 'received'
+FROM inbox_pending
