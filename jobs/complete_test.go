@@ -16,8 +16,8 @@ import (
 	"github.com/hookinbox/hookinbox/jobs"
 )
 
-// Completing a batch must not scan river_job or inbox whole once they have
-// grown, however small they were when the connection first ran it. Cached
+// Completing a batch must not scan river_job or the inbox's tables whole
+// once they have grown, however small they were when the connection first ran it. Cached
 // as a generic plan, the statement joined its ids to river_job by scanning
 // the table made when it was small, and kept doing so as the table grew:
 // in the steady benchmark it was a third of the database's time (bench
@@ -42,13 +42,19 @@ func TestCompleteDoesNotScanTablesThatGrew(t *testing.T) {
 	_, err = pool.Exec(ctx, `INSERT INTO inbox (source, delivery_id, event_type, payload, payload_sha256)
 		SELECT 'github', 'd-' || g, 'issues', '{}', '\x00' FROM generate_series(1, 20000) AS g`)
 	require.NoError(t, err)
+	_, err = pool.Exec(ctx, `INSERT INTO inbox_pending (inbox_id, source, received_at)
+		SELECT 100000 + g, 'github', now() FROM generate_series(1, 20000) AS g`)
+	require.NoError(t, err)
+	_, err = pool.Exec(ctx, `INSERT INTO inbox_outcome (inbox_id, status, processed_at)
+		SELECT 200000 + g, 'processed', now() FROM generate_series(1, 20000) AS g`)
+	require.NoError(t, err)
 
 	tx, err := conn.Begin(ctx)
 	require.NoError(t, err)
 	defer tx.Rollback(ctx) //nolint:errcheck // the test only reads its own statistics
 	require.NoError(t, jobs.CompleteProcessedTx(ctx, tx, runningJobs(t, pool, 3)))
 	// This transaction's own scans, not yet reported to the statistics.
-	rows, err := tx.Query(ctx, `SELECT relname, seq_scan FROM pg_stat_xact_user_tables WHERE relname IN ('river_job', 'inbox')`)
+	rows, err := tx.Query(ctx, `SELECT relname, seq_scan FROM pg_stat_xact_user_tables WHERE relname IN ('river_job', 'inbox', 'inbox_pending', 'inbox_outcome')`)
 	require.NoError(t, err)
 	var (
 		table string
@@ -130,4 +136,33 @@ func TestCompleteLeavesTheRowRiversCompletionLeaves(t *testing.T) {
 	got, want := row(ours.ID), row(rivers.ID)
 	require.Equal(t, "completed", want["state"])
 	require.Equal(t, want, got)
+}
+
+// A batch may hold two jobs of one delivery (a replay beside its first
+// run): both complete, and the delivery gets one outcome, not the error an
+// upsert gives for a row it touches twice.
+func TestCompleteTakesOneDeliveryTwice(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := testdb.New(t)
+	js := runningJobs(t, pool, 2)
+	js[1].Args.InboxID = js[0].Args.InboxID
+	_, err := pool.Exec(ctx, "INSERT INTO inbox_pending (inbox_id, source, received_at) VALUES ($1, 'github', now())", js[0].Args.InboxID)
+	require.NoError(t, err)
+
+	tx, err := pool.Begin(ctx)
+	require.NoError(t, err)
+	defer tx.Rollback(ctx) //nolint:errcheck // a no-op after Commit
+	require.NoError(t, jobs.CompleteProcessedTx(ctx, tx, js))
+	require.NoError(t, tx.Commit(ctx))
+
+	var completed, pending, outcomes int
+	require.NoError(t, pool.QueryRow(ctx, `SELECT
+			(SELECT count(*) FROM river_job WHERE state = 'completed'),
+			(SELECT count(*) FROM inbox_pending),
+			(SELECT count(*) FROM inbox_outcome WHERE inbox_id = $1 AND status = 'processed')`, js[0].Args.InboxID).
+		Scan(&completed, &pending, &outcomes))
+	require.Equal(t, 2, completed, "both jobs")
+	require.Zero(t, pending, "decided")
+	require.Equal(t, 1, outcomes)
 }
