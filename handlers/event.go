@@ -43,7 +43,7 @@ type Event struct {
 	Stale bool
 
 	// Tx is the transaction the handler's writes belong to. It commits with
-	// the inbox row's status and the job's completion; do not commit or
+	// the delivery's outcome and the job's completion; do not commit or
 	// roll it back.
 	Tx pgx.Tx
 

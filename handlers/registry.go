@@ -13,8 +13,8 @@ import (
 	"github.com/riverqueue/river"
 )
 
-// Outcome is what processing made of a delivery; it becomes the inbox
-// row's status.
+// Outcome is what processing made of a delivery; it becomes the
+// delivery's status (its inbox_outcome row, shown by the view delivery).
 type Outcome string
 
 const (
@@ -173,7 +173,7 @@ func (r *Registry) matching(d Delivery) []Registration {
 // Process runs the matching handlers for d inside tx: it locks d's
 // resource, decides staleness, calls each handler (LatestState ones only
 // for fresh events), and records the resource's new version. The caller
-// commits tx together with the inbox status and the job's completion.
+// commits tx together with the delivery's outcome and the job's completion.
 func (r *Registry) Process(ctx context.Context, tx pgx.Tx, jobs JobInserter, d Delivery) (Result, error) {
 	return r.process(ctx, tx, jobs, d, true)
 }

@@ -138,7 +138,8 @@ func (e *Env) Replay(t testing.TB, inboxID int64) int64 {
 	return jobID
 }
 
-// WaitStatus waits up to 15 s for the delivery's inbox row to have status.
+// WaitStatus waits up to 15 s for the delivery to have status (as the view
+// delivery shows it: received while pending, then what processing decided).
 func (e *Env) WaitStatus(t testing.TB, inboxID int64, status string) {
 	t.Helper()
 	var got string
