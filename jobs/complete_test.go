@@ -42,11 +42,11 @@ func TestCompleteDoesNotScanTablesThatGrew(t *testing.T) {
 	_, err = pool.Exec(ctx, `INSERT INTO inbox (source, delivery_id, event_type, payload, payload_sha256)
 		SELECT 'github', 'd-' || g, 'issues', '{}', '\x00' FROM generate_series(1, 20000) AS g`)
 	require.NoError(t, err)
-	_, err = pool.Exec(ctx, `INSERT INTO inbox_pending (inbox_id, source, received_at)
-		SELECT 100000 + g, 'github', now() FROM generate_series(1, 20000) AS g`)
+	_, err = pool.Exec(ctx, `INSERT INTO inbox_pending (inbox_id, source, event_type, received_at)
+		SELECT 100000 + g, 'github', 'issues', now() FROM generate_series(1, 20000) AS g`)
 	require.NoError(t, err)
-	_, err = pool.Exec(ctx, `INSERT INTO inbox_outcome (inbox_id, status, processed_at)
-		SELECT 200000 + g, 'processed', now() FROM generate_series(1, 20000) AS g`)
+	_, err = pool.Exec(ctx, `INSERT INTO inbox_outcome (inbox_id, source, event_type, received_at, status, processed_at)
+		SELECT 200000 + g, 'github', 'issues', now(), 'processed', now() FROM generate_series(1, 20000) AS g`)
 	require.NoError(t, err)
 
 	tx, err := conn.Begin(ctx)
@@ -147,7 +147,10 @@ func TestCompleteTakesOneDeliveryTwice(t *testing.T) {
 	pool := testdb.New(t)
 	js := runningJobs(t, pool, 2)
 	js[1].Args.InboxID = js[0].Args.InboxID
-	_, err := pool.Exec(ctx, "INSERT INTO inbox_pending (inbox_id, source, received_at) VALUES ($1, 'github', now())", js[0].Args.InboxID)
+	_, err := pool.Exec(ctx, `INSERT INTO inbox (id, source, delivery_id, event_type, payload, payload_sha256)
+		VALUES ($1, 'github', 'twice', 'issues', '{}', '\x00')`, js[0].Args.InboxID)
+	require.NoError(t, err)
+	_, err = pool.Exec(ctx, "INSERT INTO inbox_pending (inbox_id, source, event_type, received_at) VALUES ($1, 'github', 'issues', now())", js[0].Args.InboxID)
 	require.NoError(t, err)
 
 	tx, err := pool.Begin(ctx)

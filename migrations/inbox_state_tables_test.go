@@ -61,4 +61,12 @@ func TestInboxStateTablesBackfill(t *testing.T) {
 		Scan(&pending, &outcomes))
 	require.Equal(t, 2, pending, "the received ones")
 	require.Equal(t, 3, outcomes, "the decided ones")
+
+	var copied int
+	require.NoError(t, pool.QueryRow(ctx, `SELECT
+			(SELECT count(*) FROM inbox_pending s JOIN inbox i ON i.id = s.inbox_id
+			 WHERE (s.source, s.event_type, s.received_at) = (i.source, i.event_type, i.received_at))
+			+ (SELECT count(*) FROM inbox_outcome s JOIN inbox i ON i.id = s.inbox_id
+			   WHERE (s.source, s.event_type, s.received_at) = (i.source, i.event_type, i.received_at))`).Scan(&copied))
+	require.Equal(t, 5, copied, "each state row repeats its delivery's source, event type and receipt time")
 }

@@ -37,9 +37,9 @@ WITH stored AS (
     INSERT INTO inbox (source, delivery_id, event_type, occurred_at, headers, payload, payload_sha256, origin)
     VALUES (:source, gen_random_uuid()::text, :event_type, NULL, :headers, :payload%[1]d, decode(:sha%[1]d, 'hex'), :origin)
     ON CONFLICT (source, delivery_id) DO NOTHING
-    RETURNING id, source, received_at
+    RETURNING id, source, event_type, received_at
 ), pending AS (
-    INSERT INTO inbox_pending (inbox_id, source, received_at) SELECT id, source, received_at FROM stored
+    INSERT INTO inbox_pending (inbox_id, source, event_type, received_at) SELECT id, source, event_type, received_at FROM stored
 )
 SELECT id FROM stored \gset
 WITH raw_job_data AS (
@@ -71,9 +71,9 @@ WITH ins AS (
     SELECT :source, gen_random_uuid()::text, :event_type, NULL, :headers, :payload%[1]d, decode(:sha%[1]d, 'hex'), :origin
     FROM generate_series(1, %[2]d)
     ON CONFLICT (source, delivery_id) DO NOTHING
-    RETURNING id, source, received_at
+    RETURNING id, source, event_type, received_at
 ), pending AS (
-    INSERT INTO inbox_pending (inbox_id, source, received_at) SELECT id, source, received_at FROM ins
+    INSERT INTO inbox_pending (inbox_id, source, event_type, received_at) SELECT id, source, event_type, received_at FROM ins
 )
 SELECT array_agg(id) AS ids FROM ins \gset
 WITH raw_job_data AS (

@@ -62,10 +62,10 @@ func runRetention(ctx context.Context, opts options, root string, progress func(
 				SELECT 'github', 'expired-' || g, 'push', '{}', convert_to(repeat('x', 512), 'UTF8'),
 				       sha256(convert_to('expired-' || g, 'UTF8')), now() - interval '40 days' + g * interval '1 ms'
 				FROM generate_series($1::int, $2::int) g
-				RETURNING id
+				RETURNING id, source, event_type, received_at
 			)
-			INSERT INTO inbox_outcome (inbox_id, status, processed_at)
-			SELECT id, 'processed', now() - interval '40 days' FROM seeded`, from, to); err != nil {
+			INSERT INTO inbox_outcome (inbox_id, source, event_type, received_at, status, processed_at)
+			SELECT id, source, event_type, received_at, 'processed', now() - interval '40 days' FROM seeded`, from, to); err != nil {
 			return fmt.Errorf("seed: %w", err)
 		}
 	}

@@ -7,9 +7,9 @@ WITH stored AS (
     INSERT INTO inbox (source, delivery_id, event_type, occurred_at, headers, payload, payload_sha256, origin)
     VALUES (@source, @delivery_id, @event_type, @occurred_at, @headers, @payload, @payload_sha256, @origin)
     ON CONFLICT (source, delivery_id) DO NOTHING
-    RETURNING id, source, received_at
+    RETURNING id, source, event_type, received_at
 ), pending AS (
-    INSERT INTO inbox_pending (inbox_id, source, received_at)
-    SELECT id, source, received_at FROM stored
+    INSERT INTO inbox_pending (inbox_id, source, event_type, received_at)
+    SELECT id, source, event_type, received_at FROM stored
 )
 SELECT id FROM stored

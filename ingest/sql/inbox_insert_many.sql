@@ -10,9 +10,9 @@ WITH stored AS (
                 @headers::text[], @payloads::bytea[], @payload_sha256s::bytea[], @origins::text[])
         AS d (source, delivery_id, event_type, occurred_at, headers, payload, payload_sha256, origin)
     ON CONFLICT (source, delivery_id) DO NOTHING
-    RETURNING id, source, delivery_id, received_at
+    RETURNING id, source, delivery_id, event_type, received_at
 ), pending AS (
-    INSERT INTO inbox_pending (inbox_id, source, received_at)
-    SELECT id, source, received_at FROM stored
+    INSERT INTO inbox_pending (inbox_id, source, event_type, received_at)
+    SELECT id, source, event_type, received_at FROM stored
 )
 SELECT id, source, delivery_id FROM stored

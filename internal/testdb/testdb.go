@@ -167,12 +167,13 @@ func SetStatus(t testing.TB, pool *pgxpool.Pool, status string, ids ...int64) {
 			return err
 		}
 		if status == "received" {
-			_, err := tx.Exec(ctx, `INSERT INTO inbox_pending (inbox_id, source, received_at)
-				SELECT id, source, received_at FROM inbox WHERE id = ANY($1)`, ids)
+			_, err := tx.Exec(ctx, `INSERT INTO inbox_pending (inbox_id, source, event_type, received_at)
+				SELECT id, source, event_type, received_at FROM inbox WHERE id = ANY($1)`, ids)
 			return err
 		}
-		_, err := tx.Exec(ctx, `INSERT INTO inbox_outcome (inbox_id, status, processed_at)
-			SELECT id, $2, CASE WHEN $2 IN ('processed', 'skipped') THEN now() END FROM inbox WHERE id = ANY($1)`, ids, status)
+		_, err := tx.Exec(ctx, `INSERT INTO inbox_outcome (inbox_id, source, event_type, received_at, status, processed_at)
+			SELECT id, source, event_type, received_at, $2, CASE WHEN $2 IN ('processed', 'skipped') THEN now() END
+			FROM inbox WHERE id = ANY($1)`, ids, status)
 		return err
 	})
 	if err != nil {

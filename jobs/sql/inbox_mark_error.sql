@@ -16,10 +16,10 @@ WITH retrying AS (
 ), given_up AS (
     DELETE FROM inbox_pending
     WHERE inbox_id = @id AND @final
-    RETURNING inbox_id
+    RETURNING inbox_id, source, event_type, received_at
 ), failed AS (
-    INSERT INTO inbox_outcome (inbox_id, status, last_error)
-    SELECT inbox_id, 'failed', @last_error FROM given_up
+    INSERT INTO inbox_outcome (inbox_id, source, event_type, received_at, status, last_error)
+    SELECT inbox_id, source, event_type, received_at, 'failed', @last_error FROM given_up
 )
 UPDATE inbox_outcome
 SET last_error = @last_error,

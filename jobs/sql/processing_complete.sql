@@ -29,10 +29,11 @@ WITH completed AS (
     USING unnest(@ids::bigint[]) AS u (id)
     WHERE p.inbox_id = u.id
 ), marked AS (
-    INSERT INTO inbox_outcome AS o (inbox_id, status, processed_at, resource_key, stale)
-    SELECT DISTINCT ON (u.id) u.id, u.status, clock_timestamp(), u.resource_key, u.stale
+    INSERT INTO inbox_outcome AS o (inbox_id, source, event_type, received_at, status, processed_at, resource_key, stale)
+    SELECT DISTINCT ON (u.id) u.id, i.source, i.event_type, i.received_at, u.status, clock_timestamp(), u.resource_key, u.stale
     FROM unnest(@ids::bigint[], @statuses::text[], @resource_keys::text[], @stales::bool[])
         WITH ORDINALITY AS u (id, status, resource_key, stale, n)
+    JOIN inbox i ON i.id = u.id
     -- A delivery twice in the batch (a replay beside its run): the later
     -- one's outcome, as two updates in turn would leave it; ON CONFLICT
     -- may not touch a row twice.

@@ -14,11 +14,11 @@ SELECT (ARRAY['github', 'stripe', 'billing'])[1 + i % 3],
        now() - make_interval(secs => (1000000 - i) * 2.5)
 FROM generate_series(1, 1000000) i;
 
-INSERT INTO inbox_pending (inbox_id, source, received_at)
-SELECT id, source, received_at FROM inbox WHERE id > 999000 AND id % 10 = 0 AND id % 1000 <> 0;
+INSERT INTO inbox_pending (inbox_id, source, event_type, received_at)
+SELECT id, source, event_type, received_at FROM inbox WHERE id > 999000 AND id % 10 = 0 AND id % 1000 <> 0;
 
-INSERT INTO inbox_outcome (inbox_id, status, processed_at, resource_key)
-SELECT id,
+INSERT INTO inbox_outcome (inbox_id, source, event_type, received_at, status, processed_at, resource_key)
+SELECT id, source, event_type, received_at,
        CASE WHEN id % 1000 = 0 THEN 'failed'
             WHEN id % 4 = 0 THEN 'skipped'
             ELSE 'processed' END,
