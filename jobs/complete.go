@@ -31,8 +31,8 @@ func (e *jobsTakenOverError) Error() string {
 	return fmt.Sprintf("jobs %v are no longer running under the attempt this run holds", e.ids)
 }
 
-// processed is a delivery whose handlers ran: what its inbox row records,
-// and the job that ran it.
+// processed is a delivery whose handlers ran: the outcome its
+// inbox_outcome row records, and the job that ran it.
 type processed struct {
 	job         *river.Job[ProcessDeliveryArgs]
 	outcome     handlers.Outcome
@@ -40,8 +40,9 @@ type processed struct {
 	stale       *bool
 }
 
-// completeTx records each delivery's outcome on its inbox row and completes
-// its job, finalized at finalizedAt, in one statement
+// completeTx records each delivery's outcome (its inbox_pending row replaced
+// by an inbox_outcome row) and completes its job, finalized at finalizedAt,
+// in one statement
 // (processing_complete.sql). It returns a *jobsTakenOverError, and tx must
 // be rolled back, when River has given any of the jobs to another run
 // meanwhile: completing it regardless, as JobCompleteTx would, would
