@@ -267,3 +267,25 @@ func TestInboxFindManyProbesTheUniqueIndex(t *testing.T) {
 	require.Contains(t, plan, "Index Scan using inbox_source_delivery_id_key", plan)
 	require.NotContains(t, plan, "Seq Scan on inbox", plan)
 }
+
+// River's insert notification, sent after the batch's COMMIT (which
+// travels with the job insert), still reaches a listener: workers wake for
+// new deliveries without waiting for their poll. The first batch of a new
+// River client also reads the server's version there.
+func TestBatchInsertStillNotifiesWorkers(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	b := setupWith(t, setupOpts{batchWindow: 20 * time.Millisecond})
+	listener, err := pgx.ConnectConfig(ctx, b.pool.Config().ConnConfig.Copy())
+	require.NoError(t, err)
+	t.Cleanup(func() { listener.Close(context.Background()) })
+	_, err = listener.Exec(ctx, `LISTEN "public.river_insert"`)
+	require.NoError(t, err)
+
+	b.postAccepted(t, 5, 6000, "gh-notify")
+	n, err := listener.WaitForNotification(ctx)
+	require.NoError(t, err, "no insert notification")
+	require.Contains(t, n.Payload, `"queue"`)
+	require.Equal(t, counts{5, 5}, b.counts(t))
+}
