@@ -80,6 +80,9 @@ func (in *Inbox) recordMany(ctx context.Context, ds []Delivery) ([]Recorded, []e
 	}
 	recs, errs, err := in.finishRecordMany(ctx, tx, rb, res)
 	if err != nil {
+		if tx.committed() {
+			return nil, nil, &storedThenFailedError{err}
+		}
 		return nil, nil, err
 	}
 	done, err = tx.commit(ctx)
@@ -181,6 +184,9 @@ func (in *Inbox) finishRecordMany(ctx context.Context, tx pgx.Tx, rb *recordBatc
 		recs[i] = Recorded{ID: s.id, Outcome: OutcomeDuplicate}
 	}
 	if len(params) > 0 {
+		if carrier, ok := tx.(*commitCarryingTx); ok {
+			carrier.jobs = len(params) // so that only their full insert carries the COMMIT
+		}
 		res, err := in.jobs.InsertManyTx(ctx, tx, params)
 		if err != nil {
 			return nil, nil, fmt.Errorf("enqueue jobs: %w", err)

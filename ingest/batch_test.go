@@ -270,8 +270,7 @@ func TestInboxFindManyProbesTheUniqueIndex(t *testing.T) {
 
 // River's insert notification, sent after the batch's COMMIT (which
 // travels with the job insert), still reaches a listener: workers wake for
-// new deliveries without waiting for their poll. The first batch of a new
-// River client also reads the server's version there.
+// new deliveries without waiting for their poll.
 func TestBatchInsertStillNotifiesWorkers(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

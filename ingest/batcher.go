@@ -187,7 +187,13 @@ func (b *batcher) commit(batch []*pending) {
 // transaction then did not commit (a COMMIT the server refused did not
 // happen either), and the deliveries may fare better alone.
 func refusedByDatabase(err error) bool {
-	var pgErr *pgconn.PgError
+	var (
+		pgErr  *pgconn.PgError
+		stored *storedThenFailedError
+	)
+	if errors.As(err, &stored) {
+		return false
+	}
 	return errors.As(err, &pgErr) || errors.Is(err, errRowVanished)
 }
 

@@ -22,15 +22,21 @@ import (
 // skips the rest up to its sync: the COMMIT runs only if the insert
 // succeeded, and a failed insert leaves the transaction to roll back.
 //
-// What River sends within InsertManyTx after its insert is no longer in
-// the transaction. River 0.51 sends only a read of the server's version
-// (once per process) and its insert notification (pg_notify), both as
-// well outside; anything else is refused with errAfterCarriedCommit, so a
-// River upgrade that writes there fails the ingest tests instead of
-// writing outside the batch's transaction. A statement that is not River's
-// job insert carries nothing, and the batch commits on its own.
+// River reads the server's version before its insert (once per client),
+// inside the transaction. What it sends within InsertManyTx after its
+// insert is no longer in the transaction: in River 0.51 that is only its
+// insert notification (pg_notify), as well sent outside. Anything else is
+// refused with errAfterCarriedCommit, so a River upgrade that writes there
+// fails the ingest tests. Only an insert of every job the batch enqueues
+// carries the COMMIT (River splitting them into two statements would
+// otherwise commit the rows with half their jobs): a statement that is not
+// that carries nothing, and the batch commits on its own. Should River
+// fail after the COMMIT went through (its notification), the batch is
+// stored: recordMany answers it 503 as a storedThenFailedError, which is
+// not recorded again delivery by delivery.
 type commitCarryingTx struct {
 	pgx.Tx
+	jobs    int              // how many jobs the batch enqueues
 	results pgx.BatchResults // the insert's and the COMMIT's; nil until sent
 	read    bool             // the COMMIT's outcome is in err
 	err     error
@@ -38,10 +44,13 @@ type commitCarryingTx struct {
 
 // River's sqlc statements start with their name; these are matched on it.
 const (
-	riverJobInsertSQL     = "-- name: JobInsertFastMany "
-	riverNotifySQL        = "-- name: PGNotifyMany "
-	riverServerVersionSQL = "-- name: PGGetProductAndVersion "
+	riverJobInsertSQL = "-- name: JobInsertFastMany "
+	riverNotifySQL    = "-- name: PGNotifyMany "
 )
+
+// riverJobKindsArg is the position of the job kinds array among
+// JobInsertFastMany's arguments: one element per job inserted.
+const riverJobKindsArg = 3
 
 // errAfterCarriedCommit: River sent a statement the carried COMMIT left
 // outside the transaction, and it is not one known to be harmless there.
@@ -57,7 +66,7 @@ func (t *commitCarryingTx) Query(ctx context.Context, sql string, args ...any) (
 		}
 		return t.Tx.Query(ctx, sql, args...)
 	}
-	if !strings.HasPrefix(sql, riverJobInsertSQL) {
+	if !t.insertsEveryJob(sql, args) {
 		return t.Tx.Query(ctx, sql, args...)
 	}
 	b := &pgx.Batch{}
@@ -104,12 +113,22 @@ func (t *commitCarryingTx) CopyFrom(ctx context.Context, table pgx.Identifier, c
 	return t.Tx.CopyFrom(ctx, table, columns, src)
 }
 
+// insertsEveryJob reports whether a statement is River's insert of all
+// the batch's jobs.
+func (t *commitCarryingTx) insertsEveryJob(sql string, args []any) bool {
+	if !strings.HasPrefix(sql, riverJobInsertSQL) || len(args) <= riverJobKindsArg {
+		return false
+	}
+	kinds, ok := args[riverJobKindsArg].([]string)
+	return ok && t.jobs > 0 && len(kinds) == t.jobs
+}
+
 // afterCommit finishes the carried batch, so the connection is free, and
 // lets through only the statements that are harmless outside the
 // transaction.
 func (t *commitCarryingTx) afterCommit(sql string) error {
 	t.finish()
-	if strings.HasPrefix(sql, riverNotifySQL) || strings.HasPrefix(sql, riverServerVersionSQL) {
+	if strings.HasPrefix(sql, riverNotifySQL) {
 		return nil
 	}
 	return fmt.Errorf("%w: %.60q", errAfterCarriedCommit, sql)
@@ -145,6 +164,26 @@ func (t *commitCarryingTx) commit(ctx context.Context) (done bool, err error) {
 	}
 	return true, nil
 }
+
+// committed reports whether the carried COMMIT went through: the batch's
+// rows and jobs are stored, whatever River then returns.
+func (t *commitCarryingTx) committed() bool {
+	t.finish()
+	return t.carried() && t.err == nil
+}
+
+// storedThenFailedError is a batch that committed, after which River
+// failed (its insert notification, sent outside the transaction). The
+// deliveries are stored with their jobs: they must not be recorded again
+// one by one, which would answer them "duplicate"; the provider's retry of
+// the 503 is.
+type storedThenFailedError struct{ err error }
+
+func (e *storedThenFailedError) Error() string {
+	return fmt.Sprintf("batch committed, then River failed: %v", e.err)
+}
+
+func (e *storedThenFailedError) Unwrap() error { return e.err }
 
 // carriedRows are River's insert's rows; closing them reads the COMMIT's
 // outcome, so the connection is free for what River sends next.

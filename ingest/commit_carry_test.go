@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/stretchr/testify/require"
@@ -16,7 +17,9 @@ import (
 
 // The tests stand in for River's job insert with a statement of the same
 // name, so each outcome can be forced.
-const fakeJobInsert = riverJobInsertSQL + ":many\nINSERT INTO carried (n) VALUES ($1) RETURNING n"
+// Like River's, its fourth argument holds one job kind per row inserted.
+const fakeJobInsert = riverJobInsertSQL + ":many\n" +
+	"INSERT INTO carried (n) SELECT $1::int + 0 * $2::int + 0 * $3::int + 0 * cardinality($4::text[]) RETURNING n"
 
 type carrySetup struct {
 	pool *pgxpool.Pool
@@ -28,7 +31,9 @@ func setupCarry(t *testing.T) *carrySetup {
 	t.Helper()
 	ctx := context.Background()
 	pool := testdb.New(t)
-	_, err := pool.Exec(ctx, `CREATE TABLE carried (n int NOT NULL CHECK (n > 0))`)
+	// The deferred constraint fails a transaction at its COMMIT.
+	_, err := pool.Exec(ctx, `CREATE TABLE carried (n int NOT NULL CHECK (n > 0),
+		CONSTRAINT carried_n_key UNIQUE (n) DEFERRABLE INITIALLY DEFERRED)`)
 	require.NoError(t, err)
 	conn, err := pool.Acquire(ctx)
 	require.NoError(t, err)
@@ -39,13 +44,17 @@ func setupCarry(t *testing.T) *carrySetup {
 	res := conn.SendBatch(ctx, b)
 	tx := res.Tx()
 	require.NoError(t, res.Close())
-	return &carrySetup{pool: pool, conn: conn, tx: &commitCarryingTx{Tx: tx}}
+	return &carrySetup{pool: pool, conn: conn, tx: &commitCarryingTx{Tx: tx, jobs: 1}}
 }
 
 // insert runs the stand-in job insert through the tx as River would: query,
 // read every row, close.
 func (s *carrySetup) insert(ctx context.Context, n int) error {
-	rows, err := s.tx.Query(ctx, fakeJobInsert, n)
+	return s.insertKinds(ctx, n, []string{"k"})
+}
+
+func (s *carrySetup) insertKinds(ctx context.Context, n int, kinds []string) error {
+	rows, err := s.tx.Query(ctx, fakeJobInsert, n, 0, 0, kinds)
 	if err != nil {
 		return err
 	}
@@ -114,8 +123,8 @@ func TestFailedInsertCommitsNothing(t *testing.T) {
 	require.Equal(t, byte('I'), s.conn.Conn().PgConn().TxStatus())
 }
 
-// After the carried COMMIT only River's notification and version read go
-// through (outside the transaction, where they are harmless); any other
+// After the carried COMMIT only River's notification goes through
+// (outside the transaction, where it is harmless); any other
 // statement is refused unsent, so a write River might add there in a later
 // version fails loudly instead of escaping the transaction.
 func TestOnlyHarmlessStatementsFollowTheCarriedCommit(t *testing.T) {
@@ -127,12 +136,10 @@ func TestOnlyHarmlessStatementsFollowTheCarriedCommit(t *testing.T) {
 	_, err := s.tx.Exec(ctx, riverNotifySQL+":exec\nSELECT pg_notify('carried', 'x')")
 	require.NoError(t, err)
 	var v int
-	require.NoError(t, s.tx.QueryRow(ctx, riverServerVersionSQL+":one\nSELECT current_setting('server_version_num')::int").Scan(&v))
-	require.Positive(t, v)
 
 	_, err = s.tx.Exec(ctx, `INSERT INTO carried (n) VALUES (3)`)
 	require.True(t, errors.Is(err, errAfterCarriedCommit), "got %v", err)
-	_, err = s.tx.Query(ctx, fakeJobInsert, 4)
+	_, err = s.tx.Query(ctx, fakeJobInsert, 4, 0, 0, []string{"k"})
 	require.True(t, errors.Is(err, errAfterCarriedCommit), "a second insert is refused too: got %v", err)
 	err = s.tx.QueryRow(ctx, `SELECT 1`).Scan(&v)
 	require.True(t, errors.Is(err, errAfterCarriedCommit), "got %v", err)
@@ -158,4 +165,47 @@ func TestRiversJobInsertCarriesTheCommit(t *testing.T) {
 	require.NoError(t, s.pool.QueryRow(ctx, `SELECT state FROM river_job WHERE id = $1`, res[0].Job.ID).Scan(&state))
 	require.Equal(t, "available", state)
 	require.Equal(t, []int{1}, s.stored(t), "the transaction's earlier work committed with the job")
+}
+
+// A COMMIT that fails after the insert succeeded (here a deferred unique
+// constraint) stores nothing, and commit reports it.
+func TestCarriedCommitThatFailsStoresNothing(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := setupCarry(t)
+	require.NoError(t, s.insert(ctx, 1), "the duplicate is only checked at COMMIT")
+	done, err := s.tx.commit(ctx)
+	require.Error(t, err)
+	require.False(t, done)
+	require.False(t, s.tx.committed())
+	require.NoError(t, s.tx.Tx.Rollback(ctx))
+	require.Empty(t, s.stored(t))
+}
+
+// An insert of only some of the batch's jobs carries nothing: were River
+// to split them over two statements, the first COMMIT would store the rows
+// with half their jobs.
+func TestPartialJobInsertCarriesNothing(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := setupCarry(t)
+	s.tx.jobs = 2
+	require.NoError(t, s.insertKinds(ctx, 2, []string{"k"}))
+	require.False(t, s.tx.carried())
+	require.NoError(t, s.insertKinds(ctx, 3, []string{"k", "k"}))
+	require.True(t, s.tx.carried())
+	done, err := s.tx.commit(ctx)
+	require.NoError(t, err)
+	require.True(t, done)
+	require.Equal(t, []int{1, 2, 3}, s.stored(t))
+}
+
+// A batch that committed before River failed is not recorded again one by
+// one (which would answer its deliveries "duplicate"): it is a 503, and
+// the provider's retry finds them stored.
+func TestStoredThenFailedIsNotRecordedAgain(t *testing.T) {
+	t.Parallel()
+	pgErr := &pgconn.PgError{Code: "42501", Message: "permission denied for function pg_notify"}
+	require.True(t, refusedByDatabase(pgErr))
+	require.False(t, refusedByDatabase(&storedThenFailedError{pgErr}))
 }
