@@ -3,7 +3,6 @@ package hookinbox_test
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -34,13 +33,7 @@ func readmeLibrary(t *testing.T) (mainGo, migrationName, migrationSQL string) {
 	return block[1], mig[2], mig[1]
 }
 
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer ln.Close()
-	return ln.Addr().String()
-}
+func freeAddr(t *testing.T) string { return testproc.FreeAddr(t) }
 
 // What a user does: a module outside this repository whose main.go is the
 // README's, built against this checkout (replace stands in for go get),

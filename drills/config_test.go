@@ -2,13 +2,14 @@ package drills
 
 import (
 	"encoding/base64"
-	"net"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/hookinbox/hookinbox/internal/testproc"
 )
 
 // Secrets and token of the drill's hookinbox. The generator signs with the
@@ -88,12 +89,4 @@ func writeConfig(t testing.TB, dir string, c serveConfig, listen, adminListen st
 // freeAddr returns a loopback address with a port that was free a moment
 // ago. Another process may take it before hookinbox binds it; startProc
 // then tries new ports.
-func freeAddr(t testing.TB) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
+func freeAddr(t testing.TB) string { return testproc.FreeAddr(t) }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,13 +22,7 @@ import (
 
 func TestMain(m *testing.M) { handlertest.Main(m) }
 
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer ln.Close()
-	return ln.Addr().String()
-}
+func freeAddr(t *testing.T) string { return testproc.FreeAddr(t) }
 
 // The custom binary, built and run as a team would: its migration makes
 // its table, a star is recorded and thanked once, and a replay adds

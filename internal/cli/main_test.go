@@ -19,6 +19,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/downstreamstub"
 	"github.com/hookinbox/hookinbox/internal/testdb"
 	"github.com/hookinbox/hookinbox/internal/testlog"
+	"github.com/hookinbox/hookinbox/internal/testproc"
 )
 
 func TestMain(m *testing.M) {
@@ -83,13 +84,7 @@ func setupEnv(t *testing.T, databaseURL string, extra map[string]string) *testBu
 	}
 }
 
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer ln.Close()
-	return ln.Addr().String()
-}
+func freeAddr(t *testing.T) string { return testproc.FreeAddr(t) }
 
 // serve runs `hookinbox serve` until the test ends, and waits for /readyz.
 func (b *testBundle) serve(t *testing.T, args ...string) {
