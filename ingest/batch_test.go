@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	"github.com/hookinbox/hookinbox/ingest"
@@ -287,4 +289,43 @@ func TestBatchInsertStillNotifiesWorkers(t *testing.T) {
 	require.NoError(t, err, "no insert notification")
 	require.Contains(t, n.Payload, `"queue"`)
 	require.Equal(t, counts{5, 5}, b.counts(t))
+}
+
+// A batch whose COMMIT went through with River's insert, after which River
+// failed (here its insert notification: the role may not call pg_notify),
+// is stored with its jobs. It is answered 503, not recorded again delivery
+// by delivery (which would answer a first delivery "duplicate"), and the
+// provider's retry finds it stored.
+func TestBatchStoredThenFailedIs503(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	admin := testdb.New(t)
+	role := fmt.Sprintf("no_notify_%d", time.Now().UnixNano())
+	_, err := admin.Exec(ctx, fmt.Sprintf(`CREATE ROLE %[1]s LOGIN PASSWORD 'no-notify';
+		GRANT USAGE ON SCHEMA public TO %[1]s;
+		GRANT ALL ON ALL TABLES IN SCHEMA public TO %[1]s;
+		GRANT ALL ON ALL SEQUENCES IN SCHEMA public TO %[1]s;
+		REVOKE EXECUTE ON FUNCTION pg_notify(text, text) FROM PUBLIC;`, role))
+	require.NoError(t, err)
+	cfg := admin.Config().Copy()
+	cfg.ConnConfig.User, cfg.ConnConfig.Password = role, "no-notify"
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	require.NoError(t, pool.Ping(ctx))
+	_, err = pool.Exec(ctx, `SELECT pg_notify('x', 'y')`)
+	var pgErr *pgconn.PgError
+	require.ErrorAs(t, err, &pgErr, "the role cannot notify")
+	require.Equal(t, "42501", pgErr.Code)
+
+	b := setupWith(t, setupOpts{pool: pool, batchWindow: 20 * time.Millisecond})
+	statuses := b.postConcurrently(t, 3, 7000, func(i int) string { return fmt.Sprintf("gh-stored-%d", i) })
+	for _, s := range statuses {
+		require.Equal(t, http.StatusServiceUnavailable, s)
+	}
+	require.Equal(t, counts{3, 3}, b.counts(t), "stored with their jobs")
+	retried := b.postConcurrently(t, 3, 7000, func(i int) string { return fmt.Sprintf("gh-stored-%d", i) })
+	for _, s := range retried {
+		require.Equal(t, http.StatusOK, s, "the retry is a duplicate")
+	}
 }
