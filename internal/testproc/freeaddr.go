@@ -32,8 +32,10 @@ func FreeAddr(t testing.TB) string {
 	return ""
 }
 
-// ephemeralLow is the first port of Linux's ephemeral range, or the
-// IANA one's (49152 on other systems is above Linux's default 32768).
+// ephemeralLow is the first port of Linux's ephemeral range, or Linux's
+// default first port (32768) where the range cannot be read; other systems
+// start theirs higher (IANA's is 49152), so ports below it are outside
+// theirs too.
 func ephemeralLow() int {
 	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
 		if f := strings.Fields(string(b)); len(f) == 2 {
