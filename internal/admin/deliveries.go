@@ -221,14 +221,26 @@ func (s *Server) getDelivery(c *fiber.Ctx) error {
 }
 
 // readDelivery reads one delivery with its attempts, keys and sends, or a
-// 404 error.
-func (s *Server) readDelivery(ctx context.Context, id int64) (DeliveryDetail, error) {
+// 404 error. It reads them in one snapshot: read one statement at a time,
+// a replay that completed between two of them showed its job completed
+// beside the status from before it, and the console, seeing nothing left
+// to wait for, stopped following a delivery that still read "failed".
+func (s *Server) readDelivery(ctx context.Context, id int64) (d DeliveryDetail, err error) {
+	err = pgx.BeginTxFunc(ctx, s.cfg.Pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly},
+		func(tx pgx.Tx) error {
+			d, err = readDeliveryTx(ctx, tx, id)
+			return err
+		})
+	return d, err
+}
+
+func readDeliveryTx(ctx context.Context, tx pgx.Tx, id int64) (DeliveryDetail, error) {
 	var (
 		d       DeliveryDetail
 		payload []byte
 		sum     []byte
 	)
-	err := s.cfg.Pool.QueryRow(ctx, deliveryGetSQL, pgx.NamedArgs{"id": id}).Scan(
+	err := tx.QueryRow(ctx, deliveryGetSQL, pgx.NamedArgs{"id": id}).Scan(
 		&d.ID, &d.Source, &d.DeliveryID, &d.EventType, &d.Status, &d.Origin, &d.ResourceKey, &d.Stale,
 		&d.OccurredAt, &d.ReceivedAt, &d.ProcessedAt, &d.LastError, &d.Size, &d.Headers, &payload, &sum)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -244,14 +256,14 @@ func (s *Server) readDelivery(ctx context.Context, id int64) (DeliveryDetail, er
 		d.Payload, d.PayloadBase64 = base64.StdEncoding.EncodeToString(payload), true
 	}
 
-	rows, err := s.cfg.Pool.Query(ctx, deliveryAttemptsSQL, pgx.NamedArgs{"id": id})
+	rows, err := tx.Query(ctx, deliveryAttemptsSQL, pgx.NamedArgs{"id": id})
 	if err != nil {
 		return d, err
 	}
 	if d.Attempts, err = pgx.CollectRows(rows, pgx.RowToStructByPos[Attempt]); err != nil {
 		return d, err
 	}
-	rows, err = s.cfg.Pool.Query(ctx, deliveryKeysSQL, pgx.NamedArgs{"source": d.Source, "delivery_id": d.DeliveryID})
+	rows, err = tx.Query(ctx, deliveryKeysSQL, pgx.NamedArgs{"source": d.Source, "delivery_id": d.DeliveryID})
 	if err != nil {
 		return d, err
 	}
@@ -264,7 +276,7 @@ func (s *Server) readDelivery(ctx context.Context, id int64) (DeliveryDetail, er
 	if d.Keys == nil {
 		d.Keys = []DerivedKey{}
 	}
-	d.Destinations, err = destination.SendsOf(ctx, s.cfg.Pool, d.Source, d.DeliveryID)
+	d.Destinations, err = destination.SendsOf(ctx, tx, d.Source, d.DeliveryID)
 	return d, err
 }
 

@@ -46,6 +46,9 @@ type setupOpts struct {
 	// handlers registers handlers for the worker to run (none: every
 	// delivery is skipped).
 	handlers func(*handlers.Registry)
+	// tracer sees every statement on the pool, for tests that commit
+	// between two of the server's statements.
+	tracer pgx.QueryTracer
 }
 
 type fastRetry struct{}
@@ -57,7 +60,17 @@ func setup(t *testing.T) *testBundle { return setupWith(t, setupOpts{}) }
 func setupWith(t *testing.T, opts setupOpts) *testBundle {
 	t.Helper()
 	logger, _ := testlog.New(t)
-	pool := testdb.New(t)
+	pool := (*pgxpool.Pool)(nil)
+	if opts.tracer == nil {
+		pool = testdb.New(t)
+	} else {
+		cfg, err := pgxpool.ParseConfig(testdb.URL(t))
+		require.NoError(t, err)
+		cfg.ConnConfig.Tracer = opts.tracer
+		pool, err = pgxpool.NewWithConfig(context.Background(), cfg)
+		require.NoError(t, err)
+		t.Cleanup(pool.Close)
+	}
 	var rc *river.Client[pgx.Tx]
 	if opts.noWorker {
 		var err error
