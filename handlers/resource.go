@@ -22,6 +22,10 @@ var (
 	resourceTryLockSQL string
 	//go:embed sql/resource_version_get.sql
 	resourceVersionGetSQL string
+	//go:embed sql/resource_try_lock_many.sql
+	resourceTryLockManySQL string
+	//go:embed sql/resource_version_get_many.sql
+	resourceVersionGetManySQL string
 	//go:embed sql/resource_version_upsert.sql
 	resourceVersionUpsertSQL string
 	//go:embed sql/resource_version_upsert_receipt.sql
