@@ -55,6 +55,14 @@ func TestOutsideModuleUsesTheLibrary(t *testing.T) {
 	write("main.go", mainGo)
 	write("migrations/"+migName, migSQL+"\n")
 
+	// The offline build below reads the module cache; fill it as .ci/run
+	// does, or a fresh machine's first go test ./... fails here (a
+	// dependency's go.mod names modules the build never compiles).
+	download := exec.Command("go", "mod", "download")
+	download.Dir = checkout
+	downloaded, err := download.CombinedOutput()
+	require.NoError(t, err, "go mod download:\n%s", downloaded)
+
 	goCmd := func(args ...string) {
 		cmd := exec.Command("go", args...)
 		cmd.Dir = dir
