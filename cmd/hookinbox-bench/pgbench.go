@@ -135,6 +135,9 @@ type pgbenchConfig struct {
 	Duration time.Duration
 	Payloads []payload
 	Batch    int // deliveries per transaction: 1 is pgbenchScript, more pgbenchBatchScript
+	// Rate, when positive, holds pgbench to this many transactions a second
+	// (its -R): an open loop, as the steady steps are.
+	Rate float64
 }
 
 type pgbenchResult struct {
@@ -174,6 +177,9 @@ func runPgbench(ctx context.Context, cfg pgbenchConfig) (pgbenchResult, error) {
 	args := []string{"-n", "-M", "prepared", "-c", strconv.Itoa(cfg.Clients), "-j", strconv.Itoa(res.Threads),
 		"-T", strconv.Itoa(seconds),
 		"-D", "source=github", "-D", "event_type=push", "-D", "origin=webhook", "-D", "zero_time=0001-01-01 00:00:00 +0000", "-D", "headers=" + headers}
+	if cfg.Rate > 0 {
+		args = append(args, "-R", strconv.FormatFloat(cfg.Rate, 'f', 0, 64))
+	}
 	total := 0
 	for i := range pgbenchPayloads {
 		p := cfg.Payloads[i*(len(cfg.Payloads)-1)/(pgbenchPayloads-1)]

@@ -108,22 +108,32 @@ func setupRig(ctx context.Context, opts options, root string, progress func(stri
 // are fractions of. It returns the phase's CPU too: its `other` less
 // pgbench's own client is what else ran on the machine meanwhile.
 func (r *rig) pgbenchBaseline(ctx context.Context, progress func(string, ...any)) (pgbenchResult, cpuUse, error) {
+	progress("baseline: pgbench, %d clients, %s", r.opts.concurrency, r.opts.duration)
+	res, use, err := r.pgbench(ctx, 0, r.opts.duration)
+	if err == nil {
+		progress("pgbench: %.0f tps", res.TPS)
+	}
+	return res, use, err
+}
+
+// pgbench runs the one-delivery transaction on a database of its own, at
+// rate transactions a second (0: as fast as it goes), and measures the
+// machine's CPU over it.
+func (r *rig) pgbench(ctx context.Context, rate float64, d time.Duration) (pgbenchResult, cpuUse, error) {
 	u, err := r.pg.createDatabase(ctx, "pgbench", true)
 	if err != nil {
 		return pgbenchResult{}, cpuUse{}, err
 	}
-	r.settle(ctx, progress)
-	progress("baseline: pgbench, %d clients, %s", r.opts.concurrency, r.opts.duration)
+	r.settle(ctx, func(string, ...any) {})
 	end := cpuMeter{postmasterPID: r.pg.postmasterPID()}.span(ctx, r.pg, u)
 	res, err := runPgbench(ctx, pgbenchConfig{
 		BinDir: r.pg.binDir, URL: u, Work: r.work, Clients: r.opts.concurrency,
-		Duration: r.opts.duration, Payloads: r.payloads,
+		Duration: d, Payloads: r.payloads, Rate: rate,
 	})
 	use := end()
 	if err != nil {
 		return res, use, err
 	}
-	progress("pgbench: %.0f tps", res.TPS)
 	// pgbench's updates leave its tables to autovacuum, which ran in the
 	// middle of the steady steps (a burst of slow answers there, in
 	// another database): the phases after this one must not pay for it.

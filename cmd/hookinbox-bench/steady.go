@@ -30,6 +30,11 @@ type steadyResult struct {
 	runInfo
 	Pgbench    pgbenchResult `json:"pgbench"`
 	PgbenchCPU cpuUse        `json:"pgbench_cpu"`
+	// PgbenchQuarter is the same transaction held to a quarter of
+	// Pgbench's rate: what PostgreSQL alone pays per transaction at 0.25×
+	// against at its full rate, the floor under the CPU ratio goal.
+	PgbenchQuarter    *pgbenchResult `json:"pgbench_quarter,omitempty"`
+	PgbenchQuarterCPU *cpuUse        `json:"pgbench_quarter_cpu,omitempty"`
 	// IdleBefore is the service with nothing to do before the first
 	// step; IdleAfter after the last one's backlog was worked off.
 	IdleBefore idleUse      `json:"idle_before"`
@@ -90,6 +95,12 @@ func runSteady(ctx context.Context, opts options, root string, progress func(str
 	if res.Pgbench, res.PgbenchCPU, err = r.pgbenchBaseline(ctx, progress); err != nil {
 		return err
 	}
+	progress("pgbench held to %.0f tps (0.25×) for %s", res.Pgbench.TPS/4, r.opts.duration)
+	quarter, quarterCPU, err := r.pgbench(ctx, res.Pgbench.TPS/4, r.opts.duration)
+	if err != nil {
+		return err
+	}
+	res.PgbenchQuarter, res.PgbenchQuarterCPU = &quarter, &quarterCPU
 
 	progress("starting hookinbox serve (role all, the defaults)")
 	svc, err := r.start(ctx, "all")
@@ -259,6 +270,12 @@ func printSteady(w io.Writer, res steadyResult) {
 		res.Options["steady_connections"], res.Options["duration"])
 	fmt.Fprintf(w, "pgbench   %.0f tps (one delivery's transaction, %d clients, %ds; %s)\n",
 		res.Pgbench.TPS, res.Pgbench.Clients, res.Pgbench.Seconds, pgbenchOther(res.Pgbench, res.PgbenchCPU))
+	if q := res.PgbenchQuarter; q != nil && q.Transactions > 0 && res.Pgbench.Transactions > 0 {
+		full := 1000 * res.PgbenchCPU.Postgres / float64(res.Pgbench.Transactions)
+		quarter := 1000 * res.PgbenchQuarterCPU.Postgres / float64(q.Transactions)
+		fmt.Fprintf(w, "          held to %.0f tps (0.25×): postgres %.3f ms of CPU per transaction against %.3f at full rate, %.2f× (the database's own ratio)\n",
+			q.TPS, quarter, full, quarter/full)
+	}
 	if res.Base != res.Pgbench.TPS {
 		fmt.Fprintf(w, "base      %.0f requests/s (-steady-base): the loads below are fractions of it, not of pgbench's tps\n", res.Base)
 	}
