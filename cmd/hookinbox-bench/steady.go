@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -270,11 +271,10 @@ func printSteady(w io.Writer, res steadyResult) {
 		res.Options["steady_connections"], res.Options["duration"])
 	fmt.Fprintf(w, "pgbench   %.0f tps (one delivery's transaction, %d clients, %ds; %s)\n",
 		res.Pgbench.TPS, res.Pgbench.Clients, res.Pgbench.Seconds, pgbenchOther(res.Pgbench, res.PgbenchCPU))
-	if q := res.PgbenchQuarter; q != nil && q.Transactions > 0 && res.Pgbench.Transactions > 0 {
+	if db := res.databaseRatio(); !math.IsNaN(db) {
 		full := 1000 * res.PgbenchCPU.Postgres / float64(res.Pgbench.Transactions)
-		quarter := 1000 * res.PgbenchQuarterCPU.Postgres / float64(q.Transactions)
 		fmt.Fprintf(w, "          held to %.0f tps (0.25×): postgres %.3f ms of CPU per transaction against %.3f at full rate, %.2f× (the database's own ratio)\n",
-			q.TPS, quarter, full, quarter/full)
+			res.PgbenchQuarter.TPS, db*full, full, db)
 	}
 	if res.Base != res.Pgbench.TPS {
 		fmt.Fprintf(w, "base      %.0f requests/s (-steady-base): the loads below are fractions of it, not of pgbench's tps\n", res.Base)

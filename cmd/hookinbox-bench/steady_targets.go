@@ -45,6 +45,9 @@ func steadyTargets(res steadyResult) []target {
 		q, t := quarter.cpuPerRequest(), top.cpuPerRequest()
 		r := q / t
 		ratio.Measured = fmt.Sprintf("%.2f (%.3f ÷ %.3f at %.2f×)", r, q, t, top.Load)
+		if db := res.databaseRatio(); !math.IsNaN(db) {
+			ratio.Measured += fmt.Sprintf("; PostgreSQL alone %.2f", db)
+		}
 		ratio.Met = r <= 2
 	}
 	idle := math.Max(res.IdleBefore.Service, res.IdleAfter.Service)
@@ -54,6 +57,18 @@ func steadyTargets(res steadyResult) []target {
 		Goal:     "≤ 1%",
 		Met:      idle <= 0.01,
 	})
+}
+
+// databaseRatio is PostgreSQL's CPU per transaction of pgbench held to a
+// quarter of its rate ÷ at its full rate: the same work, so what the
+// machine alone makes of moderate load. NaN when the run did not measure it
+// (results files before f4a81ec).
+func (res steadyResult) databaseRatio() float64 {
+	q, qc := res.PgbenchQuarter, res.PgbenchQuarterCPU
+	if q == nil || qc == nil || q.Transactions == 0 || res.Pgbench.Transactions == 0 {
+		return math.NaN()
+	}
+	return (qc.Postgres / float64(q.Transactions)) / (res.PgbenchCPU.Postgres / float64(res.Pgbench.Transactions))
 }
 
 // step returns the step at load, or nil.

@@ -45,6 +45,20 @@ func TestSteadyTargets(t *testing.T) {
 		require.True(t, tg.Met, "%s: %s against %s", tg.Name, tg.Measured, tg.Goal)
 	}
 
+	ratioOf := func() string {
+		for _, tg := range steadyTargets(res) {
+			if tg.Name == "CPU ms/req at 0.25× ÷ at the highest sustained step" {
+				return tg.Measured
+			}
+		}
+		return ""
+	}
+	require.NotContains(t, ratioOf(), "PostgreSQL alone", "not measured: not shown")
+	res.Pgbench.Transactions, res.PgbenchCPU.Postgres = 40000, 36 // 0.9 ms/tx
+	res.PgbenchQuarter = &pgbenchResult{TPS: 500, Transactions: 10000}
+	res.PgbenchQuarterCPU = &cpuUse{Postgres: 15} // 1.5 ms/tx
+	require.Contains(t, ratioOf(), "; PostgreSQL alone 1.67")
+
 	res.Base = 3000 // -steady-base: the loads are not fractions of pgbench's rate
 	require.Nil(t, steadyTargets(res))
 }
