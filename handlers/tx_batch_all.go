@@ -100,7 +100,7 @@ func (b *TxBatch) lockAll(ctx context.Context, ds []Delivery, results []Result, 
 		return nil, nil
 	}
 	out := b.tx.SendBatch(ctx, batch)
-	locked, err := readLockAll(out, carried, want, len(resources) > 0, errs)
+	locked, err := readLockAll(out, carried, want, errs)
 	if cerr := out.Close(); err == nil && cerr != nil {
 		err = cerr
 	}
@@ -109,7 +109,7 @@ func (b *TxBatch) lockAll(ctx context.Context, ds []Delivery, results []Result, 
 
 // readLockAll reads lockAll's results: the carried statements', then the
 // wanted deliveries' locks, then the versions of those with a resource.
-func readLockAll(out pgx.BatchResults, carried int, want []*lockedDelivery, versions bool, errs []error) ([]*lockedDelivery, error) {
+func readLockAll(out pgx.BatchResults, carried int, want []*lockedDelivery, errs []error) ([]*lockedDelivery, error) {
 	if err := readCarried(out, carried); err != nil {
 		return nil, err
 	}
@@ -120,15 +120,15 @@ func readLockAll(out pgx.BatchResults, carried int, want []*lockedDelivery, vers
 	if err != nil {
 		return nil, err
 	}
-	if versions {
-		// The n-th resource in the arguments is the n-th wanted delivery
-		// that has one.
-		var withKey []*lockedDelivery
-		for _, p := range want {
-			if p.res.Key != "" {
-				withKey = append(withKey, p)
-			}
+	// The n-th resource in the version read's arguments is the n-th
+	// wanted delivery that has one; without any, lockAll sent no read.
+	var withKey []*lockedDelivery
+	for _, p := range want {
+		if p.res.Key != "" {
+			withKey = append(withKey, p)
 		}
+	}
+	if len(withKey) > 0 {
 		if err := readVersions(out, withKey); err != nil {
 			return nil, err
 		}
