@@ -109,7 +109,7 @@ func setupRig(ctx context.Context, opts options, root string, progress func(stri
 // pgbench's own client is what else ran on the machine meanwhile.
 func (r *rig) pgbenchBaseline(ctx context.Context, progress func(string, ...any)) (pgbenchResult, cpuUse, error) {
 	progress("baseline: pgbench, %d clients, %s", r.opts.concurrency, r.opts.duration)
-	res, use, err := r.pgbench(ctx, 0, r.opts.duration)
+	res, use, err := r.pgbench(ctx, 0, r.opts.duration, progress)
 	if err == nil {
 		progress("pgbench: %.0f tps", res.TPS)
 	}
@@ -119,12 +119,12 @@ func (r *rig) pgbenchBaseline(ctx context.Context, progress func(string, ...any)
 // pgbench runs the one-delivery transaction on a database of its own, at
 // rate transactions a second (0: as fast as it goes), and measures the
 // machine's CPU over it.
-func (r *rig) pgbench(ctx context.Context, rate float64, d time.Duration) (pgbenchResult, cpuUse, error) {
+func (r *rig) pgbench(ctx context.Context, rate float64, d time.Duration, progress func(string, ...any)) (pgbenchResult, cpuUse, error) {
 	u, err := r.pg.createDatabase(ctx, "pgbench", true)
 	if err != nil {
 		return pgbenchResult{}, cpuUse{}, err
 	}
-	r.settle(ctx, func(string, ...any) {})
+	r.settle(ctx, progress)
 	end := cpuMeter{postmasterPID: r.pg.postmasterPID()}.span(ctx, r.pg, u)
 	res, err := runPgbench(ctx, pgbenchConfig{
 		BinDir: r.pg.binDir, URL: u, Work: r.work, Clients: r.opts.concurrency,

@@ -97,7 +97,7 @@ func runSteady(ctx context.Context, opts options, root string, progress func(str
 		return err
 	}
 	progress("pgbench held to %.0f tps (0.25×) for %s", res.Pgbench.TPS/4, r.opts.duration)
-	quarter, quarterCPU, err := r.pgbench(ctx, res.Pgbench.TPS/4, r.opts.duration)
+	quarter, quarterCPU, err := r.pgbench(ctx, res.Pgbench.TPS/4, r.opts.duration, progress)
 	if err != nil {
 		return err
 	}

@@ -60,7 +60,7 @@ func setup(t *testing.T) *testBundle { return setupWith(t, setupOpts{}) }
 func setupWith(t *testing.T, opts setupOpts) *testBundle {
 	t.Helper()
 	logger, _ := testlog.New(t)
-	pool := (*pgxpool.Pool)(nil)
+	var pool *pgxpool.Pool
 	if opts.tracer == nil {
 		pool = testdb.New(t)
 	} else {
