@@ -62,7 +62,7 @@ func steadyTargets(res steadyResult) []target {
 // databaseRatio is PostgreSQL's CPU per transaction of pgbench held to a
 // quarter of its rate ÷ at its full rate: the same work, so what the
 // machine alone makes of moderate load. NaN when the run did not measure it
-// (results files before f4a81ec).
+// (results files before 83996f3).
 func (res steadyResult) databaseRatio() float64 {
 	q, qc := res.PgbenchQuarter, res.PgbenchQuarterCPU
 	if q == nil || qc == nil || q.Transactions == 0 || res.Pgbench.Transactions == 0 {
