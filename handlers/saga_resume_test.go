@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/hookinbox/hookinbox/handlers"
@@ -92,8 +93,22 @@ func TestSagaFailedStepResumesByReplay(t *testing.T) {
 func TestSagaSweepFailsASagaWhoseJobEnded(t *testing.T) {
 	t.Parallel()
 	end := map[string]func(b *testBundle, jobID int64) bool{
+		// Cancelled as an operator does, through River, but only while the
+		// job waits between attempts: the row lock keeps River's fetch
+		// (SKIP LOCKED) from starting it meanwhile. A job cancelled while it
+		// runs is cancelled in its worker, which then decides the saga
+		// itself, not the sweep this test is about.
 		"cancelled": func(b *testBundle, jobID int64) bool {
-			_, err := b.client.JobCancel(context.Background(), jobID)
+			ctx := context.Background()
+			err := pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
+				var id int64
+				if err := tx.QueryRow(ctx, `SELECT id FROM river_job
+					WHERE id = $1 AND state IN ('available', 'retryable', 'scheduled') FOR UPDATE`, jobID).Scan(&id); err != nil {
+					return err
+				}
+				_, err := b.client.JobCancelTx(ctx, tx, jobID)
+				return err
+			})
 			return err == nil
 		},
 		"discarded": func(b *testBundle, jobID int64) bool {
