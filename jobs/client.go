@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -63,10 +64,22 @@ type ClientConfig struct {
 	// (attempt^4 seconds, plus jitter).
 	RetryPolicy river.ClientRetryPolicy
 
-	// FetchPollInterval is how often workers look for jobs besides being
-	// notified of inserts; it also bounds how soon a retry that is due runs.
-	// Defaults to River's (1s).
+	// FetchPollInterval is how often the deliveries queue looks for jobs
+	// besides being notified of inserts. River notifies a queue of inserts
+	// at most once per FetchCooldown, so a delivery committed just after a
+	// notified one can wait for this poll: it bounds the ack→processed
+	// latency at the end of a burst. Defaults to River's (1s).
 	FetchPollInterval time.Duration
+
+	// FollowUpFetchPollInterval is FetchPollInterval for every other queue:
+	// the downstream calls, the default queue (retention, bulk replays,
+	// redelivery) and the Registry's own queues. None of them is on the
+	// path from a provider's request to its processing, and every poll is
+	// a query and a few wake-ups of an idle process: one poll a second on
+	// all three of serve's queues was about half of its idle CPU
+	// (bench/README.md, "Stop 30"). Defaults to 5 × FetchPollInterval (5s
+	// with River's).
+	FollowUpFetchPollInterval time.Duration
 
 	// ObserveDelivery, when set, is told about every processing attempt:
 	// the event type, the outcome (processed, skipped, retry, failed) and
@@ -116,6 +129,9 @@ func (c ClientConfig) WithDefaults() ClientConfig {
 	}
 	if c.FetchCooldown == 0 {
 		c.FetchCooldown = 40 * time.Millisecond
+	}
+	if c.FollowUpFetchPollInterval == 0 {
+		c.FollowUpFetchPollInterval = 5 * cmp.Or(c.FetchPollInterval, river.FetchPollIntervalDefault)
 	}
 	if c.ProcessBatchSize == 0 {
 		c.ProcessBatchSize = 200
@@ -205,17 +221,32 @@ func NewClient(pool *pgxpool.Pool, cfg ClientConfig) (*river.Client[pgx.Tx], err
 			rc.PeriodicJobs = append(rc.PeriodicJobs, RetentionPeriodicJob(cfg.RetentionEvery))
 		}
 		rc.Workers = workers
-		rc.Queues = map[string]river.QueueConfig{
-			QueueDeliveries:          {MaxWorkers: deliveryWorkers(cfg)},
-			handlers.QueueDownstream: {MaxWorkers: cfg.MaxWorkers},
-			river.QueueDefault:       {MaxWorkers: cfg.MaxWorkers},
+		queues, err := queueConfigs(cfg)
+		if err != nil {
+			return nil, err
 		}
-		for name, workers := range cfg.Registry.Queues() {
-			if _, taken := rc.Queues[name]; taken {
-				return nil, fmt.Errorf("jobs: queue %q is hookinbox's own", name)
-			}
-			rc.Queues[name] = river.QueueConfig{MaxWorkers: workers}
-		}
+		rc.Queues = queues
 	}
 	return river.NewClient(riverpgxv5.New(pool), rc)
+}
+
+// queueConfigs is the queues a working client runs: the deliveries at
+// FetchPollInterval (River's client-wide setting), every other queue at
+// FollowUpFetchPollInterval. cfg has its defaults.
+func queueConfigs(cfg ClientConfig) (map[string]river.QueueConfig, error) {
+	followUp := func(workers int) river.QueueConfig {
+		return river.QueueConfig{MaxWorkers: workers, FetchPollInterval: cfg.FollowUpFetchPollInterval}
+	}
+	queues := map[string]river.QueueConfig{
+		QueueDeliveries:          {MaxWorkers: deliveryWorkers(cfg)},
+		handlers.QueueDownstream: followUp(cfg.MaxWorkers),
+		river.QueueDefault:       followUp(cfg.MaxWorkers),
+	}
+	for name, workers := range cfg.Registry.Queues() {
+		if _, taken := queues[name]; taken {
+			return nil, fmt.Errorf("jobs: queue %q is hookinbox's own", name)
+		}
+		queues[name] = followUp(workers)
+	}
+	return queues, nil
 }

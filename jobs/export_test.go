@@ -30,3 +30,5 @@ func CompleteProcessedAtTx(ctx context.Context, tx pgx.Tx, js []*river.Job[Proce
 	}
 	return completeTx(ctx, tx, ps, finalizedAt)
 }
+
+var QueueConfigs = queueConfigs
