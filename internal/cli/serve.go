@@ -56,6 +56,9 @@ func serve(ctx context.Context, cfg config.Config, role string, migrate bool, e 
 	}
 	logger := configLogger(e.stderr, cfg.Log).With("role", role)
 	tuneGC(e.lookup, logger, gcTuning{limits: memlimit.FromCgroup, embeddedDatabase: cfg.DatabaseURL == ""})
+	releaseCtx, stopRelease := context.WithCancel(ctx)
+	defer stopRelease()
+	go loadRelease{}.run(releaseCtx, logger)
 
 	sources := make([]ingest.Source, 0, len(cfg.Sources))
 	names := make([]string, 0, len(cfg.Sources))
