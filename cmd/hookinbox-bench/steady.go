@@ -23,8 +23,18 @@ import (
 // traffic.
 const backlogGrace = 5 * time.Second
 
-// idleWindow is how long the idle service's CPU is measured.
-const idleWindow = 10 * time.Second
+// idleWindow is how long the idle service's CPU is measured. An idle
+// serve uses about 10 ms of CPU a second and /proc counts in 10 ms ticks,
+// while River's timers and polls come every 50 ms to 5 s: over 10 s, one
+// tick or one poll more moved the reading by 0.1%.
+const idleWindow = 30 * time.Second
+
+// idleSettle is how long the service is left alone before idleWindow,
+// after the checkpoint. What the start or the last step left to finish
+// runs first: River's leader takes office and makes its first maintenance
+// passes, serve collects the load's garbage on its first quiet 5 s
+// (loadRelease), and fasthttp stops its idle workers every 10 s.
+const idleSettle = 15 * time.Second
 
 // steadyResult is the -scenario steady report.
 type steadyResult struct {
@@ -245,14 +255,14 @@ func steadyRunStep(ctx context.Context, r *rig, svc *service, gen *generator, me
 }
 
 // idle measures the service's CPU with nothing to do, after a checkpoint
-// and a few seconds for what the last work left behind.
+// and idleSettle for what the last work left behind.
 func idle(ctx context.Context, r *rig, meter cpuMeter, progress func(string, ...any)) (idleUse, error) {
 	r.settle(ctx, progress)
 	progress("idle: %s with nothing to do", idleWindow)
 	select {
 	case <-ctx.Done():
 		return idleUse{}, ctx.Err()
-	case <-time.After(5 * time.Second):
+	case <-time.After(idleSettle):
 	}
 	end := meter.span(ctx, r.pg)
 	select {
