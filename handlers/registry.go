@@ -96,8 +96,10 @@ func AddWorker[T river.JobArgs](r *Registry, w river.Worker[T]) {
 
 // AddQueue asks for a River queue of the follow-up jobs' own, worked by
 // maxWorkers goroutines per process: jobs that call a slow service then
-// wait in their queue without holding up the others. A second call for a
-// name replaces the first.
+// wait in their queue without holding up the others. Like hookinbox's
+// own follow-up queues, it looks for jobs besides River's insert
+// notifications every jobs.ClientConfig.FollowUpFetchPollInterval (5s by
+// default). A second call for a name replaces the first.
 func (r *Registry) AddQueue(name string, maxWorkers int) {
 	if r.queues == nil {
 		r.queues = map[string]int{}
