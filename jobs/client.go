@@ -77,8 +77,10 @@ type ClientConfig struct {
 	// path from a provider's request to its processing, and every poll is
 	// a query and a few wake-ups of an idle process: one poll a second on
 	// all three of serve's queues was about half of its idle CPU
-	// (bench/README.md, "Stop 30"). Defaults to 5 × FetchPollInterval (5s
-	// with River's).
+	// (bench/README.md, "Stop 30"). The price: a follow-up job committed
+	// within FetchCooldown of a notified one, with no job after it, waits
+	// up to this long to start (a saga's call at the end of a burst).
+	// Defaults to 5 × FetchPollInterval (5s with River's).
 	FollowUpFetchPollInterval time.Duration
 
 	// ObserveDelivery, when set, is told about every processing attempt:
