@@ -3,8 +3,6 @@ package handlers_test
 import (
 	"context"
 	"fmt"
-	"os"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -13,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hookinbox/hookinbox/handlers"
+	"github.com/hookinbox/hookinbox/internal/procmem"
 	"github.com/hookinbox/hookinbox/internal/testdb"
 )
 
@@ -50,7 +49,7 @@ func BenchmarkProcessAllMirror(b *testing.B) {
 				Payload: fmt.Appendf(nil, `{"action":"edited","issue":{"number":%d,"title":"Issue %d","state":"open","updated_at":%q,"body":%q},"repository":{"full_name":"octo/repo-%d","id":%d}}`,
 					1+j/32, j, updated, pad, j%32, j%32)}
 		}
-		goBefore, pgBefore := selfCPU(b), procCPU(b, backend)
+		goBefore, pgBefore := selfCPU(b), backendCPU(b, backend)
 		tx, err := conn.Begin(ctx)
 		require.NoError(b, err)
 		tb := reg.NewTxBatch(tx)
@@ -62,7 +61,7 @@ func BenchmarkProcessAllMirror(b *testing.B) {
 		require.NoError(b, tb.Flush(ctx))
 		require.NoError(b, tx.Commit(ctx))
 		goCPU += selfCPU(b) - goBefore
-		pgCPU += procCPU(b, backend) - pgBefore
+		pgCPU += backendCPU(b, backend) - pgBefore
 	}
 	b.StopTimer()
 	var mirrored, versions int
@@ -81,16 +80,10 @@ func selfCPU(b *testing.B) time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// procCPU is a process's user and system CPU so far, from /proc (in clock
-// ticks of 10 ms: read it over many batches).
-func procCPU(b *testing.B, pid int) time.Duration {
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+// backendCPU is a process's user and system CPU so far (in 10 ms ticks:
+// read it over many batches).
+func backendCPU(b *testing.B, pid int) time.Duration {
+	d, err := procmem.CPU(pid, false)
 	require.NoError(b, err)
-	// Fields after "(comm)": state is the first; utime and stime the 12th and 13th.
-	f := strings.Fields(string(raw[strings.LastIndexByte(string(raw), ')')+2:]))
-	utime, err := strconv.ParseInt(f[11], 10, 64)
-	require.NoError(b, err)
-	stime, err := strconv.ParseInt(f[12], 10, 64)
-	require.NoError(b, err)
-	return time.Duration(utime+stime) * 10 * time.Millisecond
+	return d
 }

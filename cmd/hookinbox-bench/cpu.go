@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/hookinbox/hookinbox/internal/procmem"
 )
 
 // clockTicks is USER_HZ, the unit of /proc CPU times: 100 on every Linux
@@ -101,21 +103,8 @@ func (a cpuSample) to(b cpuSample, wall float64) cpuUse {
 // procCPU is a process's user+system seconds, plus those of the children
 // it has reaped when withReaped is set (PostgreSQL backends that exited).
 func procCPU(pid int, withReaped bool) (float64, bool) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, false
-	}
-	// The command name may hold spaces; the fields after its ")" are fixed.
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
-	if len(f) < 15 {
-		return 0, false
-	}
-	ticks := atoi(f[11]) + atoi(f[12]) // utime, stime
-	if withReaped {
-		ticks += atoi(f[13]) + atoi(f[14]) // cutime, cstime
-	}
-	return float64(ticks) / clockTicks, true
+	d, err := procmem.CPU(pid, withReaped)
+	return d.Seconds(), err == nil
 }
 
 func childrenOf(ppid int) []int {
