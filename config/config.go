@@ -100,12 +100,16 @@ type Config struct {
 }
 
 // DefaultIngestBatchWindow is on: in the benchmark it took ingest from
-// 0.46 to 0.90 of pgbench's one-transaction-per-delivery rate. 3 ms, not
-// 1: under steady traffic of 500-1,000 requests/s a 1 ms window caught one
-// or two deliveries, and one default serve spent 15-20% more CPU per
-// delivery than with 3 ms, for 2 ms more ack p50 (bench/README.md,
-// "Steady load").
-const DefaultIngestBatchWindow = Duration(3 * time.Millisecond)
+// 0.46 to 0.90 of pgbench's one-transaction-per-delivery rate. 8 ms, not
+// 3: at a quarter of that rate (500-600 requests/s) a 3 ms window made
+// batches of two or three, so each transaction's fixed cost (round
+// trips, River's job insert, the commit's flush) fell on few deliveries,
+// in serve and in PostgreSQL alike; 8 ms took
+// one default serve's CPU per delivery there down by about 15% for 2-4 ms
+// more ack p50 (bench/README.md, "Steady load", stop 31). A batch of eight
+// still closes at once when another batch may form, so under heavy
+// traffic the window is rarely waited out.
+const DefaultIngestBatchWindow = Duration(8 * time.Millisecond)
 
 // Ingest tunes how deliveries are committed.
 type Ingest struct {

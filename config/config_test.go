@@ -42,7 +42,7 @@ sources:
 	require.Equal(t, 90*time.Second, cfg.Sources[1].Tolerance.Std())
 	require.Equal(t, DefaultAdminListen, cfg.Admin.Listen)
 	require.Equal(t, 24*time.Hour, cfg.Admin.IdempotencyTTL.Std())
-	require.Equal(t, 3*time.Millisecond, cfg.Ingest.BatchWindow.Std(), "ingest batching is on by default")
+	require.Equal(t, 8*time.Millisecond, cfg.Ingest.BatchWindow.Std(), "ingest batching is on by default")
 	require.Equal(t, 200, cfg.Jobs.BatchSize)
 
 	cfg, err = Parse(raw, envOf(map[string]string{"GH_SECRET": "x", "DATABASE_URL": "postgres://db/x"}))
