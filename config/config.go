@@ -102,13 +102,13 @@ type Config struct {
 // DefaultIngestBatchWindow is on: in the benchmark it took ingest from
 // 0.46 to 0.90 of pgbench's one-transaction-per-delivery rate. 8 ms, not
 // 3: at a quarter of that rate (500-600 requests/s) a 3 ms window made
-// batches of two or three, so each transaction's fixed cost (round
-// trips, River's job insert, the commit's flush) fell on few deliveries,
-// in serve and in PostgreSQL alike; 8 ms took
-// one default serve's CPU per delivery there down by about 15% for 2-4 ms
-// more ack p50 (bench/README.md, "Steady load", stop 31). A batch of eight
-// still closes at once when another batch may form, so under heavy
-// traffic the window is rarely waited out.
+// batches of two or three, so each transaction's fixed cost (round trips,
+// River's job insert, the commit's flush) fell on few deliveries, in serve
+// and in PostgreSQL alike. 8 ms took one default serve's CPU per delivery
+// there down by about 15% for 2-4 ms more ack p50 (bench/README.md,
+// "Steady load", stop 31). A batch of eight still closes at once when
+// another runner is free to gather the next; only when every runner is
+// committing does a large batch wait the window out.
 const DefaultIngestBatchWindow = Duration(8 * time.Millisecond)
 
 // Ingest tunes how deliveries are committed.
