@@ -32,6 +32,9 @@ type cpuSample struct {
 	Bench    float64 // this process: the load generator, River's reference
 	Service  float64
 	Postgres float64 // postmaster, its live children and the children it reaped
+	// Processes is how many processes and threads the machine has
+	// started since boot.
+	Processes int64
 }
 
 // cpuUse is the CPU seconds each part used during a phase.
@@ -48,11 +51,20 @@ type cpuUse struct {
 	// in the phase, on the service's and pgbench's tables: PostgreSQL CPU
 	// that the phase's own work did not ask for.
 	AutovacuumRuns int64 `json:"autovacuum_runs"`
+	// ProcessesStarted is the processes and threads started on the machine
+	// in the phase: PostgreSQL's backends and autovacuum workers, and
+	// anything else that ran (a shell command in another window). On the
+	// 2-core reference VM a burst of process starts stalls the service's
+	// commits for up to a tenth of a second (bench/README.md, "Stop 32"),
+	// so a slow tail in a phase with many is the machine's, not the run's.
+	// Nil in results written before stop 32.
+	ProcessesStarted *int64 `json:"processes_started,omitempty"`
 }
 
 func (m cpuMeter) sample() cpuSample {
 	var s cpuSample
 	s.Machine, s.Idle, s.IRQ, s.Steal = machineCPU()
+	s.Processes = processesStarted()
 	s.Bench, _ = procCPU(os.Getpid(), false)
 	if m.servicePID != 0 {
 		s.Service, _ = procCPU(m.servicePID, false)
@@ -91,6 +103,10 @@ func (a cpuSample) to(b cpuSample, wall float64) cpuUse {
 	u := cpuUse{
 		Seconds: wall, Bench: b.Bench - a.Bench, Service: b.Service - a.Service, Postgres: b.Postgres - a.Postgres,
 		IRQ: b.IRQ - a.IRQ, Steal: b.Steal - a.Steal,
+	}
+	if b.Processes > 0 {
+		started := b.Processes - a.Processes
+		u.ProcessesStarted = &started
 	}
 	busy, idle := b.Machine-a.Machine, b.Idle-a.Idle
 	if busy+idle > 0 {
@@ -149,6 +165,17 @@ func machineCPU() (busy, idle, irq, steal float64) {
 		busy += n
 	}
 	return busy, idle, irq, steal
+}
+
+// processesStarted reads the "processes" line of /proc/stat: the forks
+// and clones since boot (0 where there is none).
+func processesStarted() int64 {
+	for _, line := range strings.Split(readFile("/proc/stat"), "\n") {
+		if n, ok := strings.CutPrefix(line, "processes "); ok {
+			return atoi(strings.TrimSpace(n))
+		}
+	}
+	return 0
 }
 
 // postmasterPID reads the first line of postmaster.pid in a data dir.

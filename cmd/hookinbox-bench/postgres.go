@@ -7,7 +7,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -25,6 +27,15 @@ type postgres struct {
 	server   *pgembed.Server // nil with DATABASE_URL
 	binDir   string          // pgbench lives here
 	created  []string
+
+	// statsConns read each created database's statistics (autovacuumRuns),
+	// one connection per database opened when it is created. A connection
+	// is a new backend process, and on the 2-core reference VM bursts of
+	// process starts stall the service's commits for up to a tenth of a
+	// second (bench/README.md, "Stop 32"): opened at each span's first
+	// reading, it started one right where every measured step begins.
+	statsMu    sync.Mutex
+	statsConns map[string]*pgx.Conn // by URL
 }
 
 // startPostgres starts the run's server; with stats, it loads
@@ -133,7 +144,30 @@ func (pg *postgres) createDatabase(ctx context.Context, role string, migrate boo
 			return "", fmt.Errorf("migrate %s: %w", name, err)
 		}
 	}
+	stats, err := pgx.Connect(ctx, u)
+	if err != nil {
+		return "", err
+	}
+	pg.statsMu.Lock()
+	defer pg.statsMu.Unlock()
+	if pg.statsConns == nil {
+		pg.statsConns = map[string]*pgx.Conn{}
+	}
+	pg.statsConns[u] = stats
 	return u, nil
+}
+
+// closeStats closes the statistics connections to the databases at urls,
+// or to every database when there are none.
+func (pg *postgres) closeStats(ctx context.Context, urls ...string) {
+	pg.statsMu.Lock()
+	defer pg.statsMu.Unlock()
+	for u, conn := range pg.statsConns {
+		if len(urls) == 0 || slices.Contains(urls, u) {
+			conn.Close(ctx)
+			delete(pg.statsConns, u)
+		}
+	}
 }
 
 func databaseName(role string) string {
@@ -144,12 +178,15 @@ func databaseName(role string) string {
 // nothing of it (autovacuum after pgbench's updates, above all) runs in
 // the phases after it.
 func (pg *postgres) dropDatabase(ctx context.Context, role string) error {
+	name := databaseName(role)
+	if u, err := withDatabase(pg.adminURL, name); err == nil {
+		pg.closeStats(ctx, u)
+	}
 	conn, err := pgx.Connect(ctx, pg.adminURL)
 	if err != nil {
 		return err
 	}
 	defer conn.Close(ctx)
-	name := databaseName(role)
 	if _, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)"); err != nil {
 		return fmt.Errorf("drop database %s: %w", name, err)
 	}
@@ -160,6 +197,7 @@ func (pg *postgres) dropDatabase(ctx context.Context, role string) error {
 func (pg *postgres) close(ctx context.Context, progress func(string, ...any)) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
+	pg.closeStats(ctx)
 	if pg.server != nil {
 		if err := pg.server.Destroy(ctx); err != nil {
 			progress("warning: removing the private PostgreSQL: %v", err)
@@ -209,13 +247,16 @@ func (pg *postgres) freeConnections(ctx context.Context) (int, error) {
 }
 
 // autovacuumRuns is how many autovacuum and autoanalyze runs have finished
-// on the tables of the databases at urls (pg_stat_user_tables); 0 for a
-// database it cannot read.
+// on the tables of the databases at urls (pg_stat_user_tables), through
+// their statistics connections; 0 for a database the run did not create or
+// cannot read.
 func (pg *postgres) autovacuumRuns(ctx context.Context, urls ...string) int64 {
+	pg.statsMu.Lock()
+	defer pg.statsMu.Unlock()
 	var n int64
 	for _, u := range urls {
-		conn, err := pgx.Connect(ctx, u)
-		if err != nil {
+		conn := pg.statsConns[u]
+		if conn == nil {
 			continue
 		}
 		var c int64
@@ -223,7 +264,6 @@ func (pg *postgres) autovacuumRuns(ctx context.Context, urls ...string) int64 {
 			FROM pg_stat_user_tables`).Scan(&c); err == nil {
 			n += c
 		}
-		conn.Close(ctx)
 	}
 	return n
 }
