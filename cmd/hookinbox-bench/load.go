@@ -104,6 +104,7 @@ type loadResult struct {
 	DuplicatesPerSec float64        `json:"duplicates_per_sec"`
 	RequestsPerSec   float64        `json:"requests_per_sec"`
 	Latency          latencies      `json:"latency"`
+	WorstSecond      *worstSecond   `json:"worst_second,omitempty"` // open loop only
 	LastAck          time.Time      `json:"last_ack"`
 	MeanPayloadBytes int            `json:"mean_payload_bytes"`
 	ClientLagMax     duration       `json:"client_lag_max,omitempty"` // open loop: how late the dispatcher fell behind its schedule
@@ -122,6 +123,7 @@ type tally struct {
 	requests, accepted, duplicates, errors int64
 	errorKinds                             map[string]int
 	lat                                    []time.Duration
+	due                                    []time.Time // open loop: when each of lat's requests was due
 	lastAck                                time.Time
 	payloadBytes                           int64
 }
@@ -188,6 +190,7 @@ func (g *generator) openLoop(ctx context.Context, rate float64, d time.Duration)
 			for at := range due {
 				if g.send(ctx, rng, t) {
 					t.lat = append(t.lat, time.Since(at))
+					t.due = append(t.due, at)
 				}
 			}
 		})
@@ -195,6 +198,7 @@ func (g *generator) openLoop(ctx context.Context, rate float64, d time.Duration)
 	wg.Wait()
 	res := merge(tallies, time.Since(start))
 	res.Mode, res.Connections, res.TargetRate, res.ClientLagMax = "open", g.conns, rate, duration(lag)
+	res.WorstSecond = findWorstSecond(start, tallies)
 	return res
 }
 
@@ -321,6 +325,59 @@ func merge(tallies []*tally, elapsed time.Duration) loadResult {
 	}
 	res.Latency = percentiles(lat)
 	return res
+}
+
+// worstSecond is the second of an open-loop phase (by due time) that held
+// the most of its slowest answers, those at or above the phase's p99. A
+// tail made in one short window (an autovacuum round, a stall of the
+// machine) shows as a large share of them here, and a p99 of the other
+// answers near the rest of the distribution (bench/README.md, "Stop 32").
+type worstSecond struct {
+	At         int      `json:"at_s"`        // whole seconds into the phase
+	Slow       int      `json:"slow"`        // answers at or above the phase's p99 due in it
+	OfSlow     int      `json:"of_slow"`     // all answers at or above the phase's p99
+	P99Without duration `json:"p99_without"` // p99 of the answers due outside it
+}
+
+// findWorstSecond returns nil when there is nothing to tell apart (no
+// answers, or no due times).
+func findWorstSecond(start time.Time, tallies []*tally) *worstSecond {
+	var lat []time.Duration
+	var sec []int
+	for _, t := range tallies {
+		if len(t.due) != len(t.lat) {
+			return nil
+		}
+		for i, l := range t.lat {
+			lat = append(lat, l)
+			sec = append(sec, int(t.due[i].Sub(start)/time.Second))
+		}
+	}
+	if len(lat) == 0 {
+		return nil
+	}
+	p99 := time.Duration(percentiles(slices.Clone(lat)).P99)
+	slow := map[int]int{}
+	w := &worstSecond{At: -1}
+	for i, l := range lat {
+		if l >= p99 {
+			w.OfSlow++
+			slow[sec[i]]++
+		}
+	}
+	for s, n := range slow {
+		if n > w.Slow || n == w.Slow && s < w.At {
+			w.At, w.Slow = s, n
+		}
+	}
+	var rest []time.Duration
+	for i, l := range lat {
+		if sec[i] != w.At {
+			rest = append(rest, l)
+		}
+	}
+	w.P99Without = percentiles(rest).P99
+	return w
 }
 
 func percentiles(lat []time.Duration) latencies {

@@ -294,7 +294,7 @@ func printSteady(w io.Writer, res steadyResult) {
 		100*res.IdleBefore.Service, 100*res.IdleBefore.Postgres, 100*res.IdleAfter.Service, 100*res.IdleAfter.Postgres, idleWindow)
 
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "load\toffered/s\tanswered/s\terrors\twarm-up p99\tack p50\tack p99\t→processed p50\tp99\tbacklog +5s\thookinbox ms/req\tpostgres ms/req\tWAL kB/req\tFPI/req\tbusy\tother\tprocs\tholds\t\n")
+	fmt.Fprintf(tw, "load\toffered/s\tanswered/s\terrors\twarm-up p99\tack p50\tack p99\tin worst s\tp99 without\t→processed p50\tp99\tbacklog +5s\thookinbox ms/req\tpostgres ms/req\tWAL kB/req\tFPI/req\tbusy\tother\tprocs\tholds\t\n")
 	for _, s := range res.Steps {
 		var svcMs, pgMs, walKB, fpi float64
 		if n := float64(s.Ingest.Requests); n > 0 {
@@ -305,6 +305,10 @@ func printSteady(w io.Writer, res steadyResult) {
 		if !s.Holds {
 			holds = "no"
 		}
+		worst, without := "-", "-"
+		if ws := s.Ingest.WorstSecond; ws != nil {
+			worst, without = fmt.Sprintf("%d/%d @%ds", ws.Slow, ws.OfSlow, ws.At), ws.P99Without.String()
+		}
 		procs := "-"
 		if p := s.CPU.ProcessesStarted; p != nil {
 			procs = strconv.FormatInt(*p, 10)
@@ -313,13 +317,14 @@ func printSteady(w io.Writer, res steadyResult) {
 		if s.Warmup != nil {
 			warm = s.Warmup.Latency.P99.String()
 		}
-		fmt.Fprintf(tw, "%.2f×\t%.0f\t%.0f\t%d\t%s\t%s\t%s\t%s\t%s\t%d\t%.3f\t%.3f\t%.2f\t%.2f\t%.0f%%\t%.2f\t%s\t%s\t\n",
-			s.Load, s.Ingest.TargetRate, s.Ingest.RequestsPerSec, s.Ingest.Errors, warm, s.Ingest.Latency.P50, s.Ingest.Latency.P99,
+		fmt.Fprintf(tw, "%.2f×\t%.0f\t%.0f\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%.3f\t%.3f\t%.2f\t%.2f\t%.0f%%\t%.2f\t%s\t%s\t\n",
+			s.Load, s.Ingest.TargetRate, s.Ingest.RequestsPerSec, s.Ingest.Errors, warm, s.Ingest.Latency.P50, s.Ingest.Latency.P99, worst, without,
 			s.AckToProcessed.P50, s.AckToProcessed.P99, s.Backlog, svcMs, pgMs, walKB, fpi, 100*s.CPU.MachineBusy, s.CPU.Other/s.CPU.Seconds, procs, holds)
 	}
 	tw.Flush()
 	fmt.Fprintln(w, "  warm-up p99: ack p99 of the step's load before it is measured (-steady-warmup), right after the step's CHECKPOINT;")
 	fmt.Fprintln(w, "  answered/s: requests over the step's time until its last answer; ack: from each request's due time;")
+	fmt.Fprintln(w, "  in worst s: of the acks at or above the step's p99, how many were due in its worst second, and when; p99 without: of the other seconds' acks")
 	fmt.Fprintln(w, "  →processed: processed_at − received_at of the step's rows; ms/req: CPU from the step's start to the backlog reading, per request;")
 	fmt.Fprintln(w, "  WAL kB/req, FPI/req: WAL the server wrote over the same span, and the full-page images in it (pg_stat_wal)")
 	fmt.Fprintln(w, "  busy: the machine's CPUs; other: cores used by processes outside the run (another tenant's build or tests)")
