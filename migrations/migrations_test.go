@@ -168,6 +168,37 @@ func TestInboxAnalyzeSkipsPayloadAndHeaders(t *testing.T) {
 	require.NotContains(t, analyzed, "headers")
 }
 
+// ANALYZE skips what no query of River's or ours reads on river_job.
+func TestRiverJobAnalyzeSkipsArgsAndMetadata(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := emptyDatabase(t)
+	_, err := migrations.Up(ctx, pool, nil)
+	require.NoError(t, err)
+	_, err = pool.Exec(ctx, `INSERT INTO river_job (kind, args, metadata, attempted_by, errors, tags, state, finalized_at)
+		SELECT 'process_delivery', jsonb_build_object('inbox_id', g), '{"k": 1}', '{host}', ARRAY['{"error": "e"}'::jsonb], '{t}',
+			'completed', now()
+		FROM generate_series(1, 100) g`)
+	require.NoError(t, err)
+	_, err = pool.Exec(ctx, "ANALYZE river_job")
+	require.NoError(t, err)
+
+	rows, err := pool.Query(ctx, "SELECT attname FROM pg_stats WHERE tablename = 'river_job' ORDER BY attname")
+	require.NoError(t, err)
+	analyzed, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(t, err)
+	require.Contains(t, analyzed, "state", "the columns River's queries filter on are analyzed")
+	require.Contains(t, analyzed, "kind")
+	for _, skipped := range []string{"args", "metadata", "attempted_by", "errors", "tags"} {
+		require.NotContains(t, analyzed, skipped)
+	}
+	// The expression index a delivery's jobs are found by keeps its own.
+	var n int
+	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM pg_stats
+		WHERE tablename = 'river_job_process_delivery_inbox_idx'`).Scan(&n))
+	require.Equal(t, 1, n)
+}
+
 // The README's handler example once told users to add a 003 that clashed
 // with ours: the error must name both files and say what to do.
 func TestVersionClashNamesBothFiles(t *testing.T) {
