@@ -156,19 +156,13 @@ func TestInboxAnalyzeSkipsPayloadAndHeaders(t *testing.T) {
 		SELECT 'github', 'd' || g, 'issues', '{"X-GitHub-Event": "issues"}', convert_to('{"n":' || g || '}', 'UTF8'), '\x00'
 		FROM generate_series(1, 100) g`)
 	require.NoError(t, err)
-	_, err = pool.Exec(ctx, "ANALYZE inbox")
-	require.NoError(t, err)
-
-	rows, err := pool.Query(ctx, "SELECT attname FROM pg_stats WHERE tablename = 'inbox' ORDER BY attname")
-	require.NoError(t, err)
-	analyzed, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	require.NoError(t, err)
+	analyzed := analyzedColumns(ctx, t, pool, "inbox")
 	require.Contains(t, analyzed, "delivery_id", "the other columns are analyzed")
 	require.NotContains(t, analyzed, "payload")
 	require.NotContains(t, analyzed, "headers")
 }
 
-// ANALYZE skips what no query of River's or ours reads on river_job.
+// ANALYZE skips what no query of hookinbox's reads on river_job.
 func TestRiverJobAnalyzeSkipsArgsAndMetadata(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -180,13 +174,7 @@ func TestRiverJobAnalyzeSkipsArgsAndMetadata(t *testing.T) {
 			'completed', now()
 		FROM generate_series(1, 100) g`)
 	require.NoError(t, err)
-	_, err = pool.Exec(ctx, "ANALYZE river_job")
-	require.NoError(t, err)
-
-	rows, err := pool.Query(ctx, "SELECT attname FROM pg_stats WHERE tablename = 'river_job' ORDER BY attname")
-	require.NoError(t, err)
-	analyzed, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	require.NoError(t, err)
+	analyzed := analyzedColumns(ctx, t, pool, "river_job")
 	require.Contains(t, analyzed, "state", "the columns River's queries filter on are analyzed")
 	require.Contains(t, analyzed, "kind")
 	for _, skipped := range []string{"args", "metadata", "attempted_by", "errors", "tags"} {
@@ -197,6 +185,19 @@ func TestRiverJobAnalyzeSkipsArgsAndMetadata(t *testing.T) {
 	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM pg_stats
 		WHERE tablename = 'river_job_process_delivery_inbox_idx'`).Scan(&n))
 	require.Equal(t, 1, n)
+}
+
+// analyzedColumns analyzes table and returns the columns it has
+// statistics for.
+func analyzedColumns(ctx context.Context, t *testing.T, pool *pgxpool.Pool, table string) []string {
+	t.Helper()
+	_, err := pool.Exec(ctx, "ANALYZE "+pgx.Identifier{table}.Sanitize())
+	require.NoError(t, err)
+	rows, err := pool.Query(ctx, "SELECT attname FROM pg_stats WHERE tablename = $1 ORDER BY attname", table)
+	require.NoError(t, err)
+	analyzed, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(t, err)
+	return analyzed
 }
 
 // The README's handler example once told users to add a 003 that clashed
