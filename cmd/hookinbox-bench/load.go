@@ -105,6 +105,7 @@ type loadResult struct {
 	RequestsPerSec   float64        `json:"requests_per_sec"`
 	Latency          latencies      `json:"latency"`
 	WorstSecond      *worstSecond   `json:"worst_second,omitempty"` // open loop only
+	SecondP99        []duration     `json:"second_p99,omitempty"`   // open loop: each second's p99, by due time
 	LastAck          time.Time      `json:"last_ack"`
 	MeanPayloadBytes int            `json:"mean_payload_bytes"`
 	ClientLagMax     duration       `json:"client_lag_max,omitempty"` // open loop: how late the dispatcher fell behind its schedule
@@ -199,6 +200,7 @@ func (g *generator) openLoop(ctx context.Context, rate float64, d time.Duration)
 	res := merge(tallies, time.Since(start))
 	res.Mode, res.Connections, res.TargetRate, res.ClientLagMax = "open", g.conns, rate, duration(lag)
 	res.WorstSecond = findWorstSecond(start, tallies)
+	res.SecondP99 = secondP99s(start, tallies)
 	return res
 }
 
@@ -378,6 +380,31 @@ func findWorstSecond(start time.Time, tallies []*tally) *worstSecond {
 	}
 	w.P99Without = percentiles(rest).P99
 	return w
+}
+
+// secondP99s returns the p99 of each second's answers, by due time (zero
+// for a second with none); nil without due times. A step held for minutes
+// shows in it when its checkpoints and autovacuum rounds came, and how
+// many of its seconds were slow.
+func secondP99s(start time.Time, tallies []*tally) []duration {
+	var bySecond [][]time.Duration
+	for _, t := range tallies {
+		if len(t.due) != len(t.lat) {
+			return nil
+		}
+		for i, l := range t.lat {
+			s := max(int(t.due[i].Sub(start)/time.Second), 0)
+			for len(bySecond) <= s {
+				bySecond = append(bySecond, nil)
+			}
+			bySecond[s] = append(bySecond[s], l)
+		}
+	}
+	var p99 []duration
+	for _, lat := range bySecond {
+		p99 = append(p99, percentiles(lat).P99)
+	}
+	return p99
 }
 
 func percentiles(lat []time.Duration) latencies {

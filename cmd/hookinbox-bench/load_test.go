@@ -50,3 +50,25 @@ func TestFindWorstSecond(t *testing.T) {
 	require.Nil(t, findWorstSecond(start, []*tally{{lat: []time.Duration{time.Millisecond}}}))
 	require.Nil(t, findWorstSecond(start, []*tally{{}}))
 }
+
+func TestSecondP99s(t *testing.T) {
+	t.Parallel()
+	start := time.Date(2026, 12, 3, 8, 0, 0, 0, time.UTC)
+	// Three seconds over two workers: the first at 1 ms, none in the
+	// second, the third at 1 ms but for two answers of a hundred at 80 ms
+	// (the 99th by nearest rank is one of them; one alone would be the
+	// 100th, above p99).
+	a, b := &tally{}, &tally{}
+	for i := range 100 {
+		a.lat, a.due = append(a.lat, time.Millisecond), append(a.due, start.Add(time.Duration(i)*10*time.Millisecond))
+		l := time.Millisecond
+		if i == 42 || i == 43 {
+			l = 80 * time.Millisecond
+		}
+		b.lat, b.due = append(b.lat, l), append(b.due, start.Add(2*time.Second+time.Duration(i)*10*time.Millisecond))
+	}
+	require.Equal(t, []duration{duration(time.Millisecond), 0, duration(80 * time.Millisecond)}, secondP99s(start, []*tally{a, b}))
+
+	// A closed loop records no due times.
+	require.Nil(t, secondP99s(start, []*tally{{lat: []time.Duration{time.Millisecond}}}))
+}

@@ -35,6 +35,7 @@ type options struct {
 	profile      bool
 	pgStats      bool
 	pgExplain    time.Duration
+	pgSettings   []string
 	out          string
 	show         string
 
@@ -47,6 +48,7 @@ type options struct {
 	steadyMax   float64
 	steadyBase  float64
 	steadyWarm  time.Duration
+	steadyDur   time.Duration
 
 	destInFlight int
 	destLoad     float64
@@ -69,6 +71,13 @@ func parseOptions(args []string) (options, error) {
 	fs.BoolVar(&o.pgStats, "pg-stats", false, "load pg_stat_statements and print the statements that took the database's time in each service phase")
 	fs.DurationVar(&o.pgExplain, "pg-explain", 0, "load auto_explain into the private server and log the analyzed plan of every statement slower than this; "+
 		"the server's log is kept as bench/results/<UTC time>.pg.log (0: off; timing every plan node slows the database, so take no figures from such a run)")
+	fs.Func("pg-setting", "a setting of the private server, name=value as postgres -c takes it (repeatable): to try one before making it hookinbox's", func(v string) error {
+		if name, _, ok := strings.Cut(v, "="); !ok || name == "" {
+			return fmt.Errorf("want name=value, got %q", v)
+		}
+		o.pgSettings = append(o.pgSettings, v)
+		return nil
+	})
 	fs.BoolVar(&o.profile, "pprof", true, "take a CPU profile of the service during the closed-loop ingest, next to the results")
 	fs.StringVar(&o.show, "show", "", "print the report of this results file again, and run nothing")
 	fs.StringVar(&o.out, "out", "", "results file (default bench/results/<UTC time>.json in the module)")
@@ -83,6 +92,8 @@ func parseOptions(args []string) (options, error) {
 		"(to compare two builds at the same offered rates; pgbench still runs and is reported)")
 	fs.DurationVar(&o.steadyWarm, "steady-warmup", 5*time.Second, "steady scenario: how long each step's load runs before it is measured "+
 		"(after the step's CHECKPOINT, when every first write of a page logs the whole page); its ack p99 is reported apart")
+	fs.DurationVar(&o.steadyDur, "steady-duration", 0, "steady scenario: how long each step is measured (0: -duration); "+
+		"a step of minutes holds the load through the checkpoints and autovacuum rounds a 20s step may miss")
 	fs.IntVar(&o.destInFlight, "dest-in-flight", 32, "destinations scenario: the destination's max_in_flight, and the bare client's connections")
 	fs.Float64Var(&o.destLoad, "dest-load", 0.1, "destinations scenario: the open-loop rate with and without the destination, as a fraction of pgbench's tps (0.25 is more than one serve sends on 2 cores)")
 	if err := fs.Parse(args); err != nil {
@@ -101,8 +112,8 @@ func parseOptions(args []string) (options, error) {
 		return o, errors.New("-dup-share must be in [0, 1)")
 	case !slices.Contains(scenarios, o.scenario):
 		return o, fmt.Errorf("-scenario %q: want one of %s", o.scenario, strings.Join(scenarios, ", "))
-	case o.steadyBase < 0 || o.steadyWarm < 0:
-		return o, errors.New("-steady-base and -steady-warmup must not be negative")
+	case o.steadyBase < 0 || o.steadyWarm < 0 || o.steadyDur < 0:
+		return o, errors.New("-steady-base, -steady-warmup and -steady-duration must not be negative")
 	case o.steadyConns < 1 || o.steadyStep <= 0 || o.steadyMax < o.steadyStep:
 		return o, errors.New("-steady-connections must be at least 1, -steady-step positive and -steady-max at least -steady-step")
 	case o.destInFlight < 1 || o.destLoad <= 0:

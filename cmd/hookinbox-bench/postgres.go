@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -39,11 +40,14 @@ type postgres struct {
 }
 
 // startPostgres starts the run's server; with stats, it loads
-// pg_stat_statements (-pg-stats), and with explain > 0 auto_explain
-// (-pg-explain).
-func startPostgres(ctx context.Context, work string, stats bool, explain time.Duration) (*postgres, error) {
+// pg_stat_statements (-pg-stats), with explain > 0 auto_explain
+// (-pg-explain), and it takes extra settings (-pg-setting).
+func startPostgres(ctx context.Context, work string, stats bool, explain time.Duration, extra []string) (*postgres, error) {
 	pg := &postgres{}
 	if u := os.Getenv("DATABASE_URL"); u != "" {
+		if len(extra) > 0 {
+			return nil, errors.New("-pg-setting applies to the private server; DATABASE_URL's is configured where it runs")
+		}
 		if _, err := withDatabase(u, "postgres"); err != nil {
 			return nil, fmt.Errorf("DATABASE_URL must be a postgres:// URL: %w", err)
 		}
@@ -52,7 +56,7 @@ func startPostgres(ctx context.Context, work string, stats bool, explain time.Du
 		// Fsync on, as `serve` runs it: the commit's flush is part of what
 		// an acknowledged delivery costs.
 		cfg := pgembed.Config{DataDir: filepath.Join(work, "pg"), Database: "postgres", Fsync: true}
-		cfg.Settings = serverSettings(stats, explain)
+		cfg.Settings = append(serverSettings(stats, explain), extra...)
 		srv, err := pgembed.Start(ctx, cfg)
 		if err != nil {
 			return nil, fmt.Errorf("start PostgreSQL: %w", err)

@@ -152,7 +152,8 @@ func (o options) export() map[string]any {
 		"payload_min": o.payloadMin, "payload_max": o.payloadMax, "batch_window": o.batchWindow.String(),
 		"process_batch": o.processBatch, "scenario": o.scenario,
 		"steady_connections": o.steadyConns, "steady_step": o.steadyStep, "steady_max": o.steadyMax, "steady_base": o.steadyBase, "steady_warmup": o.steadyWarm.String(),
-		"dest_in_flight": o.destInFlight, "dest_load": o.destLoad, "pg_explain": o.pgExplain.String(),
+		"steady_duration": o.steadyDur.String(), "dest_in_flight": o.destInFlight, "dest_load": o.destLoad, "pg_explain": o.pgExplain.String(),
+		"pg_settings": o.pgSettings,
 	}
 }
 

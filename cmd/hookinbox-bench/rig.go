@@ -57,7 +57,7 @@ func setupRig(ctx context.Context, opts options, root string, progress func(stri
 		return nil, err
 	}
 	progress("starting PostgreSQL")
-	if r.pg, err = startPostgres(ctx, work, opts.pgStats, opts.pgExplain); err != nil {
+	if r.pg, err = startPostgres(ctx, work, opts.pgStats, opts.pgExplain, opts.pgSettings); err != nil {
 		r.close()
 		return nil, err
 	}

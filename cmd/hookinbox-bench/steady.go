@@ -1,12 +1,14 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -157,7 +159,7 @@ func runSteady(ctx context.Context, opts options, root string, progress func(str
 func steadyRunStep(ctx context.Context, r *rig, svc *service, gen *generator, meter cpuMeter,
 	load, pgbenchTPS float64, out string, progress func(string, ...any)) (steadyStep, error) {
 	st := steadyStep{Load: load}
-	d, db := r.opts.duration, r.db
+	d, db := cmp.Or(r.opts.steadyDur, r.opts.duration), r.db
 	rate := load * pgbenchTPS
 	r.settle(ctx, progress)
 	if w := r.opts.steadyWarm; w > 0 {
@@ -335,6 +337,11 @@ func printSteady(w io.Writer, res steadyResult) {
 		}
 	}
 	for _, s := range res.Steps {
+		if line := slowSeconds(s); line != "" {
+			fmt.Fprintf(w, "  %.2f× %s\n", s.Load, line)
+		}
+	}
+	for _, s := range res.Steps {
 		printStatementTable(w, fmt.Sprintf("step %.2f×, until its rows were processed", s.Load), s.Statements)
 	}
 	if res.MaxSustained > 0 {
@@ -358,4 +365,38 @@ func resultsPath(opts options, root string, started time.Time, scenario string) 
 		return opts.out
 	}
 	return filepath.Join(root, "bench", "results", started.UTC().Format("2006-01-02T15-04-05Z")+"."+scenario+".json")
+}
+
+// longStep is the least length of a step whose seconds are told apart in
+// the report: in a 20s step the worst second says enough.
+const longStep = 60
+
+// slowSeconds tells, for a step held for minutes (-steady-duration), how
+// many of its seconds had an ack p99 over the 0.5× goal's 25ms, which were
+// the slowest, and how many checkpoints it held; "" for a shorter step.
+func slowSeconds(s steadyStep) string {
+	p99 := s.Ingest.SecondP99
+	if len(p99) < longStep {
+		return ""
+	}
+	type second struct {
+		at  int
+		p99 duration
+	}
+	var over []second
+	for at, d := range p99 {
+		if time.Duration(d) > 25*time.Millisecond {
+			over = append(over, second{at, d})
+		}
+	}
+	slices.SortFunc(over, func(a, b second) int { return cmp.Compare(b.p99, a.p99) })
+	var slowest []string
+	for _, sec := range over[:min(len(over), 8)] {
+		slowest = append(slowest, fmt.Sprintf("@%ds %s", sec.at, sec.p99))
+	}
+	line := fmt.Sprintf("held %ds: %d seconds with an ack p99 over 25ms", len(p99), len(over))
+	if len(slowest) > 0 {
+		line += " (" + strings.Join(slowest, ", ") + ")"
+	}
+	return line + fmt.Sprintf("; %d checkpoints", s.WAL.Checkpoints)
 }

@@ -15,9 +15,10 @@ import (
 // walSample is the server's WAL position and pg_stat_wal's counters at
 // one moment.
 type walSample struct {
-	lsn     int64 // bytes since the start of the WAL
-	fpi     int64
-	records int64
+	lsn         int64 // bytes since the start of the WAL
+	fpi         int64
+	records     int64
+	checkpoints int64 // started, timed or requested (pg_stat_bgwriter; 0 where it has moved)
 }
 
 // walUse is the WAL written between two samples.
@@ -25,6 +26,7 @@ type walUse struct {
 	Bytes          int64 `json:"bytes"`
 	Records        int64 `json:"records"`
 	FullPageImages int64 `json:"full_page_images"`
+	Checkpoints    int64 `json:"checkpoints"`
 }
 
 // readWAL samples the WAL. The position is exact; pg_stat_wal's counters
@@ -38,6 +40,10 @@ func readWAL(ctx context.Context, db *pgxpool.Pool) (walSample, error) {
 	if err != nil {
 		return s, fmt.Errorf("read WAL position: %w", err)
 	}
+	// PostgreSQL 17 moved the counts to pg_stat_checkpointer: a server
+	// through DATABASE_URL may have either, and the count is only a
+	// diagnosis.
+	_ = db.QueryRow(ctx, `SELECT checkpoints_timed + checkpoints_req FROM pg_stat_bgwriter`).Scan(&s.checkpoints)
 	return s, nil
 }
 
@@ -61,5 +67,6 @@ func walSpan(ctx context.Context, db *pgxpool.Pool, progress func(string, ...any
 }
 
 func (s walSample) since(from walSample) walUse {
-	return walUse{Bytes: s.lsn - from.lsn, Records: s.records - from.records, FullPageImages: s.fpi - from.fpi}
+	return walUse{Bytes: s.lsn - from.lsn, Records: s.records - from.records, FullPageImages: s.fpi - from.fpi,
+		Checkpoints: s.checkpoints - from.checkpoints}
 }
