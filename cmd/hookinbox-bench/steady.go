@@ -372,7 +372,7 @@ func resultsPath(opts options, root string, started time.Time, scenario string) 
 const longStep = 60
 
 // slowSeconds tells, for a step held for minutes (-steady-duration), how
-// many of its seconds had an ack p99 over the 0.5× goal's 25ms, which were
+// many of its seconds had an ack p99 over the 0.5× goal (ackGoalAtHalf), which were
 // the slowest, and how many checkpoints it held; "" for a shorter step.
 func slowSeconds(s steadyStep) string {
 	p99 := s.Ingest.SecondP99
@@ -385,7 +385,7 @@ func slowSeconds(s steadyStep) string {
 	}
 	var over []second
 	for at, d := range p99 {
-		if time.Duration(d) > 25*time.Millisecond {
+		if time.Duration(d) > ackGoalAtHalf {
 			over = append(over, second{at, d})
 		}
 	}
@@ -394,7 +394,7 @@ func slowSeconds(s steadyStep) string {
 	for _, sec := range over[:min(len(over), 8)] {
 		slowest = append(slowest, fmt.Sprintf("@%ds %s", sec.at, sec.p99))
 	}
-	line := fmt.Sprintf("held %ds: %d seconds with an ack p99 over 25ms", len(p99), len(over))
+	line := fmt.Sprintf("held %ds: %d seconds with an ack p99 over %s", len(p99), len(over), ackGoalAtHalf)
 	if len(slowest) > 0 {
 		line += " (" + strings.Join(slowest, ", ") + ")"
 	}
