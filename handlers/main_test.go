@@ -183,6 +183,12 @@ func (b *testBundle) count(t *testing.T, sql string, args ...any) int {
 // rerunCompletedJobs puts finished jobs of kind back to available, as
 // River's rescuer does with a job whose worker died before River recorded
 // its completion.
+//
+// The re-run's job state cannot tell that it finished: River's completer
+// may still hold the first attempt's completion (the handler completed the
+// job in its own transaction), and its update checks only that the row is
+// running, so it can mark the second attempt completed while that attempt
+// still runs. Tests wait for what the re-run does instead.
 func (b *testBundle) rerunCompletedJobs(t *testing.T, kind string) {
 	t.Helper()
 	tag, err := b.pool.Exec(context.Background(),

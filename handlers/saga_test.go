@@ -3,6 +3,7 @@ package handlers_test
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -165,6 +166,9 @@ func TestSagaJobRerunAfterCommitHasNoSecondEffect(t *testing.T) {
 
 	b.rerunCompletedJobs(t, "process_delivery")
 	b.rerunCompletedJobs(t, "stripe_fulfill")
+	require.Eventually(t, func() bool {
+		return len(b.downstream.Requests("/fulfill")) >= 2
+	}, 15*time.Second, 20*time.Millisecond, "the re-run never called again")
 	require.Equal(t, map[string]int{"completed": 1}, b.waitJobsFinalized(t, "process_delivery"))
 	require.Equal(t, map[string]int{"completed": 1}, b.waitJobsFinalized(t, "stripe_fulfill"))
 
@@ -228,12 +232,14 @@ func TestSagaStepOnAMovedSagaDoesNothing(t *testing.T) {
 
 	b.downstream.SetFallback("/fulfill", downstreamstub.Refuse)
 	b.rerunCompletedJobs(t, "stripe_fulfill")
+	require.Eventually(t, func() bool {
+		return strings.Contains(b.log.String(), `saga: not moved; it is no longer in the state this step expects`)
+	}, 15*time.Second, 20*time.Millisecond, "the re-run never reached the saga's move")
 	require.Equal(t, map[string]int{"completed": 1}, b.waitJobsFinalized(t, "stripe_fulfill"))
 
 	require.Equal(t, before, b.saga(t, pi))
 	require.Empty(t, b.jobStates(t, "stripe_refund"))
 	require.Empty(t, b.downstream.Requests("/v1/refunds"))
-	require.Contains(t, b.log.String(), `saga: not moved; it is no longer in the state this step expects`)
 }
 
 // The same on the refund side: a refund request that outlives the client's
