@@ -49,6 +49,7 @@ type options struct {
 	steadyBase  float64
 	steadyWarm  time.Duration
 	steadyDur   time.Duration
+	pgSample    time.Duration
 
 	destInFlight int
 	destLoad     float64
@@ -94,6 +95,8 @@ func parseOptions(args []string) (options, error) {
 		"(after the step's CHECKPOINT, when every first write of a page logs the whole page); its ack p99 is reported apart")
 	fs.DurationVar(&o.steadyDur, "steady-duration", 0, "steady scenario: how long each step is measured (0: -duration); "+
 		"a step of minutes holds the load through the checkpoints and autovacuum rounds a 20s step may miss")
+	fs.DurationVar(&o.pgSample, "pg-sample", 0, "steady scenario: read the server's counters this often during each step and print them "+
+		"(blocks read into the buffer pool and by which relation, backend writes, WAL MB/s; ms per WAL sync with -pg-setting track_wal_io_timing=on; 0: off)")
 	fs.IntVar(&o.destInFlight, "dest-in-flight", 32, "destinations scenario: the destination's max_in_flight, and the bare client's connections")
 	fs.Float64Var(&o.destLoad, "dest-load", 0.1, "destinations scenario: the open-loop rate with and without the destination, as a fraction of pgbench's tps (0.25 is more than one serve sends on 2 cores)")
 	if err := fs.Parse(args); err != nil {
@@ -114,6 +117,8 @@ func parseOptions(args []string) (options, error) {
 		return o, fmt.Errorf("-scenario %q: want one of %s", o.scenario, strings.Join(scenarios, ", "))
 	case o.steadyBase < 0 || o.steadyWarm < 0 || o.steadyDur < 0:
 		return o, errors.New("-steady-base, -steady-warmup and -steady-duration must not be negative")
+	case o.pgSample != 0 && o.pgSample < time.Second:
+		return o, errors.New("-pg-sample must be 0 (off) or at least 1s")
 	case o.steadyConns < 1 || o.steadyStep <= 0 || o.steadyMax < o.steadyStep:
 		return o, errors.New("-steady-connections must be at least 1, -steady-step positive and -steady-max at least -steady-step")
 	case o.destInFlight < 1 || o.destLoad <= 0:

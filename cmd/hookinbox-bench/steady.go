@@ -85,10 +85,13 @@ type steadyStep struct {
 	CPU cpuUse `json:"cpu"`
 	// WAL is what the server wrote to its WAL over the same span as CPU
 	// (every database, the service's and the bench's own reads).
-	WAL     walUse `json:"wal"`
-	Holds   bool   `json:"holds"`
-	WhyNot  string `json:"why_not,omitempty"`
-	Profile string `json:"profile,omitempty"`
+	WAL walUse `json:"wal"`
+	// PGSamples are the server's counters every -pg-sample over the step's
+	// open loop.
+	PGSamples []pgSample `json:"pg_samples,omitempty"`
+	Holds     bool       `json:"holds"`
+	WhyNot    string     `json:"why_not,omitempty"`
+	Profile   string     `json:"profile,omitempty"`
 }
 
 // idleUse is a service's CPU with nothing to do, in shares of one core.
@@ -193,7 +196,17 @@ func steadyRunStep(ctx context.Context, r *rig, svc *service, gen *generator, me
 	stats.reset(ctx)
 	walEnd := walSpan(ctx, db, progress)
 	end := meter.span(ctx, r.pg, r.svcURL)
+	stopSampling, sampled := make(chan struct{}), make(chan []pgSample, 1)
+	go func() {
+		if r.opts.pgSample <= 0 {
+			sampled <- nil
+			return
+		}
+		sampled <- samplePG(ctx, db, r.opts.pgSample, stopSampling, progress)
+	}()
 	st.Ingest = gen.openLoop(ctx, rate, d)
+	close(stopSampling)
+	st.PGSamples = <-sampled
 	stopped := time.Now()
 	to, err := maxInboxID(ctx, db)
 	if err != nil {
@@ -339,6 +352,12 @@ func printSteady(w io.Writer, res steadyResult) {
 	for _, s := range res.Steps {
 		if line := slowSeconds(s); line != "" {
 			fmt.Fprintf(w, "  %.2f× %s\n", s.Load, line)
+		}
+	}
+	for _, s := range res.Steps {
+		if len(s.PGSamples) > 0 {
+			fmt.Fprintf(w, "server counters, step %.2f× (-pg-sample)\n", s.Load)
+			printPGSamples(w, s.PGSamples)
 		}
 	}
 	for _, s := range res.Steps {

@@ -1,0 +1,9 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/hookinbox/hookinbox/internal/testdb"
+)
+
+func TestMain(m *testing.M) { testdb.Main(m) }
