@@ -205,9 +205,9 @@ func steadyRunStep(ctx context.Context, r *rig, svc *service, gen *generator, me
 		sampled <- samplePG(ctx, db, r.opts.pgSample, stopSampling, progress)
 	}()
 	st.Ingest = gen.openLoop(ctx, rate, d)
+	stopped := time.Now()
 	close(stopSampling)
 	st.PGSamples = <-sampled
-	stopped := time.Now()
 	to, err := maxInboxID(ctx, db)
 	if err != nil {
 		return st, err
