@@ -17,7 +17,9 @@ import (
 // "Stop 33", "Stop 34"). -pg-sample reads the server's counters every
 // interval during a step, so the growth can be seen as it happens: blocks
 // read into the buffer pool and by which relation, the backends' own writes
-// of dirty buffers, and how long each WAL flush took.
+// of dirty buffers, how long each WAL flush took, the full-page images in
+// the WAL (a checkpoint's start makes the next change to every page write
+// one), and where the checkpoints were.
 
 // pgCounters are cumulative counters of the server and the step's database
 // at one moment.
@@ -29,6 +31,10 @@ type pgCounters struct {
 	walBytes       int64
 	walSyncs       int64
 	walSyncMs      float64          // 0 unless track_wal_io_timing is on
+	walFPI         int64            // pg_stat_wal.wal_fpi
+	checkpoints    int64            // pg_stat_bgwriter: timed and requested, completed
+	ckptWrites     int64            // pg_stat_bgwriter.buffers_checkpoint
+	checkpointer   string           // the checkpointer's wait event at the moment
 	relationsRead  map[string]int64 // "table", "table (TOAST)", "index" → blocks read
 	autovacuumsNow int64            // autovacuum workers running at the moment
 }
@@ -41,6 +47,10 @@ type pgSample struct {
 	CleanerWrites  float64        `json:"bgwriter_writes_per_s"`
 	WALMBPerSec    float64        `json:"wal_mb_per_s"`
 	MsPerWALSync   float64        `json:"ms_per_wal_sync,omitempty"`
+	FPIPerSec      float64        `json:"fpi_per_s"`
+	CkptWrites     float64        `json:"checkpoint_writes_per_s"`
+	Checkpoints    int64          `json:"checkpoints_done"` // completed within the interval
+	Checkpointer   string         `json:"checkpointer,omitempty"`
 	TopReads       []relationRead `json:"top_reads,omitempty"`
 	AutovacuumsNow int64          `json:"autovacuum_workers"`
 }
@@ -58,7 +68,10 @@ const pgCountersSQL = `SELECT
 	(SELECT blks_read FROM pg_stat_database WHERE datname = current_database()),
 	(SELECT buffers_backend FROM pg_stat_bgwriter), (SELECT buffers_clean FROM pg_stat_bgwriter),
 	(SELECT wal_bytes::bigint FROM pg_stat_wal), (SELECT wal_sync FROM pg_stat_wal), (SELECT wal_sync_time FROM pg_stat_wal),
-	(SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'autovacuum worker')`
+	(SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'autovacuum worker'),
+	(SELECT wal_fpi FROM pg_stat_wal),
+	(SELECT checkpoints_timed + checkpoints_req FROM pg_stat_bgwriter), (SELECT buffers_checkpoint FROM pg_stat_bgwriter),
+	(SELECT coalesce(max(wait_event), 'on CPU') FROM pg_stat_activity WHERE backend_type = 'checkpointer')`
 
 const relationsReadSQL = `SELECT relname, coalesce(heap_blks_read, 0) FROM pg_statio_user_tables
 	UNION ALL SELECT relname || ' (TOAST)', coalesce(toast_blks_read, 0) FROM pg_statio_user_tables
@@ -70,7 +83,8 @@ const relationsReadSQL = `SELECT relname, coalesce(heap_blks_read, 0) FROM pg_st
 func readPGCounters(ctx context.Context, db *pgxpool.Pool) (pgCounters, error) {
 	c := pgCounters{at: time.Now(), relationsRead: map[string]int64{}}
 	if err := db.QueryRow(ctx, pgCountersSQL).Scan(&c.blocksRead, &c.backendWrites, &c.cleanerWrites,
-		&c.walBytes, &c.walSyncs, &c.walSyncMs, &c.autovacuumsNow); err != nil {
+		&c.walBytes, &c.walSyncs, &c.walSyncMs, &c.autovacuumsNow,
+		&c.walFPI, &c.checkpoints, &c.ckptWrites, &c.checkpointer); err != nil {
 		return c, fmt.Errorf("pg-sample: %w", err)
 	}
 	rows, err := db.Query(ctx, relationsReadSQL)
@@ -103,6 +117,10 @@ func (c pgCounters) since(prev pgCounters, start time.Time) pgSample {
 		CleanerWrites:  per(c.cleanerWrites, prev.cleanerWrites),
 		WALMBPerSec:    per(c.walBytes, prev.walBytes) / 1e6,
 		AutovacuumsNow: c.autovacuumsNow,
+		FPIPerSec:      per(c.walFPI, prev.walFPI),
+		CkptWrites:     per(c.ckptWrites, prev.ckptWrites),
+		Checkpoints:    c.checkpoints - prev.checkpoints,
+		Checkpointer:   c.checkpointer,
 	}
 	if syncs := c.walSyncs - prev.walSyncs; syncs > 0 {
 		s.MsPerWALSync = (c.walSyncMs - prev.walSyncMs) / float64(syncs)
@@ -154,7 +172,7 @@ func printPGSamples(w io.Writer, samples []pgSample) {
 	if len(samples) == 0 {
 		return
 	}
-	fmt.Fprintln(w, "      at  blocks read/s  backend writes/s  bgwriter/s  WAL MB/s  ms/WAL sync  autovacuum  most read (blocks/s)")
+	fmt.Fprintln(w, "      at  blocks read/s  backend writes/s  bgwriter/s  checkpoint writes/s  WAL MB/s  FPI/s  ms/WAL sync  autovacuum  checkpointer now (+ done)  most read (blocks/s)")
 	for _, s := range samples {
 		reads := make([]string, len(s.TopReads))
 		for i, r := range s.TopReads {
@@ -164,7 +182,12 @@ func printPGSamples(w io.Writer, samples []pgSample) {
 		if s.MsPerWALSync > 0 {
 			sync = fmt.Sprintf("%.2f", s.MsPerWALSync)
 		}
-		fmt.Fprintf(w, "  %5.0fs  %13.0f  %16.0f  %10.0f  %8.1f  %11s  %10d  %s\n", s.At, s.BlocksRead, s.BackendWrites,
-			s.CleanerWrites, s.WALMBPerSec, sync, s.AutovacuumsNow, strings.Join(reads, ", "))
+		ckpt := s.Checkpointer
+		if s.Checkpoints > 0 {
+			ckpt += fmt.Sprintf(" (+%d)", s.Checkpoints)
+		}
+		fmt.Fprintf(w, "  %5.0fs  %13.0f  %16.0f  %10.0f  %19.0f  %8.1f  %5.0f  %11s  %10d  %-25s  %s\n", s.At, s.BlocksRead,
+			s.BackendWrites, s.CleanerWrites, s.CkptWrites, s.WALMBPerSec, s.FPIPerSec, sync, s.AutovacuumsNow, ckpt,
+			strings.Join(reads, ", "))
 	}
 }
