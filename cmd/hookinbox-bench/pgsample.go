@@ -35,6 +35,7 @@ type pgCounters struct {
 	checkpoints    int64            // pg_stat_bgwriter: timed and requested, completed
 	ckptWrites     int64            // pg_stat_bgwriter.buffers_checkpoint
 	checkpointer   string           // the checkpointer's wait event at the moment
+	maintaining    string           // what VACUUM and ANALYZE are working on at the moment
 	relationsRead  map[string]int64 // "table", "table (TOAST)", "index" → blocks read
 	autovacuumsNow int64            // autovacuum workers running at the moment
 }
@@ -51,6 +52,7 @@ type pgSample struct {
 	CkptWrites     float64        `json:"checkpoint_writes_per_s"`
 	Checkpoints    int64          `json:"checkpoints_done"` // completed within the interval
 	Checkpointer   string         `json:"checkpointer,omitempty"`
+	Maintaining    string         `json:"maintaining,omitempty"` // e.g. "vacuum river_job (scanning heap)"
 	TopReads       []relationRead `json:"top_reads,omitempty"`
 	AutovacuumsNow int64          `json:"autovacuum_workers"`
 }
@@ -71,7 +73,11 @@ const pgCountersSQL = `SELECT
 	(SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'autovacuum worker'),
 	(SELECT wal_fpi FROM pg_stat_wal),
 	(SELECT checkpoints_timed + checkpoints_req FROM pg_stat_bgwriter), (SELECT buffers_checkpoint FROM pg_stat_bgwriter),
-	(SELECT coalesce(max(wait_event), 'on CPU') FROM pg_stat_activity WHERE backend_type = 'checkpointer')`
+	(SELECT coalesce(max(wait_event), 'on CPU') FROM pg_stat_activity WHERE backend_type = 'checkpointer'),
+	(SELECT coalesce(string_agg(m.what || ' ' || coalesce(c.relname, m.datname || '.' || m.relid) || ' (' || m.phase || ')', ', '), '')
+		FROM (SELECT 'vacuum' AS what, datname, relid, phase FROM pg_stat_progress_vacuum
+			UNION ALL SELECT 'analyze', datname, relid, phase FROM pg_stat_progress_analyze) m
+		LEFT JOIN pg_class c ON c.oid = m.relid AND m.datname = current_database())`
 
 const relationsReadSQL = `SELECT relname, coalesce(heap_blks_read, 0) FROM pg_statio_user_tables
 	UNION ALL SELECT relname || ' (TOAST)', coalesce(toast_blks_read, 0) FROM pg_statio_user_tables
@@ -84,7 +90,7 @@ func readPGCounters(ctx context.Context, db *pgxpool.Pool) (pgCounters, error) {
 	c := pgCounters{at: time.Now(), relationsRead: map[string]int64{}}
 	if err := db.QueryRow(ctx, pgCountersSQL).Scan(&c.blocksRead, &c.backendWrites, &c.cleanerWrites,
 		&c.walBytes, &c.walSyncs, &c.walSyncMs, &c.autovacuumsNow,
-		&c.walFPI, &c.checkpoints, &c.ckptWrites, &c.checkpointer); err != nil {
+		&c.walFPI, &c.checkpoints, &c.ckptWrites, &c.checkpointer, &c.maintaining); err != nil {
 		return c, fmt.Errorf("pg-sample: %w", err)
 	}
 	rows, err := db.Query(ctx, relationsReadSQL)
@@ -121,6 +127,7 @@ func (c pgCounters) since(prev pgCounters, start time.Time) pgSample {
 		CkptWrites:     per(c.ckptWrites, prev.ckptWrites),
 		Checkpoints:    c.checkpoints - prev.checkpoints,
 		Checkpointer:   c.checkpointer,
+		Maintaining:    c.maintaining,
 	}
 	if syncs := c.walSyncs - prev.walSyncs; syncs > 0 {
 		s.MsPerWALSync = (c.walSyncMs - prev.walSyncMs) / float64(syncs)
@@ -172,7 +179,7 @@ func printPGSamples(w io.Writer, samples []pgSample) {
 	if len(samples) == 0 {
 		return
 	}
-	fmt.Fprintln(w, "      at  blocks read/s  backend writes/s  bgwriter/s  checkpoint writes/s  WAL MB/s  FPI/s  ms/WAL sync  autovacuum  checkpointer now (+ done)  most read (blocks/s)")
+	fmt.Fprintln(w, "      at  blocks read/s  backend writes/s  bgwriter/s  checkpoint writes/s  WAL MB/s  FPI/s  ms/WAL sync  autovacuum  checkpointer now (+ done)  most read (blocks/s); vacuum, analyze now")
 	for _, s := range samples {
 		reads := make([]string, len(s.TopReads))
 		for i, r := range s.TopReads {
@@ -186,8 +193,12 @@ func printPGSamples(w io.Writer, samples []pgSample) {
 		if s.Checkpoints > 0 {
 			ckpt += fmt.Sprintf(" (+%d)", s.Checkpoints)
 		}
-		fmt.Fprintf(w, "  %5.0fs  %13.0f  %16.0f  %10.0f  %19.0f  %8.1f  %5.0f  %11s  %10d  %-25s  %s\n", s.At, s.BlocksRead,
+		maintaining := ""
+		if s.Maintaining != "" {
+			maintaining = "; " + s.Maintaining
+		}
+		fmt.Fprintf(w, "  %5.0fs  %13.0f  %16.0f  %10.0f  %19.0f  %8.1f  %5.0f  %11s  %10d  %-25s  %s%s\n", s.At, s.BlocksRead,
 			s.BackendWrites, s.CleanerWrites, s.CkptWrites, s.WALMBPerSec, s.FPIPerSec, sync, s.AutovacuumsNow, ckpt,
-			strings.Join(reads, ", "))
+			strings.Join(reads, ", "), maintaining)
 	}
 }

@@ -19,7 +19,7 @@ func TestPGCountersSince(t *testing.T) {
 		relationsRead: map[string]int64{"river_job": 10, "inbox": 5, "inbox (TOAST)": 0, "inbox_pkey": 1, "idle": 7}}
 	cur := pgCounters{at: start.Add(20 * time.Second), blocksRead: 21_000, backendWrites: 600, cleanerWrites: 5_050,
 		walBytes: 150e6, walSyncs: 3_100, walSyncMs: 1_540, autovacuumsNow: 1, walFPI: 30_500, checkpoints: 4,
-		ckptWrites: 29_000, checkpointer: "CheckpointWriteDelay",
+		ckptWrites: 29_000, checkpointer: "CheckpointWriteDelay", maintaining: "vacuum river_job (scanning heap)",
 		relationsRead: map[string]int64{"river_job": 26_010, "inbox": 4_005, "inbox (TOAST)": 5_000, "inbox_pkey": 2_001, "idle": 7, "new_idx": 1_000}}
 
 	s := cur.since(prev, start)
@@ -45,6 +45,7 @@ func TestPGCountersSince(t *testing.T) {
 	require.Contains(t, out.String(), "river_job 2600, inbox (TOAST) 500, inbox 400, inbox_pkey 200")
 	require.Contains(t, out.String(), "0.50")
 	require.Contains(t, out.String(), "CheckpointWriteDelay (+1)")
+	require.Contains(t, out.String(), "inbox_pkey 200; vacuum river_job (scanning heap)")
 }
 
 // The counters' SQL against a real server: every column exists, the inbox
