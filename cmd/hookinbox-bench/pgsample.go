@@ -30,29 +30,34 @@ type pgCounters struct {
 	cleanerWrites  int64 // pg_stat_bgwriter.buffers_clean
 	walBytes       int64
 	walSyncs       int64
-	walSyncMs      float64          // 0 unless track_wal_io_timing is on
-	walFPI         int64            // pg_stat_wal.wal_fpi
-	checkpoints    int64            // pg_stat_bgwriter: timed and requested, completed
-	ckptWrites     int64            // pg_stat_bgwriter.buffers_checkpoint
-	checkpointer   string           // the checkpointer's wait event at the moment
-	maintaining    string           // what VACUUM and ANALYZE are working on at the moment
+	walSyncMs      float64 // 0 unless track_wal_io_timing is on
+	walFPI         int64   // pg_stat_wal.wal_fpi
+	checkpoints    int64   // pg_stat_bgwriter: timed and requested, completed
+	ckptWrites     int64   // pg_stat_bgwriter.buffers_checkpoint
+	checkpointer   string  // the checkpointer's wait event at the moment
+	maintaining    string  // what VACUUM and ANALYZE are working on at the moment
+	cpuBusy        float64 // the machine's busy and idle CPU seconds (/proc/stat)
+	cpuIdle        float64
 	relationsRead  map[string]int64 // "table", "table (TOAST)", "index" → blocks read
 	autovacuumsNow int64            // autovacuum workers running at the moment
 }
 
 // pgSample is what happened between two readings, per second.
 type pgSample struct {
-	At             float64        `json:"at_s"` // seconds since the step's start, at the interval's end
-	BlocksRead     float64        `json:"blocks_read_per_s"`
-	BackendWrites  float64        `json:"backend_writes_per_s"`
-	CleanerWrites  float64        `json:"bgwriter_writes_per_s"`
-	WALMBPerSec    float64        `json:"wal_mb_per_s"`
-	MsPerWALSync   float64        `json:"ms_per_wal_sync,omitempty"`
-	FPIPerSec      float64        `json:"fpi_per_s"`
-	CkptWrites     float64        `json:"checkpoint_writes_per_s"`
-	Checkpoints    int64          `json:"checkpoints_done"` // completed within the interval
-	Checkpointer   string         `json:"checkpointer,omitempty"`
-	Maintaining    string         `json:"maintaining,omitempty"` // e.g. "vacuum river_job (scanning heap)"
+	At            float64 `json:"at_s"` // seconds since the step's start, at the interval's end
+	BlocksRead    float64 `json:"blocks_read_per_s"`
+	BackendWrites float64 `json:"backend_writes_per_s"`
+	CleanerWrites float64 `json:"bgwriter_writes_per_s"`
+	WALMBPerSec   float64 `json:"wal_mb_per_s"`
+	MsPerWALSync  float64 `json:"ms_per_wal_sync,omitempty"`
+	FPIPerSec     float64 `json:"fpi_per_s"`
+	CkptWrites    float64 `json:"checkpoint_writes_per_s"`
+	Checkpoints   int64   `json:"checkpoints_done"` // completed within the interval
+	Checkpointer  string  `json:"checkpointer,omitempty"`
+	Maintaining   string  `json:"maintaining,omitempty"` // e.g. "vacuum river_job (scanning heap)"
+	// MachineBusy is the share of the machine's CPU time busy: the step's
+	// held tail follows it where PostgreSQL's own counters do not tell.
+	MachineBusy    float64        `json:"machine_busy"`
 	TopReads       []relationRead `json:"top_reads,omitempty"`
 	AutovacuumsNow int64          `json:"autovacuum_workers"`
 }
@@ -88,6 +93,7 @@ const relationsReadSQL = `SELECT relname, coalesce(heap_blks_read, 0) FROM pg_st
 // caller stops sampling with a warning.
 func readPGCounters(ctx context.Context, db *pgxpool.Pool) (pgCounters, error) {
 	c := pgCounters{at: time.Now(), relationsRead: map[string]int64{}}
+	c.cpuBusy, c.cpuIdle, _, _ = machineCPU()
 	if err := db.QueryRow(ctx, pgCountersSQL).Scan(&c.blocksRead, &c.backendWrites, &c.cleanerWrites,
 		&c.walBytes, &c.walSyncs, &c.walSyncMs, &c.autovacuumsNow,
 		&c.walFPI, &c.checkpoints, &c.ckptWrites, &c.checkpointer, &c.maintaining); err != nil {
@@ -128,6 +134,9 @@ func (c pgCounters) since(prev pgCounters, start time.Time) pgSample {
 		Checkpoints:    c.checkpoints - prev.checkpoints,
 		Checkpointer:   c.checkpointer,
 		Maintaining:    c.maintaining,
+	}
+	if busy, all := c.cpuBusy-prev.cpuBusy, c.cpuBusy-prev.cpuBusy+c.cpuIdle-prev.cpuIdle; all > 0 {
+		s.MachineBusy = busy / all
 	}
 	if syncs := c.walSyncs - prev.walSyncs; syncs > 0 {
 		s.MsPerWALSync = (c.walSyncMs - prev.walSyncMs) / float64(syncs)
@@ -179,7 +188,7 @@ func printPGSamples(w io.Writer, samples []pgSample) {
 	if len(samples) == 0 {
 		return
 	}
-	fmt.Fprintln(w, "      at  blocks read/s  backend writes/s  bgwriter/s  checkpoint writes/s  WAL MB/s  FPI/s  ms/WAL sync  autovacuum  checkpointer now (+ done)  most read (blocks/s); vacuum, analyze now")
+	fmt.Fprintln(w, "      at  busy  blocks read/s  backend writes/s  bgwriter/s  checkpoint writes/s  WAL MB/s  FPI/s  ms/WAL sync  autovacuum  checkpointer now (+ done)  most read (blocks/s); vacuum, analyze now")
 	for _, s := range samples {
 		reads := make([]string, len(s.TopReads))
 		for i, r := range s.TopReads {
@@ -197,7 +206,7 @@ func printPGSamples(w io.Writer, samples []pgSample) {
 		if s.Maintaining != "" {
 			maintaining = "; " + s.Maintaining
 		}
-		fmt.Fprintf(w, "  %5.0fs  %13.0f  %16.0f  %10.0f  %19.0f  %8.1f  %5.0f  %11s  %10d  %-25s  %s%s\n", s.At, s.BlocksRead,
+		fmt.Fprintf(w, "  %5.0fs  %3.0f%%  %13.0f  %16.0f  %10.0f  %19.0f  %8.1f  %5.0f  %11s  %10d  %-25s  %s%s\n", s.At, s.MachineBusy*100, s.BlocksRead,
 			s.BackendWrites, s.CleanerWrites, s.CkptWrites, s.WALMBPerSec, s.FPIPerSec, sync, s.AutovacuumsNow, ckpt,
 			strings.Join(reads, ", "), maintaining)
 	}

@@ -16,10 +16,12 @@ func TestPGCountersSince(t *testing.T) {
 	start := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
 	prev := pgCounters{at: start.Add(10 * time.Second), blocksRead: 1_000, backendWrites: 100, cleanerWrites: 50,
 		walBytes: 10e6, walSyncs: 100, walSyncMs: 40, walFPI: 15_500, checkpoints: 3, ckptWrites: 19_000,
+		cpuBusy: 100, cpuIdle: 300,
 		relationsRead: map[string]int64{"river_job": 10, "inbox": 5, "inbox (TOAST)": 0, "inbox_pkey": 1, "idle": 7}}
 	cur := pgCounters{at: start.Add(20 * time.Second), blocksRead: 21_000, backendWrites: 600, cleanerWrites: 5_050,
 		walBytes: 150e6, walSyncs: 3_100, walSyncMs: 1_540, autovacuumsNow: 1, walFPI: 30_500, checkpoints: 4,
 		ckptWrites: 29_000, checkpointer: "CheckpointWriteDelay", maintaining: "vacuum river_job (scanning heap)",
+		cpuBusy: 115, cpuIdle: 305,
 		relationsRead: map[string]int64{"river_job": 26_010, "inbox": 4_005, "inbox (TOAST)": 5_000, "inbox_pkey": 2_001, "idle": 7, "new_idx": 1_000}}
 
 	s := cur.since(prev, start)
@@ -33,6 +35,7 @@ func TestPGCountersSince(t *testing.T) {
 	require.Equal(t, 1_500.0, s.FPIPerSec)
 	require.Equal(t, 1_000.0, s.CkptWrites)
 	require.Equal(t, int64(1), s.Checkpoints)
+	require.Equal(t, 0.75, s.MachineBusy, "15 of 20 CPU seconds busy")
 	require.Equal(t, []relationRead{{"river_job", 2_600}, {"inbox (TOAST)", 500}, {"inbox", 400}, {"inbox_pkey", 200}}, s.TopReads,
 		"the most read first, at most topReadsShown, none that read nothing")
 
@@ -45,6 +48,7 @@ func TestPGCountersSince(t *testing.T) {
 	require.Contains(t, out.String(), "river_job 2600, inbox (TOAST) 500, inbox 400, inbox_pkey 200")
 	require.Contains(t, out.String(), "0.50")
 	require.Contains(t, out.String(), "CheckpointWriteDelay (+1)")
+	require.Contains(t, out.String(), " 75% ")
 	require.Contains(t, out.String(), "inbox_pkey 200; vacuum river_job (scanning heap)")
 }
 
@@ -72,6 +76,7 @@ func TestReadPGCounters(t *testing.T) {
 	require.Contains(t, after.relationsRead, "pg_sample_probe")
 	s := after.since(before, before.at)
 	require.Positive(t, s.WALMBPerSec)
+	require.Positive(t, after.cpuBusy, "the machine's CPU seconds were read")
 
 	// A checkpoint is counted. (The test server runs with full_page_writes
 	// off, so its WAL has no full-page images to count.)
