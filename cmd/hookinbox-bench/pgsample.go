@@ -32,7 +32,7 @@ type pgCounters struct {
 	walSyncs       int64
 	walSyncMs      float64 // 0 unless track_wal_io_timing is on
 	walFPI         int64   // pg_stat_wal.wal_fpi
-	checkpoints    int64   // pg_stat_bgwriter: timed and requested, completed
+	checkpoints    int64   // pg_stat_bgwriter: timed and requested (counted as they start)
 	ckptWrites     int64   // pg_stat_bgwriter.buffers_checkpoint
 	checkpointer   string  // the checkpointer's wait event at the moment
 	maintaining    string  // what VACUUM and ANALYZE are working on at the moment
@@ -52,7 +52,7 @@ type pgSample struct {
 	MsPerWALSync  float64 `json:"ms_per_wal_sync,omitempty"`
 	FPIPerSec     float64 `json:"fpi_per_s"`
 	CkptWrites    float64 `json:"checkpoint_writes_per_s"`
-	Checkpoints   int64   `json:"checkpoints_done"` // completed within the interval
+	Checkpoints   int64   `json:"checkpoints_started"` // PostgreSQL 15 counts a checkpoint as it begins
 	Checkpointer  string  `json:"checkpointer,omitempty"`
 	Maintaining   string  `json:"maintaining,omitempty"` // e.g. "vacuum river_job (scanning heap)"
 	// MachineBusy is the share of the machine's CPU time busy: the step's
@@ -188,7 +188,7 @@ func printPGSamples(w io.Writer, samples []pgSample) {
 	if len(samples) == 0 {
 		return
 	}
-	fmt.Fprintln(w, "      at  busy  blocks read/s  backend writes/s  bgwriter/s  checkpoint writes/s  WAL MB/s  FPI/s  ms/WAL sync  autovacuum  checkpointer now (+ done)  most read (blocks/s); vacuum, analyze now")
+	fmt.Fprintln(w, "      at  busy  blocks read/s  backend writes/s  bgwriter/s  checkpoint writes/s  WAL MB/s  FPI/s  ms/WAL sync  autovacuum  checkpointer now (+ started)  most read (blocks/s); vacuum, analyze now")
 	for _, s := range samples {
 		reads := make([]string, len(s.TopReads))
 		for i, r := range s.TopReads {
@@ -206,7 +206,11 @@ func printPGSamples(w io.Writer, samples []pgSample) {
 		if s.Maintaining != "" {
 			maintaining = "; " + s.Maintaining
 		}
-		fmt.Fprintf(w, "  %5.0fs  %3.0f%%  %13.0f  %16.0f  %10.0f  %19.0f  %8.1f  %5.0f  %11s  %10d  %-25s  %s%s\n", s.At, s.MachineBusy*100, s.BlocksRead,
+		busy := "   –" // results written before the busy share was read
+		if s.MachineBusy > 0 {
+			busy = fmt.Sprintf("%3.0f%%", s.MachineBusy*100)
+		}
+		fmt.Fprintf(w, "  %5.0fs  %s  %13.0f  %16.0f  %10.0f  %19.0f  %8.1f  %5.0f  %11s  %10d  %-25s  %s%s\n", s.At, busy, s.BlocksRead,
 			s.BackendWrites, s.CleanerWrites, s.CkptWrites, s.WALMBPerSec, s.FPIPerSec, sync, s.AutovacuumsNow, ckpt,
 			strings.Join(reads, ", "), maintaining)
 	}
