@@ -96,7 +96,8 @@ func parseOptions(args []string) (options, error) {
 	fs.DurationVar(&o.steadyDur, "steady-duration", 0, "steady scenario: how long each step is measured (0: -duration); "+
 		"a step of minutes holds the load through the checkpoints and autovacuum rounds a 20s step may miss")
 	fs.DurationVar(&o.pgSample, "pg-sample", 0, "steady scenario: read the server's counters this often during each step and print them "+
-		"(blocks read into the buffer pool and by which relation, backend writes, WAL MB/s; ms per WAL sync with -pg-setting track_wal_io_timing=on; 0: off)")
+		"(the machine's busy share, blocks read into the buffer pool and by which relation, backend and checkpoint writes, WAL MB/s and full-page images, "+
+		"checkpoints started, what vacuum and analyze are working on; ms per WAL sync with -pg-setting track_wal_io_timing=on; 0: off)")
 	fs.IntVar(&o.destInFlight, "dest-in-flight", 32, "destinations scenario: the destination's max_in_flight, and the bare client's connections")
 	fs.Float64Var(&o.destLoad, "dest-load", 0.1, "destinations scenario: the open-loop rate with and without the destination, as a fraction of pgbench's tps (0.25 is more than one serve sends on 2 cores)")
 	if err := fs.Parse(args); err != nil {

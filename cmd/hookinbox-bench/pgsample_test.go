@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	"github.com/hookinbox/hookinbox/internal/testdb"
@@ -67,12 +68,8 @@ func TestReadPGCounters(t *testing.T) {
 	_, err = db.Exec(ctx, `CREATE TABLE pg_sample_probe AS SELECT g AS n, repeat('x', 200) AS pad FROM generate_series(1, 20000) g`)
 	require.NoError(t, err)
 	// Backends report their WAL counters at most once a second.
-	var after pgCounters
-	require.Eventually(t, func() bool {
-		after, err = readPGCounters(ctx, db)
-		require.NoError(t, err)
-		return after.walBytes > before.walBytes
-	}, 10*time.Second, 100*time.Millisecond, "the CREATE's WAL never showed in pg_stat_wal")
+	after := readPGCountersUntil(t, db, func(c pgCounters) bool { return c.walBytes > before.walBytes },
+		"the CREATE's WAL never showed in pg_stat_wal")
 	require.Contains(t, after.relationsRead, "pg_sample_probe")
 	s := after.since(before, before.at)
 	require.Positive(t, s.WALMBPerSec)
@@ -84,11 +81,23 @@ func TestReadPGCounters(t *testing.T) {
 	// images to count.)
 	_, err = db.Exec(ctx, `CHECKPOINT`)
 	require.NoError(t, err)
-	var later pgCounters
-	require.Eventually(t, func() bool {
-		later, err = readPGCounters(ctx, db)
-		require.NoError(t, err)
-		return later.checkpoints > after.checkpoints
-	}, 10*time.Second, 50*time.Millisecond, "the CHECKPOINT never showed in pg_stat_bgwriter")
+	later := readPGCountersUntil(t, db, func(c pgCounters) bool { return c.checkpoints > after.checkpoints },
+		"the CHECKPOINT never showed in pg_stat_bgwriter")
 	require.NotEmpty(t, later.checkpointer)
+}
+
+// readPGCountersUntil reads the counters until done accepts them: the
+// server reports some of them a while after the work that moves them.
+func readPGCountersUntil(t *testing.T, db *pgxpool.Pool, done func(pgCounters) bool, msg string) pgCounters {
+	t.Helper()
+	var (
+		c   pgCounters
+		err error
+	)
+	require.Eventually(t, func() bool {
+		c, err = readPGCounters(context.Background(), db)
+		return err == nil && done(c)
+	}, 10*time.Second, 50*time.Millisecond, msg)
+	require.NoError(t, err)
+	return c
 }
