@@ -33,13 +33,8 @@ func TestParseGitHubMatchesGoGitHub(t *testing.T) {
 		"not json":        {"issues", `{"action":`},
 		"unknown event":   {"no_such_event", `{"action":"edited"}`},
 	}
-	samples, _ := filepath.Glob(filepath.Join("..", "internal", "cli", "samples", "github", "*.json"))
-	require.NotEmpty(t, samples)
-	for _, path := range samples {
-		raw, err := os.ReadFile(path)
-		require.NoError(t, err)
-		event := strings.TrimSuffix(filepath.Base(path), ".json")
-		cases["sample "+event] = sample{event, string(raw)}
+	for event, payload := range gitHubSamples(t) {
+		cases["sample "+event] = sample{event, payload}
 	}
 	for name, tc := range cases {
 		d := Delivery{Provider: "github", EventType: tc.event, Payload: []byte(tc.payload)}
@@ -52,4 +47,20 @@ func TestParseGitHubMatchesGoGitHub(t *testing.T) {
 		require.NotNil(t, d.GitHub, "%s: go-github parses it", name)
 		require.Equal(t, want, d.GitHub, name)
 	}
+}
+
+// gitHubSamples returns the shipped GitHub sample payloads
+// (internal/cli/samples/github) by event type.
+func gitHubSamples(t *testing.T) map[string]string {
+	t.Helper()
+	paths, err := filepath.Glob(filepath.Join("..", "internal", "cli", "samples", "github", "*.json"))
+	require.NoError(t, err)
+	require.NotEmpty(t, paths)
+	out := make(map[string]string, len(paths))
+	for _, path := range paths {
+		raw, err := os.ReadFile(path)
+		require.NoError(t, err)
+		out[strings.TrimSuffix(filepath.Base(path), ".json")] = string(raw)
+	}
+	return out
 }

@@ -82,7 +82,7 @@ func FuzzResourceOf(f *testing.F) {
 			for _, at := range []time.Time{{}, occurred} {
 				d := Delivery{InboxID: 1, Source: "src", Provider: p, DeliveryID: "d1", EventType: eventType,
 					OccurredAt: at, ReceivedAt: received, Payload: payload}
-				r := resourceOf(d, field)
+				r := resourceOf(&d, field)
 				if !json.Valid(payload) {
 					require.Empty(t, r.Key, "provider %q: a body that is not JSON names no resource", p)
 				}

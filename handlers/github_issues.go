@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/google/go-github/v60/github"
-
 	"github.com/hookinbox/hookinbox/internal/pgnamed"
 )
 
@@ -18,50 +16,70 @@ var githubIssueMirrorUpsertSQL string
 // of every issue and pull request that any github source reports.
 func RegisterGitHubIssueMirror(r *Registry) error {
 	return r.Register(Registration{
-		Name:     "github.issue_mirror",
-		Provider: "github",
-		Events:   []string{"issues", "pull_request"},
-		Batch:    true, // database work only
-		Ordering: LatestState,
-		Handler:  HandlerFunc(mirrorIssue),
+		Name:        "github.issue_mirror",
+		Provider:    "github",
+		Events:      []string{"issues", "pull_request"},
+		Batch:       true, // database work only
+		PayloadOnly: true, // reads its few fields, not go-github's typed event
+		Ordering:    LatestState,
+		Handler:     HandlerFunc(mirrorIssue),
 	})
 }
 
+// issueMirrorRow is one row of github_issue_mirror.
+type issueMirrorRow struct {
+	Repo, Kind, State, Title string
+	Number                   int
+	Updated                  time.Time // zero when the payload has none
+}
+
 func mirrorIssue(ctx context.Context, e *Event) error {
-	var (
-		repo, kind, state, title string
-		number                   int
-		updated                  time.Time
-	)
-	switch ev := e.GitHub.(type) {
-	case *github.IssuesEvent:
-		repo, kind = ev.GetRepo().GetFullName(), "issue"
-		number, state, title = ev.GetIssue().GetNumber(), ev.GetIssue().GetState(), ev.GetIssue().GetTitle()
-		updated = ev.GetIssue().GetUpdatedAt().Time
-		if ev.GetAction() == "deleted" {
-			state = "deleted"
-		}
-	case *github.PullRequestEvent:
-		repo, kind = ev.GetRepo().GetFullName(), "pull_request"
-		number, state, title = ev.GetPullRequest().GetNumber(), ev.GetPullRequest().GetState(), ev.GetPullRequest().GetTitle()
-		updated = ev.GetPullRequest().GetUpdatedAt().Time
-		if ev.GetPullRequest().GetMerged() {
-			state = "merged"
-		}
-	default:
-		return Permanent(fmt.Errorf("%s payload is not an issue or pull request event", e.EventType))
+	row, err := issueMirrorRowOf(&e.Delivery)
+	if err != nil {
+		return err
 	}
-	if repo == "" || number == 0 {
-		return Permanent(fmt.Errorf("%s payload lacks repository.full_name or a number", e.EventType))
-	}
-	if updated.IsZero() {
-		updated = e.ReceivedAt
+	if row.Updated.IsZero() {
+		row.Updated = e.ReceivedAt
 	}
 	// Deferred: the upsert's result changes nothing here, and in a batch it
 	// then rides the next delivery's round trip.
 	e.Defer(githubIssueMirrorUpsertSQL, pgnamed.Args{
-		"repo": repo, "number": number, "kind": kind, "state": state, "title": title,
-		"updated_at": updated, "delivery_id": e.DeliveryID,
+		"repo": row.Repo, "number": row.Number, "kind": row.Kind, "state": row.State, "title": row.Title,
+		"updated_at": row.Updated, "delivery_id": e.DeliveryID,
 	})
 	return nil
+}
+
+// issueMirrorRowOf reads the mirror's row from an issues or pull_request
+// delivery: a deleted issue's state is "deleted", a merged pull request's
+// "merged". The error is Permanent: the payload will not change.
+func issueMirrorRowOf(d *Delivery) (issueMirrorRow, error) {
+	f, ok := d.gitHubFields()
+	var (
+		row  issueMirrorRow
+		item *gitHubItem
+	)
+	switch d.EventType {
+	case "issues":
+		row.Kind, item = "issue", f.Issue
+	case "pull_request":
+		row.Kind, item = "pull_request", f.PullRequest
+	}
+	if !ok || row.Kind == "" {
+		return row, Permanent(fmt.Errorf("%s payload is not an issue or pull request event", d.EventType))
+	}
+	row.Repo = f.repo()
+	if item != nil {
+		row.Number, row.State, row.Title, row.Updated = item.Number, item.State, item.Title, timeOf(item.UpdatedAt)
+	}
+	if row.Repo == "" || row.Number == 0 {
+		return row, Permanent(fmt.Errorf("%s payload lacks repository.full_name or a number", d.EventType))
+	}
+	switch {
+	case row.Kind == "issue" && f.Action == "deleted":
+		row.State = "deleted"
+	case row.Kind == "pull_request" && item.Merged:
+		row.State = "merged"
+	}
+	return row, nil
 }

@@ -200,8 +200,10 @@ func (r *Registry) process(ctx context.Context, tx pgx.Tx, jobs JobInserter, d D
 		// skipped events in the benchmark).
 		return Result{Outcome: OutcomeSkipped}, nil
 	}
-	d.parseGitHub()
-	res := resourceOf(d, r.sources[d.Source].ResourceField)
+	if wantGitHubEvent(matched) {
+		d.parseGitHub()
+	}
+	res := resourceOf(&d, r.sources[d.Source].ResourceField)
 
 	// In a batch the delivery has a savepoint of its own; alone, its
 	// transaction is its own.

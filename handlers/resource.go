@@ -73,41 +73,30 @@ type Resource struct {
 //     none when field is empty, ordered by the time verify extracted.
 //
 // An event without an ordering time is ordered by receipt (AtIsReceipt).
-func resourceOf(d Delivery, field string) Resource {
+func resourceOf(d *Delivery, field string) Resource {
 	r := Resource{ReceivedAt: d.ReceivedAt}
 	switch d.Provider {
 	case "github":
 		if typed, ok := gitHubTypedResource(d, r); ok {
 			return typed // go-github parsed it already: no second parse
 		}
-		var p struct {
-			Repository struct {
-				FullName string          `json:"full_name"`
-				PushedAt json.RawMessage `json:"pushed_at"`
-			} `json:"repository"`
-			Issue       *numberedAt `json:"issue"`
-			PullRequest *numberedAt `json:"pull_request"`
-			Ref         string      `json:"ref"`
-			HeadCommit  *struct {
-				Timestamp time.Time `json:"timestamp"`
-			} `json:"head_commit"`
-		}
-		if json.Unmarshal(d.Payload, &p) != nil || p.Repository.FullName == "" {
+		f, ok := d.gitHubFields()
+		if !ok || f.repo() == "" {
 			return r.orderedBy(time.Time{})
 		}
 		// Issues and pull requests share one number space on GitHub: a PR
 		// is an issue, and both events may describe it.
-		for _, n := range []*numberedAt{p.PullRequest, p.Issue} {
+		for _, n := range []*gitHubItem{f.PullRequest, f.Issue} {
 			if n != nil && n.Number > 0 {
-				r.Key = p.Repository.FullName + "#" + strconv.Itoa(n.Number)
-				return r.orderedBy(n.UpdatedAt)
+				r.Key = f.repo() + "#" + strconv.Itoa(n.Number)
+				return r.orderedBy(timeOf(n.UpdatedAt))
 			}
 		}
-		if d.EventType == "push" && p.Ref != "" {
-			r.Key = p.Repository.FullName + "@" + p.Ref
-			at := gitHubTime(p.Repository.PushedAt)
-			if at.IsZero() && p.HeadCommit != nil {
-				at = p.HeadCommit.Timestamp
+		if d.EventType == "push" && f.Ref != "" {
+			r.Key = f.repo() + "@" + f.Ref
+			at := timeOf(f.Repository.PushedAt)
+			if at.IsZero() && f.HeadCommit != nil {
+				at = timeOf(f.HeadCommit.Timestamp)
 			}
 			return r.orderedBy(at)
 		}
@@ -129,7 +118,7 @@ func resourceOf(d Delivery, field string) Resource {
 // handlers see most, read from go-github's typed event (parsed once for
 // the handlers) rather than from a second parse of the payload; the same
 // facts as the JSON path. ok is false for other event types.
-func gitHubTypedResource(d Delivery, r Resource) (Resource, bool) {
+func gitHubTypedResource(d *Delivery, r Resource) (Resource, bool) {
 	var (
 		repo   string
 		number int
@@ -177,25 +166,6 @@ func (r Resource) orderedBy(at time.Time) Resource {
 		r.At = at
 	}
 	return r
-}
-
-// gitHubTime reads a GitHub time that is unix seconds in some payloads
-// (push's repository.pushed_at) and RFC 3339 in others; zero if neither.
-func gitHubTime(raw json.RawMessage) time.Time {
-	var secs int64
-	if json.Unmarshal(raw, &secs) == nil && secs > 0 {
-		return time.Unix(secs, 0).UTC()
-	}
-	var t time.Time
-	if json.Unmarshal(raw, &t) == nil {
-		return t
-	}
-	return time.Time{}
-}
-
-type numberedAt struct {
-	Number    int       `json:"number"`
-	UpdatedAt time.Time `json:"updated_at"`
 }
 
 // jsonString returns the string or number at a dotted path, or "".

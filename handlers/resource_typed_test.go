@@ -1,8 +1,6 @@
 package handlers
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 )
@@ -25,23 +23,17 @@ func TestGitHubTypedResourceMatchesTheJSONPath(t *testing.T) {
 		"push deleted":   {"push", `{"ref":"refs/heads/gone","deleted":true,"head_commit":null,"repository":{"full_name":"acme/app","pushed_at":1795939964}}`},
 		"push no ref":    {"push", `{"repository":{"full_name":"acme/app","pushed_at":1795939964}}`},
 	}
-	samples, _ := filepath.Glob(filepath.Join("..", "internal", "cli", "samples", "github", "*.json"))
-	for _, path := range samples {
-		raw, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		event := filepath.Base(path)
-		cases["sample "+event] = struct{ event, payload string }{event[:len(event)-len(".json")], string(raw)}
+	for event, payload := range gitHubSamples(t) {
+		cases["sample "+event] = struct{ event, payload string }{event, payload}
 	}
 	for name, tc := range cases {
 		d := Delivery{Provider: "github", EventType: tc.event, Payload: []byte(tc.payload), ReceivedAt: received}
-		jsonPath := resourceOf(d, "")
+		jsonPath := resourceOf(&d, "")
 		d.parseGitHub()
 		if d.GitHub == nil {
 			t.Fatalf("%s: go-github did not parse it", name)
 		}
-		typed := resourceOf(d, "")
+		typed := resourceOf(&d, "")
 		if typed.Key != jsonPath.Key || !typed.At.Equal(jsonPath.At) || typed.AtIsReceipt != jsonPath.AtIsReceipt {
 			t.Errorf("%s: typed %+v, JSON %+v", name, typed, jsonPath)
 		}

@@ -73,8 +73,10 @@ func (b *TxBatch) lockAll(ctx context.Context, ds []Delivery, results []Result, 
 			results[i] = Result{Outcome: OutcomeSkipped}
 			continue
 		}
-		d.parseGitHub()
-		res := resourceOf(d, b.r.sources[d.Source].ResourceField)
+		if wantGitHubEvent(matched) {
+			d.parseGitHub()
+		}
+		res := resourceOf(&d, b.r.sources[d.Source].ResourceField)
 		key := lockKey(d, res)
 		if seen[key] {
 			errs[i] = ErrResourceBusy
