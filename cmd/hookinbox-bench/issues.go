@@ -22,6 +22,11 @@ const issueCount = 16_384
 // issueRepos is how many repositories the issues are spread over.
 const issueRepos = 32
 
+// issueOwner is the organisation that owns repository number repo.
+func issueOwner(repo int) string {
+	return []string{"acme", "globex", "initech", "umbrella"}[repo%4]
+}
+
 var issueActions = []struct{ action, state string }{
 	{"opened", "open"}, {"edited", "open"}, {"labeled", "open"}, {"assigned", "open"},
 	{"closed", "closed"}, {"reopened", "open"},
@@ -77,7 +82,7 @@ func newIssuePayloads(lo, hi int, secret string) ([]payload, error) {
 // the issue's text.
 func issueEvent(rng *rand.Rand, repo, number, size int) ([]byte, error) {
 	a := issueActions[rng.IntN(len(issueActions))]
-	owner := []string{"acme", "globex", "initech", "umbrella"}[repo%4]
+	owner := issueOwner(repo)
 	name := fmt.Sprintf("service-%02d", repo)
 	full := owner + "/" + name
 	api, web := "https://api.github.com/repos/"+full, "https://github.com/"+full

@@ -47,9 +47,12 @@ type options struct {
 	steadyStep  float64
 	steadyMax   float64
 	steadyBase  float64
-	steadyWarm  time.Duration
-	steadyDur   time.Duration
-	pgSample    time.Duration
+	// steadyPrefill is how many deliveries of history the steady
+	// scenario writes before its steps (0: a fresh database).
+	steadyPrefill int
+	steadyWarm    time.Duration
+	steadyDur     time.Duration
+	pgSample      time.Duration
 
 	destInFlight int
 	destLoad     float64
@@ -89,6 +92,8 @@ func parseOptions(args []string) (options, error) {
 	fs.IntVar(&o.steadyConns, "steady-connections", 96, "steady scenario: connections of the open loop")
 	fs.Float64Var(&o.steadyStep, "steady-step", 0.25, "steady scenario: each step adds this fraction of pgbench's one-delivery tps to the load")
 	fs.Float64Var(&o.steadyMax, "steady-max", 3, "steady scenario: the highest load tried, as a fraction of pgbench's tps")
+	fs.IntVar(&o.steadyPrefill, "steady-prefill", 0, "steady scenario: deliveries of history to write before the steps (processed issues deliveries 1 ms apart up to now, "+
+		"each with its outcome and completed River job, then VACUUM ANALYZE), to measure an inbox that has run for a while; 0: a fresh database")
 	fs.Float64Var(&o.steadyBase, "steady-base", 0, "steady scenario: the rate the steps are fractions of, in requests/s, instead of this run's pgbench tps "+
 		"(to compare two builds at the same offered rates; pgbench still runs and is reported)")
 	fs.DurationVar(&o.steadyWarm, "steady-warmup", 5*time.Second, "steady scenario: how long each step's load runs before it is measured "+
@@ -116,7 +121,7 @@ func parseOptions(args []string) (options, error) {
 		return o, errors.New("-dup-share must be in [0, 1)")
 	case !slices.Contains(scenarios, o.scenario):
 		return o, fmt.Errorf("-scenario %q: want one of %s", o.scenario, strings.Join(scenarios, ", "))
-	case o.steadyBase < 0 || o.steadyWarm < 0 || o.steadyDur < 0:
+	case o.steadyBase < 0 || o.steadyWarm < 0 || o.steadyDur < 0 || o.steadyPrefill < 0:
 		return o, errors.New("-steady-base, -steady-warmup and -steady-duration must not be negative")
 	case o.pgSample != 0 && o.pgSample < time.Second:
 		return o, errors.New("-pg-sample must be 0 (off) or at least 1s")

@@ -60,6 +60,10 @@ type steadyResult struct {
 	// Base is the rate the loads are fractions of: pgbench's tps, or
 	// -steady-base.
 	Base float64 `json:"base_rate"`
+	// PrefillRows deliveries of history were written before the steps
+	// (-steady-prefill), in PrefillSeconds.
+	PrefillRows    int     `json:"prefill_rows,omitempty"`
+	PrefillSeconds float64 `json:"prefill_seconds,omitempty"`
 }
 
 // steadyStep is one step: open-loop traffic at Load × pgbench's tps.
@@ -125,6 +129,12 @@ func runSteady(ctx context.Context, opts options, root string, progress func(str
 		return err
 	}
 	defer svc.stop()
+	if opts.steadyPrefill > 0 {
+		if res.PrefillSeconds, err = prefill(ctx, r.db, issues, opts.steadyPrefill, progress); err != nil {
+			return err
+		}
+		res.PrefillRows = opts.steadyPrefill
+	}
 	meter := cpuMeter{servicePID: svc.cmd.Process.Pid, postmasterPID: r.pg.postmasterPID()}
 	if res.IdleBefore, err = idle(ctx, r, meter, progress); err != nil {
 		return err
@@ -301,6 +311,10 @@ func printSteady(w io.Writer, res steadyResult) {
 		full := 1000 * res.PgbenchCPU.Postgres / float64(res.Pgbench.Transactions)
 		fmt.Fprintf(w, "          held to %.0f tps (0.25×): postgres %.3f ms of CPU per transaction against %.3f at full rate, %.2f× (the database's own ratio)\n",
 			res.PgbenchQuarter.TPS, db*full, full, db)
+	}
+	if res.PrefillRows > 0 {
+		fmt.Fprintf(w, "history   %d deliveries written before the steps (-steady-prefill: outcome and completed River job each, 1 ms apart; %.0fs)\n",
+			res.PrefillRows, res.PrefillSeconds)
 	}
 	if res.Base != res.Pgbench.TPS {
 		fmt.Fprintf(w, "base      %.0f requests/s (-steady-base): the loads below are fractions of it, not of pgbench's tps\n", res.Base)

@@ -1,0 +1,57 @@
+package main
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+//go:embed sql/steady_prefill.sql
+var steadyPrefillSQL string
+
+// prefillChunk is how many deliveries one prefill statement writes.
+const prefillChunk = 50_000
+
+// prefill gives the database n deliveries of history before the steps, as
+// a service that has run for a while has: inbox rows with their outcome,
+// and the completed River jobs River keeps for a day. A fresh database
+// measures a young inbox, whose indexes fit the buffer pool and whose
+// insert-driven vacuums come every minute; this is the other end.
+func prefill(ctx context.Context, db *pgxpool.Pool, issues []payload, n int, progress func(string, ...any)) (float64, error) {
+	t0 := time.Now()
+	progress("prefill: %d deliveries of history (1 ms apart, up to now)", n)
+	// One connection: the bodies go to a temporary table once.
+	conn, err := db.Acquire(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, "CREATE TEMPORARY TABLE prefill_payload (i int PRIMARY KEY, body bytea NOT NULL, resource_key text NOT NULL)"); err != nil {
+		return 0, fmt.Errorf("prefill: %w", err)
+	}
+	rows := make([][]any, len(issues))
+	for i, p := range issues {
+		repo, number := i%issueRepos, 1+i/issueRepos
+		rows[i] = []any{i, p.body, fmt.Sprintf("%s/service-%02d#%d", issueOwner(repo), repo, number)}
+	}
+	if _, err := conn.CopyFrom(ctx, pgx.Identifier{"prefill_payload"}, []string{"i", "body", "resource_key"}, pgx.CopyFromRows(rows)); err != nil {
+		return 0, fmt.Errorf("prefill: %w", err)
+	}
+	for from := 1; from <= n; from += prefillChunk {
+		to := min(from+prefillChunk-1, n)
+		if _, err := conn.Exec(ctx, steadyPrefillSQL, from, to, n, len(issues)); err != nil {
+			return 0, fmt.Errorf("prefill rows %d–%d: %w", from, to, err)
+		}
+	}
+	// As autovacuum would have, over the hours the rows stand for.
+	if _, err := conn.Exec(ctx, "VACUUM ANALYZE inbox, inbox_outcome, river_job"); err != nil {
+		return 0, fmt.Errorf("prefill: %w", err)
+	}
+	secs := time.Since(t0).Seconds()
+	progress("prefill: done in %.0fs", secs)
+	return secs, nil
+}
