@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"strconv"
 	"time"
 
 	"github.com/hookinbox/hookinbox/verify"
@@ -25,6 +26,19 @@ const issueRepos = 32
 // issueOwner is the organisation that owns repository number repo.
 func issueOwner(repo int) string {
 	return []string{"acme", "globex", "initech", "umbrella"}[repo%4]
+}
+
+// issueRepoName is repository number repo's name within its owner.
+func issueRepoName(repo int) string { return fmt.Sprintf("service-%02d", repo) }
+
+// issueOf is which repository and issue number body i is about.
+func issueOf(i int) (repo, number int) { return i % issueRepos, 1 + i/issueRepos }
+
+// issueResourceKey is the resource processing records for body i
+// (handlers' "owner/repo#number").
+func issueResourceKey(i int) string {
+	repo, number := issueOf(i)
+	return issueOwner(repo) + "/" + issueRepoName(repo) + "#" + strconv.Itoa(number)
 }
 
 var issueActions = []struct{ action, state string }{
@@ -62,7 +76,7 @@ func newIssuePayloads(lo, hi int, secret string) ([]payload, error) {
 	out := make([]payload, issueCount)
 	for i := range out {
 		size := lo + (hi-lo)*i/(issueCount-1)
-		repo, number := i%issueRepos, 1+i/issueRepos
+		repo, number := issueOf(i)
 		body, err := issueEvent(rng, repo, number, size)
 		if err != nil {
 			return nil, err
@@ -83,7 +97,7 @@ func newIssuePayloads(lo, hi int, secret string) ([]payload, error) {
 func issueEvent(rng *rand.Rand, repo, number, size int) ([]byte, error) {
 	a := issueActions[rng.IntN(len(issueActions))]
 	owner := issueOwner(repo)
-	name := fmt.Sprintf("service-%02d", repo)
+	name := issueRepoName(repo)
 	full := owner + "/" + name
 	api, web := "https://api.github.com/repos/"+full, "https://github.com/"+full
 	user := authors[rng.IntN(len(authors))]

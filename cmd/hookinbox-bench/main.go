@@ -122,7 +122,7 @@ func parseOptions(args []string) (options, error) {
 	case !slices.Contains(scenarios, o.scenario):
 		return o, fmt.Errorf("-scenario %q: want one of %s", o.scenario, strings.Join(scenarios, ", "))
 	case o.steadyBase < 0 || o.steadyWarm < 0 || o.steadyDur < 0 || o.steadyPrefill < 0:
-		return o, errors.New("-steady-base, -steady-warmup and -steady-duration must not be negative")
+		return o, errors.New("-steady-base, -steady-warmup, -steady-duration and -steady-prefill must not be negative")
 	case o.pgSample != 0 && o.pgSample < time.Second:
 		return o, errors.New("-pg-sample must be 0 (off) or at least 1s")
 	case o.steadyConns < 1 || o.steadyStep <= 0 || o.steadyMax < o.steadyStep:

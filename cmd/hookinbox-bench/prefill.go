@@ -35,8 +35,7 @@ func prefill(ctx context.Context, db *pgxpool.Pool, issues []payload, n int, pro
 	}
 	rows := make([][]any, len(issues))
 	for i, p := range issues {
-		repo, number := i%issueRepos, 1+i/issueRepos
-		rows[i] = []any{i, p.body, fmt.Sprintf("%s/service-%02d#%d", issueOwner(repo), repo, number)}
+		rows[i] = []any{i, p.body, issueResourceKey(i)}
 	}
 	if _, err := conn.CopyFrom(ctx, pgx.Identifier{"prefill_payload"}, []string{"i", "body", "resource_key"}, pgx.CopyFromRows(rows)); err != nil {
 		return 0, fmt.Errorf("prefill: %w", err)
