@@ -22,6 +22,10 @@ type statementStat struct {
 	RowsPerCal float64 `json:"rows_per_call"`
 	// WALPerCall is the WAL bytes the statement wrote per call.
 	WALPerCall float64 `json:"wal_bytes_per_call"`
+	// PlanMs is the time spent planning it, with -pg-setting
+	// pg_stat_statements.track_planning=on (0 otherwise): a statement
+	// planned for its arguments each time pays it on every call.
+	PlanMs float64 `json:"plan_ms,omitempty"`
 }
 
 // statementStats reads pg_stat_statements around a phase when -pg-stats
@@ -55,15 +59,15 @@ func (s statementStats) read(ctx context.Context) []statementStat {
 		return nil
 	}
 	rows, err := s.db.Query(ctx, `SELECT query, calls, total_exec_time, mean_exec_time, rows::float8 / greatest(calls, 1),
-			wal_bytes::float8 / greatest(calls, 1)
+			wal_bytes::float8 / greatest(calls, 1), total_plan_time
 		FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
-		ORDER BY total_exec_time DESC LIMIT 12`)
+		ORDER BY total_exec_time + total_plan_time DESC LIMIT 12`)
 	if err != nil {
 		return nil
 	}
 	var top []statementStat
 	var st statementStat
-	_, _ = pgx.ForEachRow(rows, []any{&st.Query, &st.Calls, &st.TotalMs, &st.MeanMs, &st.RowsPerCal, &st.WALPerCall}, func() error {
+	_, _ = pgx.ForEachRow(rows, []any{&st.Query, &st.Calls, &st.TotalMs, &st.MeanMs, &st.RowsPerCal, &st.WALPerCall, &st.PlanMs}, func() error {
 		top = append(top, st)
 		return nil
 	})
@@ -97,13 +101,13 @@ func printStatementTable(w io.Writer, phase string, top []statementStat) {
 	}
 	fmt.Fprintf(w, "\nstatements by database time, %s (pg_stat_statements)\n", phase)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "total ms\tcalls\tmean ms\trows/call\tWAL B/call\t query\n")
+	fmt.Fprintf(tw, "total ms\tplan ms\tcalls\tmean ms\trows/call\tWAL B/call\t query\n")
 	for _, st := range top {
 		q := strings.TrimSpace(spaces.ReplaceAllString(st.Query, " "))
 		if len(q) > 90 {
 			q = q[:90] + "…"
 		}
-		fmt.Fprintf(tw, "%.0f\t%d\t%.3f\t%.1f\t%.0f\t %s\n", st.TotalMs, st.Calls, st.MeanMs, st.RowsPerCal, st.WALPerCall, q)
+		fmt.Fprintf(tw, "%.0f\t%.0f\t%d\t%.3f\t%.1f\t%.0f\t %s\n", st.TotalMs, st.PlanMs, st.Calls, st.MeanMs, st.RowsPerCal, st.WALPerCall, q)
 	}
 	tw.Flush()
 }
