@@ -44,11 +44,20 @@ sources:
 	require.Equal(t, 24*time.Hour, cfg.Admin.IdempotencyTTL.Std())
 	require.Equal(t, 8*time.Millisecond, cfg.Ingest.BatchWindow.Std(), "ingest batching is on by default")
 	require.Equal(t, 200, cfg.Jobs.BatchSize)
+	require.Equal(t, DefaultLogDeliveriesPerSecond, *cfg.Log.DeliveriesPerSecond)
 
 	cfg, err = Parse(raw, envOf(map[string]string{"GH_SECRET": "x", "DATABASE_URL": "postgres://db/x"}))
 	require.NoError(t, err)
 	require.Equal(t, "postgres://db/x", cfg.DatabaseURL)
 	require.Equal(t, DefaultListen, cfg.Listen)
+}
+
+// An explicit 0 logs every delivery rather than meaning "default".
+func TestLogDeliveriesPerSecondZeroIsEveryLine(t *testing.T) {
+	t.Parallel()
+	cfg, err := Parse([]byte("log: {deliveries_per_second: 0}\n"), envOf(nil))
+	require.NoError(t, err)
+	require.Zero(t, *cfg.Log.DeliveriesPerSecond)
 }
 
 // An explicit 0 turns ingest batching off rather than meaning "default".
@@ -111,6 +120,7 @@ func TestParseErrorsNameTheKey(t *testing.T) {
 		{"short global retention", "retention: {inbox: 48h}\nsources: [{name: a, provider: github, secrets: [x]}]", `retention.inbox: 48h0m0s keeps a's deliveries less than 72h0m0s`},
 		{"short source retention", "sources: [{name: a, provider: stripe, secrets: [x], retention: 2d}]", `sources[0] (a).retention: 48h0m0s keeps`},
 		{"bad log format", "log: {format: xml}", `log.format: "xml"`},
+		{"negative delivery lines", "log: {deliveries_per_second: -1}", `log.deliveries_per_second: -1 (want 0`},
 		{"long ingest batch window", "ingest: {batch_window: 1s}", `ingest.batch_window: must be between 0 (no batching) and 100ms`},
 		{"zero jobs batch", "jobs: {batch_size: -1}", `jobs.batch_size: must be between 1 (no batching)`},
 		{"bad standard secret", "sources: [{name: a, provider: standard, secrets: [\"whsec_!!notbase64\"]}]", `sources[0] (a).secrets:`},

@@ -41,6 +41,8 @@ type setupOpts struct {
 	batchSize   int // jobs.ClientConfig.ProcessBatchSize; 0 for its default
 	// sagaSweepEvery is handlers.SagaConfig.SweepEvery; 0 for its default.
 	sagaSweepEvery time.Duration
+	// logLines is jobs.ClientConfig.LogDeliveriesPerSecond.
+	logLines int
 }
 
 // fastRetry retries at once: River then makes the job available directly.
@@ -83,6 +85,7 @@ func setupWith(t *testing.T, opts setupOpts) *testBundle {
 	client, err := jobs.NewClient(b.pool, jobs.ClientConfig{
 		Registry: reg, MaxWorkers: 10, MaxAttempts: opts.maxAttempts, ProcessBatchSize: opts.batchSize,
 		RetryPolicy: fastRetry{}, FetchPollInterval: 100 * time.Millisecond, Logger: logger,
+		LogDeliveriesPerSecond: opts.logLines,
 	})
 	require.NoError(t, err)
 	require.NoError(t, client.Start(ctx))

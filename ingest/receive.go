@@ -117,15 +117,30 @@ func (s *Server) receive(c *fiber.Ctx, src Source) (string, error) {
 	if rec.Outcome == OutcomeDuplicate {
 		status = fiber.StatusOK
 	}
-	// LogAttrs: one line per request, without boxing each attribute.
-	attrs := [5]slog.Attr{slog.String("source", src.Name), slog.String("delivery_id", d.ID),
-		slog.Int64("inbox_id", rec.ID), slog.String("event_type", d.EventType), slog.Int64("job_id", rec.JobID)}
-	n := len(attrs)
-	if rec.JobID == 0 {
-		n-- // a duplicate's job was enqueued the first time
-	}
-	s.logger.LogAttrs(c.UserContext(), slog.LevelInfo, deliveryLogMessage(rec.Outcome), attrs[:n]...)
+	s.logStored(c.UserContext(), src.Name, d, rec)
 	return string(rec.Outcome), c.Status(status).JSON(receiveResponse{ID: rec.ID, Source: src.Name, DeliveryID: d.ID, Status: rec.Outcome})
+}
+
+// logStored writes a stored delivery's info line, unless this second's
+// are used up (Config.LogDeliveriesPerSecond). LogAttrs: without boxing
+// each attribute.
+func (s *Server) logStored(ctx context.Context, source string, d verify.Delivery, rec Recorded) {
+	ok, held := s.lines.Allow(time.Now())
+	if !ok {
+		return
+	}
+	attrs := [6]slog.Attr{slog.String("source", source), slog.String("delivery_id", d.ID),
+		slog.Int64("inbox_id", rec.ID), slog.String("event_type", d.EventType)}
+	n := 4
+	if rec.JobID != 0 { // a duplicate's job was enqueued the first time
+		attrs[n] = slog.Int64("job_id", rec.JobID)
+		n++
+	}
+	if held > 0 {
+		attrs[n] = slog.Int("suppressed_since_last", held)
+		n++
+	}
+	s.logger.LogAttrs(ctx, slog.LevelInfo, deliveryLogMessage(rec.Outcome), attrs[:n]...)
 }
 
 // recordConflict keeps the refused body for operators (delivery_conflict),

@@ -1,6 +1,8 @@
 package ingest_test
 
 import (
+	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
@@ -67,4 +69,48 @@ func TestRejectedRequestLogCountsSuppressedLines(t *testing.T) {
 	b.post(t, "/webhooks/github", body, githubHeaders(t, "forged", "gh-reject-2", body))
 	require.Equal(t, 2, strings.Count(logs.String(), `msg="request rejected"`), logs.String())
 	require.Contains(t, logs.String(), "suppressed_since_last=4")
+}
+
+// Stored deliveries' info lines are capped per second
+// (LogDeliveriesPerSecond): every delivery is either logged or counted on
+// a later line, and a logger at debug gets every line.
+func TestDeliveryLinesPerSecond(t *testing.T) {
+	t.Parallel()
+	post := func(t *testing.T, b *testBundle, n, from int) {
+		for i := from; i < from+n; i++ {
+			body := githubBody(9000 + i)
+			r := b.post(t, "/webhooks/github", body, githubHeaders(t, githubSecret, fmt.Sprintf("gh-lines-%d", i), body))
+			require.Equal(t, http.StatusAccepted, r.status, string(r.raw))
+		}
+	}
+
+	t.Run("info", func(t *testing.T) {
+		t.Parallel()
+		logger, logs := testlog.New(t)
+		b := setupWith(t, setupOpts{logger: logger, linesPerSec: 2})
+		start := time.Now()
+		post(t, b, 6, 0)
+		burst := time.Since(start)
+		lines := strings.Count(logs.String(), `msg="delivery accepted"`)
+		if burst < time.Second {
+			require.Equal(t, 2, lines, "six deliveries within a second, two lines")
+		}
+		time.Sleep(time.Second) // the window under test
+		post(t, b, 1, 6)
+		require.Equal(t, lines+1, strings.Count(logs.String(), `msg="delivery accepted"`), logs.String())
+		last := logs.String()[strings.LastIndex(logs.String(), `msg="delivery accepted"`):]
+		require.Contains(t, last, "delivery_id=gh-lines-6")
+		if lines < 6 {
+			require.Contains(t, last, fmt.Sprintf("suppressed_since_last=%d", 6-lines))
+		}
+	})
+	t.Run("debug", func(t *testing.T) {
+		t.Parallel()
+		var logs testlog.Buffer
+		logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		b := setupWith(t, setupOpts{logger: logger, linesPerSec: 2})
+		post(t, b, 6, 100)
+		require.Equal(t, 6, strings.Count(logs.String(), `msg="delivery accepted"`), logs.String())
+		require.NotContains(t, logs.String(), "suppressed_since_last")
+	})
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/hookinbox/hookinbox/internal/loglimit"
 	"github.com/hookinbox/hookinbox/verify"
 )
 
@@ -90,6 +91,14 @@ type Config struct {
 	// back meanwhile are counted in the next. Defaults to 1s.
 	RejectLogInterval time.Duration
 
+	// LogDeliveriesPerSecond is the most info lines about stored
+	// deliveries ("delivery accepted", "delivery duplicate") written a
+	// second; the next line written counts the ones held back
+	// (suppressed_since_last). Refused and failed requests are logged
+	// apart (RejectLogInterval, errors always), and a Logger at debug gets
+	// every line. 0: a line for every delivery. Defaults to 0.
+	LogDeliveriesPerSecond int
+
 	// Logger defaults to a discard logger.
 	Logger *slog.Logger
 }
@@ -151,6 +160,7 @@ type Server struct {
 	app     *fiber.App
 	batch   *batcher // nil: one transaction per request
 	rejects *rejectLog
+	lines   *loglimit.PerSecond // the stored deliveries' info lines
 }
 
 func NewServer(cfg Config) (*Server, error) {
@@ -159,7 +169,8 @@ func NewServer(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, sources: make(map[string]Source, len(cfg.Sources)), logger: cfg.Logger,
-		rejects: newRejectLog(cfg.Logger, cfg.RejectLogInterval)}
+		rejects: newRejectLog(cfg.Logger, cfg.RejectLogInterval),
+		lines:   loglimit.ForLogger(cfg.Logger, cfg.LogDeliveriesPerSecond)}
 	for _, src := range cfg.Sources {
 		src.volatile = verify.Volatile(src.Provider)
 		s.sources[src.Name] = src

@@ -48,6 +48,7 @@ type setupOpts struct {
 	batchRunners int
 	logger       *slog.Logger
 	rejectEvery  time.Duration
+	linesPerSec  int
 	accepting    func() error
 	sources      []ingest.Source // besides github, stripe and billing
 }
@@ -101,7 +102,8 @@ func setupWith(t *testing.T, opts setupOpts) *testBundle {
 		Logger:       opts.logger,
 		Accepting:    opts.accepting,
 
-		RejectLogInterval: opts.rejectEvery,
+		RejectLogInterval:      opts.rejectEvery,
+		LogDeliveriesPerSecond: opts.linesPerSec,
 	})
 	require.NoError(t, err)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

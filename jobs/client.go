@@ -116,6 +116,13 @@ type ClientConfig struct {
 	// exceed JobTimeout. Defaults to DefaultRescueStuckJobsAfter.
 	RescueStuckJobsAfter time.Duration
 
+	// LogDeliveriesPerSecond is the most info lines about processed or
+	// skipped deliveries written a second; the next line written counts
+	// the ones held back (suppressed_since_last). Failures and retries are
+	// always logged, and a Logger at debug gets every line. 0: a line for
+	// every delivery. Defaults to 0.
+	LogDeliveriesPerSecond int
+
 	// Logger defaults to a discard logger.
 	Logger *slog.Logger
 }

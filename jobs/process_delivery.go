@@ -16,6 +16,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/hookinbox/hookinbox/handlers"
+	"github.com/hookinbox/hookinbox/internal/loglimit"
 	"github.com/hookinbox/hookinbox/internal/pgnamed"
 )
 
@@ -50,11 +51,13 @@ type ProcessDeliveryWorker struct {
 	registry *handlers.Registry
 	logger   *slog.Logger
 	observe  func(eventType, outcome string, d time.Duration)
-	batcher  *processBatcher // nil: each delivery in a transaction of its own
+	batcher  *processBatcher     // nil: each delivery in a transaction of its own
+	lines    *loglimit.PerSecond // the processed deliveries' info lines
 }
 
 func newProcessDeliveryWorker(pool *pgxpool.Pool, cfg ClientConfig) *ProcessDeliveryWorker {
-	w := &ProcessDeliveryWorker{pool: pool, registry: cfg.Registry, logger: cfg.Logger, observe: cfg.ObserveDelivery}
+	w := &ProcessDeliveryWorker{pool: pool, registry: cfg.Registry, logger: cfg.Logger, observe: cfg.ObserveDelivery,
+		lines: loglimit.ForLogger(cfg.Logger, cfg.LogDeliveriesPerSecond)}
 	if cfg.ProcessBatchSize > 1 {
 		w.batcher = newProcessBatcher(w, cfg.ProcessBatchSize, cfg.ProcessBatchWindow, cfg.JobTimeout, processBatchSlots, cfg.ObserveBatch)
 	}
@@ -83,7 +86,7 @@ func (w *ProcessDeliveryWorker) Work(ctx context.Context, job *river.Job[Process
 	if alone {
 		d, outcome, err = w.process(ctx, job)
 	}
-	// One line per delivery: LogAttrs, because a child logger (With) per
+	// A line per delivery: LogAttrs, because a child logger (With) per
 	// job cost a worker 7% of its CPU.
 	attrs := [...]slog.Attr{slog.Int64("inbox_id", job.Args.InboxID), slog.String("source", d.Source),
 		slog.String("delivery_id", d.DeliveryID), slog.String("event_type", d.EventType),
@@ -92,7 +95,14 @@ func (w *ProcessDeliveryWorker) Work(ctx context.Context, job *river.Job[Process
 		w.logger.LogAttrs(ctx, level, msg, append(attrs[:], more...)...)
 	}
 	if err == nil {
-		log(slog.LevelInfo, "delivery "+string(outcome), slog.String("duration", time.Since(start).String()))
+		// Unless this second's lines are used up (LogDeliveriesPerSecond).
+		if ok, held := w.lines.Allow(time.Now()); ok {
+			more := []slog.Attr{slog.String("duration", time.Since(start).String())}
+			if held > 0 {
+				more = append(more, slog.Int("suppressed_since_last", held))
+			}
+			log(slog.LevelInfo, "delivery "+string(outcome), more...)
+		}
 		w.observe(d.EventType, string(outcome), time.Since(start))
 		return nil
 	}

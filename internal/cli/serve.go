@@ -115,6 +115,7 @@ func serve(ctx context.Context, cfg config.Config, role string, migrate bool, e 
 		ProcessBatchWindow:      cfg.Jobs.BatchWindow.Std(),
 		JobTimeout:              cfg.Jobs.Timeout.Std(),
 		RescueStuckJobsAfter:    cfg.Jobs.RescueStuckAfter.Std(),
+		LogDeliveriesPerSecond:  *cfg.Log.DeliveriesPerSecond,
 	})
 	if err != nil {
 		return err
@@ -158,6 +159,8 @@ func serve(ctx context.Context, cfg config.Config, role string, migrate bool, e 
 		BatchWindow:  cfg.Ingest.BatchWindow.Std(),
 		BatchMax:     cfg.Ingest.BatchMax,
 		Logger:       logger,
+
+		LogDeliveriesPerSecond: *cfg.Log.DeliveriesPerSecond,
 	})
 	if err != nil {
 		return err
