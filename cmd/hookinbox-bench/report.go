@@ -118,6 +118,7 @@ type databaseInfo struct {
 	Fsync             string `json:"fsync"`
 	SynchronousCommit string `json:"synchronous_commit"`
 	SharedBuffers     string `json:"shared_buffers"`
+	MaxWALSize        string `json:"max_wal_size,omitempty"` // not recorded before stop 37
 }
 
 // duration is a time.Duration written as "12.3ms" in the JSON.
@@ -387,8 +388,12 @@ func printHeader(w io.Writer, title string, i runInfo) {
 	fmt.Fprintf(w, "\n%s  %s  (%s)\n", title, i.Started.Format(time.RFC3339), m.Commit)
 	fmt.Fprintf(w, "machine   %d × %s, %s RAM, load %.2f before / %.2f after\n",
 		m.CPUs, m.CPUModel, m.MemTotal, m.LoadAvg1, m.LoadAvgAfter)
-	fmt.Fprintf(w, "postgres  %s, fsync %s, synchronous_commit %s, shared_buffers %s\n",
+	fmt.Fprintf(w, "postgres  %s, fsync %s, synchronous_commit %s, shared_buffers %s",
 		db.Version, db.Fsync, db.SynchronousCommit, db.SharedBuffers)
+	if db.MaxWALSize != "" {
+		fmt.Fprintf(w, ", max_wal_size %s", db.MaxWALSize)
+	}
+	fmt.Fprintln(w)
 }
 
 // writeJSON writes a scenario's results, indented, to path.

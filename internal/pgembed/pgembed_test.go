@@ -113,6 +113,7 @@ func TestStartPersistsAcrossRestarts(t *testing.T) {
 	require.Equal(t, "hookinbox", queryString(t, conn, "SELECT current_database()"))
 	require.Equal(t, "UTF8", queryString(t, conn, "SHOW server_encoding"))
 	require.Equal(t, "200", queryString(t, conn, "SHOW max_connections"))
+	require.Equal(t, "4GB", queryString(t, conn, "SHOW max_wal_size"), "DurableSettings")
 	_, err = conn.Exec(t.Context(), "CREATE TABLE kept (v text); INSERT INTO kept VALUES ('x')")
 	require.NoError(t, err)
 	conn.Close(t.Context())
@@ -134,8 +135,10 @@ func TestStartPersistsAcrossRestarts(t *testing.T) {
 	_, err = pgx.Connect(t.Context(), srv.URL())
 	require.Error(t, err)
 
+	bundle.cfg.Settings = []string{"max_wal_size=2GB"}
 	srv2 := start(t, bundle.cfg)
 	require.Equal(t, srv.URL(), srv2.URL(), "same password and remembered port")
+	require.Equal(t, "2GB", queryString(t, connect(t, srv2), "SHOW max_wal_size"), "Config.Settings win")
 	require.Equal(t, port, urlPort(t, srv2))
 	require.Equal(t, "x", queryString(t, connect(t, srv2), "SELECT v FROM kept"))
 
@@ -162,6 +165,7 @@ func TestStartFallsBackWhenUnreachable(t *testing.T) {
 	require.Equal(t, "off", queryString(t, conn, "SHOW fsync"))
 	require.Equal(t, "off", queryString(t, conn, "SHOW synchronous_commit"))
 	require.Equal(t, "off", queryString(t, conn, "SHOW full_page_writes"))
+	require.Equal(t, "1GB", queryString(t, conn, "SHOW max_wal_size"), "a test cluster keeps the default")
 	_, err := conn.Exec(t.Context(), "CREATE TABLE kept (v text); INSERT INTO kept VALUES ('y')")
 	require.NoError(t, err)
 	conn.Close(t.Context())
