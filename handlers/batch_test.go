@@ -51,8 +51,17 @@ func (b *testBundle) deliverTogether(t *testing.T, ps []probeDelivery) map[strin
 	t.Helper()
 	ds := make([]ingest.Delivery, len(ps))
 	for i, p := range ps {
-		ds[i] = ingest.Delivery{Source: p.source, DeliveryID: p.id, EventType: p.eventType,
-			Headers: http.Header{"Content-Type": {"application/json"}}, Payload: p.payload}
+		ds[i] = ingest.Delivery{Source: p.source, DeliveryID: p.id, EventType: p.eventType, Payload: p.payload}
+	}
+	return b.recordTogether(t, ds)
+}
+
+// recordTogether is deliverTogether for deliveries as ingest makes them
+// (an ordering time, say); it adds the JSON content type.
+func (b *testBundle) recordTogether(t *testing.T, ds []ingest.Delivery) map[string]int64 {
+	t.Helper()
+	for i := range ds {
+		ds[i].Headers = http.Header{"Content-Type": {"application/json"}}
 	}
 	ids := map[string]int64{}
 	require.NoError(t, pgx.BeginFunc(context.Background(), b.pool, func(tx pgx.Tx) error {
@@ -62,7 +71,7 @@ func (b *testBundle) deliverTogether(t *testing.T, ps []probeDelivery) map[strin
 		}
 		for i, rec := range recs {
 			require.NoError(t, errs[i])
-			ids[ps[i].id] = rec.ID
+			ids[ds[i].DeliveryID] = rec.ID
 		}
 		return nil
 	}))

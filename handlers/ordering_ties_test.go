@@ -38,13 +38,19 @@ func (b *testBundle) deliverReceivedAt(t *testing.T, source, id, eventType strin
 // staleProbe registers an EveryEvent handler for source's events that
 // records, per delivery id, whether it was stale.
 func staleProbe(t *testing.T, source string, events ...string) (func(r *handlers.Registry), func() map[string]bool) {
+	return staleProbeWith(t, false, source, events...)
+}
+
+// staleProbeWith is staleProbe with a handler that allows batches (batch)
+// or not.
+func staleProbeWith(t *testing.T, batch bool, source string, events ...string) (func(r *handlers.Registry), func() map[string]bool) {
 	var (
 		mu   sync.Mutex
 		seen = map[string]bool{}
 	)
 	register := func(r *handlers.Registry) {
 		require.NoError(t, r.Register(handlers.Registration{
-			Name: "test.stale_probe." + source, Source: source, Events: events, Ordering: handlers.EveryEvent,
+			Name: "test.stale_probe." + source, Source: source, Events: events, Ordering: handlers.EveryEvent, Batch: batch,
 			Handler: handlers.HandlerFunc(func(_ context.Context, e *handlers.Event) error {
 				mu.Lock()
 				defer mu.Unlock()
@@ -129,6 +135,95 @@ func TestReceiptTimeIsNeverComparedWithProviderTime(t *testing.T) {
 	// Untimed events are ordered among themselves by receipt.
 	b.waitStatus(t, b.deliverReceivedAt(t, "billing", untimed0, "untimed", []byte(`{"type":"untimed","data":{"id":"res-mixed"}}`), time.Time{}, now.Add(-time.Second)), "processed")
 	require.Equal(t, map[string]bool{untimed1: false, timed: false, untimed0: true}, seen())
+}
+
+// A processing batch records its resources' versions together at its end,
+// one statement for each clock: deliveries of both clocks in one batch
+// leave the versions they would alone, and later deliveries are judged
+// against them.
+func TestBatchRecordsVersionsOfBothClocks(t *testing.T) {
+	t.Parallel()
+	register, seen := staleProbeWith(t, true, "billing", "untimed", "timed")
+	b := setupWith(t, setupOpts{register: register})
+	ctx := context.Background()
+	at := time.Now().Add(-time.Hour).Truncate(time.Second)
+	untimed := func(resource string) []byte {
+		return []byte(fmt.Sprintf(`{"type":"untimed","data":{"id":%q}}`, resource))
+	}
+	timed := func(resource string) ingest.Delivery {
+		return ingest.Delivery{Source: "billing", DeliveryID: newID("msg"), EventType: "timed", OccurredAt: at,
+			Payload: standardPayload("timed", resource, at)}
+	}
+	first := map[string]ingest.Delivery{
+		"res-receipt-1":  {Source: "billing", DeliveryID: newID("msg"), EventType: "untimed", Payload: untimed("res-receipt-1")},
+		"res-provider-1": timed("res-provider-1"),
+		"res-receipt-2":  {Source: "billing", DeliveryID: newID("msg"), EventType: "untimed", Payload: untimed("res-receipt-2")},
+		"res-provider-2": timed("res-provider-2"),
+	}
+	var ds []ingest.Delivery
+	want := map[string]bool{} // stale, by delivery id
+	for _, d := range first {
+		ds = append(ds, d)
+		want[d.DeliveryID] = false
+	}
+	ids := b.recordTogether(t, ds)
+	for _, id := range ids {
+		b.waitStatus(t, id, "processed")
+	}
+	for key, d := range first {
+		var (
+			appliedAt, receiptAt *time.Time
+			deliveryID           string
+			receivedAt           time.Time
+		)
+		require.NoError(t, b.pool.QueryRow(ctx, `
+			SELECT v.applied_at, v.receipt_applied_at, v.delivery_id, i.received_at
+			FROM resource_version v JOIN inbox i ON i.source = v.source AND i.delivery_id = v.delivery_id
+			WHERE v.source = 'billing' AND v.resource_key = $1`, key).Scan(&appliedAt, &receiptAt, &deliveryID, &receivedAt))
+		require.Equal(t, d.DeliveryID, deliveryID, key)
+		if d.EventType == "timed" {
+			require.NotNil(t, appliedAt, key)
+			require.True(t, appliedAt.Equal(at), "%s: applied_at %s, want %s", key, appliedAt, at)
+			require.Nil(t, receiptAt, key)
+			continue
+		}
+		require.Nil(t, appliedAt, "%s: receipt time never lands in the provider clock", key)
+		require.NotNil(t, receiptAt, key)
+		require.True(t, receiptAt.Equal(receivedAt), "%s: receipt_applied_at %s, want the receipt time %s", key, receiptAt, receivedAt)
+	}
+
+	// Later deliveries are judged against those versions: older ones are
+	// stale, newer ones are not.
+	now := time.Now()
+	later := []struct {
+		eventType, key     string
+		occurred, received time.Time
+		stale              bool
+	}{
+		{"untimed", "res-receipt-1", time.Time{}, now.Add(-time.Hour), true},
+		{"timed", "res-provider-1", at.Add(-time.Minute), now, true},
+		{"untimed", "res-receipt-2", time.Time{}, now.Add(time.Second), false},
+		{"timed", "res-provider-2", at.Add(time.Minute), now, false},
+	}
+	for _, l := range later {
+		payload := untimed(l.key)
+		if l.eventType == "timed" {
+			payload = standardPayload("timed", l.key, l.occurred)
+		}
+		id := newID("msg")
+		b.waitStatus(t, b.deliverReceivedAt(t, "billing", id, l.eventType, payload, l.occurred, l.received), "processed")
+		want[id] = l.stale
+		// A stale delivery leaves the version as it was; a newer one moves it.
+		versionBy := first[l.key].DeliveryID
+		if !l.stale {
+			versionBy = id
+		}
+		var got string
+		require.NoError(t, b.pool.QueryRow(ctx, "SELECT delivery_id FROM resource_version WHERE source = 'billing' AND resource_key = $1",
+			l.key).Scan(&got))
+		require.Equal(t, versionBy, got, l.key)
+	}
+	require.Equal(t, want, seen())
 }
 
 // The inbox row records whether processing found the delivery stale, in a

@@ -191,8 +191,9 @@ func readVersions(out pgx.BatchResults, withKey []*lockedDelivery) error {
 
 // processLocked runs p's handlers under a savepoint that opens with the
 // next round trip: the carry, which a statement a handler runs on its Tx
-// sends first. Its closing statements join the carry. A handler that fails
-// before anything of its delivery was sent leaves nothing to roll back.
+// sends first. Its closing statements join the carry, its resource's
+// version the batch's (Flush). A handler that fails, or succeeds, before
+// anything of its delivery was sent needs no savepoint: it is dropped.
 func (b *TxBatch) processLocked(ctx context.Context, jobs JobInserter, p *lockedDelivery) (Result, error) {
 	start := len(b.carry)
 	b.carry = append(b.carry, &pgx.QueuedQuery{SQL: "SAVEPOINT " + deliverySavepoint})
@@ -205,7 +206,18 @@ func (b *TxBatch) processLocked(ctx context.Context, jobs JobInserter, p *locked
 		return Result{}, htx.carryErr
 	}
 	if err == nil {
-		b.carry = append(b.carry, endQueries(p.d, p.res, true, deferred)...)
+		if !htx.sent {
+			// Nothing of the delivery ran yet: its closing statements are
+			// all it sends, and if one fails the batch fails (CarriedError),
+			// so there is nothing a savepoint could roll back alone. Two
+			// statements fewer a delivery for handlers that only Defer.
+			b.carry = b.carry[:start]
+		}
+		b.carry = append(b.carry, deferred...)
+		if htx.sent {
+			b.carry = append(b.carry, &pgx.QueuedQuery{SQL: "RELEASE SAVEPOINT " + deliverySavepoint})
+		}
+		b.versions.add(p.d, p.res)
 		return Result{Outcome: OutcomeProcessed, Resource: p.res, Stale: p.stale}, nil
 	}
 	var carried *CarriedError
@@ -234,7 +246,7 @@ type carryingTx struct {
 
 func (t *carryingTx) flush(ctx context.Context) error {
 	t.sent = true
-	if err := t.b.Flush(ctx); err != nil {
+	if err := t.b.sendCarry(ctx); err != nil {
 		t.carryErr = err
 		return err
 	}
