@@ -289,6 +289,7 @@ func (pg *postgres) describe() databaseInfo {
 		_ = conn.QueryRow(context.Background(), "SHOW synchronous_commit").Scan(&info.SynchronousCommit)
 		_ = conn.QueryRow(context.Background(), "SHOW shared_buffers").Scan(&info.SharedBuffers)
 		_ = conn.QueryRow(context.Background(), "SHOW max_wal_size").Scan(&info.MaxWALSize)
+		_ = conn.QueryRow(context.Background(), "SHOW wal_init_zero").Scan(&info.WALInitZero)
 	}
 	return info
 }

@@ -118,7 +118,8 @@ type databaseInfo struct {
 	Fsync             string `json:"fsync"`
 	SynchronousCommit string `json:"synchronous_commit"`
 	SharedBuffers     string `json:"shared_buffers"`
-	MaxWALSize        string `json:"max_wal_size,omitempty"` // not recorded before stop 37
+	MaxWALSize        string `json:"max_wal_size,omitempty"`  // not recorded before stop 37
+	WALInitZero       string `json:"wal_init_zero,omitempty"` // not recorded before stop 38
 }
 
 // duration is a time.Duration written as "12.3ms" in the JSON.
@@ -392,6 +393,9 @@ func printHeader(w io.Writer, title string, i runInfo) {
 		db.Version, db.Fsync, db.SynchronousCommit, db.SharedBuffers)
 	if db.MaxWALSize != "" {
 		fmt.Fprintf(w, ", max_wal_size %s", db.MaxWALSize)
+	}
+	if db.WALInitZero != "" {
+		fmt.Fprintf(w, ", wal_init_zero %s", db.WALInitZero)
 	}
 	fmt.Fprintln(w)
 }

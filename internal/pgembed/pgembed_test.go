@@ -114,6 +114,7 @@ func TestStartPersistsAcrossRestarts(t *testing.T) {
 	require.Equal(t, "UTF8", queryString(t, conn, "SHOW server_encoding"))
 	require.Equal(t, "200", queryString(t, conn, "SHOW max_connections"))
 	require.Equal(t, "4GB", queryString(t, conn, "SHOW max_wal_size"), "DurableSettings")
+	require.Equal(t, "off", queryString(t, conn, "SHOW wal_init_zero"), "DurableSettings")
 	_, err = conn.Exec(t.Context(), "CREATE TABLE kept (v text); INSERT INTO kept VALUES ('x')")
 	require.NoError(t, err)
 	conn.Close(t.Context())
