@@ -61,6 +61,7 @@ type pgSample struct {
 	CleanerWrites float64 `json:"bgwriter_writes_per_s"`
 	WALMBPerSec   float64 `json:"wal_mb_per_s"`
 	MsPerWALSync  float64 `json:"ms_per_wal_sync,omitempty"`
+	WALSyncs      float64 `json:"wal_syncs_per_s,omitempty"` // not recorded before stop 38
 	FPIPerSec     float64 `json:"fpi_per_s"`
 	CkptWrites    float64 `json:"checkpoint_writes_per_s"`
 	Checkpoints   int64   `json:"checkpoints_started"` // PostgreSQL 15 counts a checkpoint as it begins
@@ -92,9 +93,14 @@ const (
 	waitsShown      = 4
 )
 
-const backendWaitsSQL = `SELECT coalesce(wait_event_type || ':' || wait_event, 'CPU'), count(*)
+// backendWaitsSQL counts the client backends running a statement by wait
+// event, and autovacuum's workers apart ("autovacuum …"): what the vacuum
+// itself waits on tells what it makes the others wait for.
+const backendWaitsSQL = `SELECT CASE WHEN backend_type = 'autovacuum worker' THEN 'autovacuum ' ELSE '' END
+		|| coalesce(wait_event_type || ':' || wait_event, 'CPU'), count(*)
 	FROM pg_stat_activity
-	WHERE datname = current_database() AND backend_type = 'client backend' AND state = 'active' AND pid <> pg_backend_pid()
+	WHERE datname = current_database() AND pid <> pg_backend_pid()
+	  AND ((backend_type = 'client backend' AND state = 'active') OR backend_type = 'autovacuum worker')
 	GROUP BY 1`
 
 // waitTally counts the wait events seen over the readings of an interval.
@@ -220,6 +226,7 @@ func (c pgCounters) since(prev pgCounters, start time.Time) pgSample {
 	}
 	if syncs := c.walSyncs - prev.walSyncs; syncs > 0 {
 		s.MsPerWALSync = (c.walSyncMs - prev.walSyncMs) / float64(syncs)
+		s.WALSyncs = float64(syncs) / secs
 	}
 	var added int64
 	for _, name := range slices.Sorted(maps.Keys(c.relationsRead)) {
@@ -285,7 +292,7 @@ func printPGSamples(w io.Writer, samples []pgSample) {
 	if len(samples) == 0 {
 		return
 	}
-	fmt.Fprintln(w, "      at  busy  blocks read/s  added/s  backend writes/s  bgwriter/s  checkpoint writes/s  WAL MB/s  FPI/s  ms/WAL sync  autovacuum  checkpointer now (+ started)  most read (blocks/s); vacuum, analyze now; backends in each wait (mean)")
+	fmt.Fprintln(w, "      at  busy  blocks read/s  added/s  backend writes/s  bgwriter/s  checkpoint writes/s  WAL MB/s  FPI/s  syncs/s × ms  autovacuum  checkpointer now (+ started)  most read (blocks/s); vacuum, analyze now; backends in each wait (mean)")
 	for _, s := range samples {
 		reads := make([]string, len(s.TopReads))
 		for i, r := range s.TopReads {
@@ -294,6 +301,9 @@ func printPGSamples(w io.Writer, samples []pgSample) {
 		sync := "–"
 		if s.MsPerWALSync > 0 {
 			sync = fmt.Sprintf("%.2f", s.MsPerWALSync)
+		}
+		if s.WALSyncs > 0 {
+			sync = fmt.Sprintf("%.0f× %s", s.WALSyncs, sync)
 		}
 		ckpt := s.Checkpointer
 		if s.Checkpoints > 0 {

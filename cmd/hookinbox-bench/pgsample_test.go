@@ -37,6 +37,7 @@ func TestPGCountersSince(t *testing.T) {
 	require.Equal(t, 500.0, s.CleanerWrites)
 	require.Equal(t, 14.0, s.WALMBPerSec)
 	require.Equal(t, 0.5, s.MsPerWALSync)
+	require.Equal(t, 300.0, s.WALSyncs)
 	require.Equal(t, int64(1), s.AutovacuumsNow)
 	require.Equal(t, 1_500.0, s.FPIPerSec)
 	require.Equal(t, 1_000.0, s.CkptWrites)
@@ -52,7 +53,7 @@ func TestPGCountersSince(t *testing.T) {
 	var out bytes.Buffer
 	printPGSamples(&out, []pgSample{s})
 	require.Contains(t, out.String(), "river_job 2600, inbox_pkey 200, inbox 100")
-	require.Contains(t, out.String(), "0.50")
+	require.Contains(t, out.String(), "300× 0.50")
 	require.Contains(t, out.String(), "CheckpointWriteDelay (+1)")
 	require.Contains(t, out.String(), " 75% ")
 	require.Contains(t, out.String(), "inbox 100; vacuum river_job (scanning heap)")
