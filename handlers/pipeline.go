@@ -125,15 +125,9 @@ func end(ctx context.Context, tx pgx.Tx, d Delivery, r Resource, savepoint bool,
 // endQueries are end's statements, deferred ones first.
 func endQueries(d Delivery, r Resource, savepoint bool, deferred []*pgx.QueuedQuery) []*pgx.QueuedQuery {
 	b := &pgx.Batch{QueuedQueries: deferred}
-	if r.Key != "" {
-		sql := resourceVersionUpsertSQL
-		if r.AtIsReceipt {
-			sql = resourceVersionUpsertReceiptSQL
-		}
-		b.Queue(sql, pgnamed.Args{
-			"source": d.Source, "resource_key": r.Key, "applied_at": r.At, "received_at": r.ReceivedAt, "delivery_id": d.DeliveryID,
-		})
-	}
+	var v batchVersions // one row: the statements a batch sends for all of its
+	v.add(d, r)
+	v.queue(b)
 	if savepoint {
 		b.Queue("RELEASE SAVEPOINT " + deliverySavepoint)
 	}

@@ -26,10 +26,6 @@ var (
 	resourceTryLockManySQL string
 	//go:embed sql/resource_version_get_many.sql
 	resourceVersionGetManySQL string
-	//go:embed sql/resource_version_upsert.sql
-	resourceVersionUpsertSQL string
-	//go:embed sql/resource_version_upsert_receipt.sql
-	resourceVersionUpsertReceiptSQL string
 )
 
 // DefaultResourceField is where a standard source's resource id is read

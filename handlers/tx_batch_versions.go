@@ -10,10 +10,10 @@ import (
 )
 
 var (
-	//go:embed sql/resource_version_upsert_many.sql
-	resourceVersionUpsertManySQL string
-	//go:embed sql/resource_version_upsert_receipt_many.sql
-	resourceVersionUpsertReceiptManySQL string
+	//go:embed sql/resource_version_upsert.sql
+	resourceVersionUpsertSQL string
+	//go:embed sql/resource_version_upsert_receipt.sql
+	resourceVersionUpsertReceiptSQL string
 )
 
 // batchVersions are the new resource versions of a TxBatch's processed
@@ -25,7 +25,8 @@ var (
 // (bench/README.md, "Stop 38"): a statement's own cost is small beside
 // the rows and index entries it writes. A batch never holds two
 // deliveries of one resource, so each row is written once, as the
-// delivery's own statement would have.
+// delivery's own statement would have. A delivery processed alone sends
+// the same statements with one row (endQueries).
 type batchVersions struct {
 	provider, receipt versionColumns
 }
@@ -53,13 +54,13 @@ func (v *batchVersions) add(d Delivery, r Resource) {
 // them.
 func (v *batchVersions) queue(batch *pgx.Batch) {
 	if p := v.provider; len(p.keys) > 0 {
-		batch.Queue(resourceVersionUpsertManySQL, pgnamed.Args{
+		batch.Queue(resourceVersionUpsertSQL, pgnamed.Args{
 			"sources": p.sources, "resource_keys": p.keys, "applied_ats": p.ats,
 			"received_ats": p.receivedAts, "delivery_ids": p.deliveryIDs,
 		})
 	}
 	if r := v.receipt; len(r.keys) > 0 {
-		batch.Queue(resourceVersionUpsertReceiptManySQL, pgnamed.Args{
+		batch.Queue(resourceVersionUpsertReceiptSQL, pgnamed.Args{
 			"sources": r.sources, "resource_keys": r.keys, "received_ats": r.receivedAts, "delivery_ids": r.deliveryIDs,
 		})
 	}
