@@ -48,6 +48,7 @@ type pgCounters struct {
 	relationsRead  map[string]int64 // "table", "table (TOAST)", "index" → blocks read, added ones included
 	relationsSize  map[string]int64 // the same relations' sizes in blocks
 	autovacuumsNow int64            // autovacuum workers running at the moment
+	kernel         kernelWriteback  // the machine's dirty page cache and disk writes
 }
 
 // pgSample is what happened between two readings, per second.
@@ -78,6 +79,12 @@ type pgSample struct {
 	// first. A statement can be slow without any single one crossing
 	// -pg-explain's threshold or log_lock_waits' (stop 38's held tail).
 	Waits []backendWait `json:"waits,omitempty"`
+	// KernelDirtyMB is the machine's dirty page cache at the interval's
+	// end and DiskMBPerSec what the kernel wrote to its disks over it
+	// (/proc/vmstat; not recorded before stop 39): a burst there is the
+	// kernel's periodic writeback (kernel_writeback.go).
+	KernelDirtyMB float64 `json:"kernel_dirty_mb,omitempty"`
+	DiskMBPerSec  float64 `json:"disk_write_mb_per_s,omitempty"`
 }
 
 // backendWait is the mean number of active backends in one wait event.
@@ -180,6 +187,7 @@ const relationsReadSQL = `SELECT s.relname, coalesce(s.heap_blks_read, 0), pg_re
 func readPGCounters(ctx context.Context, db *pgxpool.Pool) (pgCounters, error) {
 	c := pgCounters{at: time.Now(), relationsRead: map[string]int64{}, relationsSize: map[string]int64{}}
 	c.cpuBusy, c.cpuIdle, _, _ = machineCPU()
+	c.kernel = readKernelWriteback()
 	if err := db.QueryRow(ctx, pgCountersSQL).Scan(&c.blocksRead, &c.backendWrites, &c.cleanerWrites,
 		&c.walBytes, &c.walSyncs, &c.walSyncMs, &c.autovacuumsNow,
 		&c.walFPI, &c.checkpoints, &c.ckptWrites, &c.checkpointer, &c.maintaining); err != nil {
@@ -220,6 +228,8 @@ func (c pgCounters) since(prev pgCounters, start time.Time) pgSample {
 		Checkpoints:    c.checkpoints - prev.checkpoints,
 		Checkpointer:   c.checkpointer,
 		Maintaining:    c.maintaining,
+		KernelDirtyMB:  float64(c.kernel.dirtyBytes) / 1e6,
+		DiskMBPerSec:   per(c.kernel.writtenBytes, prev.kernel.writtenBytes) / 1e6,
 	}
 	if busy, all := c.cpuBusy-prev.cpuBusy, c.cpuBusy-prev.cpuBusy+c.cpuIdle-prev.cpuIdle; all > 0 {
 		s.MachineBusy = busy / all
@@ -292,7 +302,7 @@ func printPGSamples(w io.Writer, samples []pgSample) {
 	if len(samples) == 0 {
 		return
 	}
-	fmt.Fprintln(w, "      at  busy  blocks read/s  added/s  backend writes/s  bgwriter/s  checkpoint writes/s  WAL MB/s  FPI/s  syncs/s × ms  autovacuum  checkpointer now (+ started)  most read (blocks/s); vacuum, analyze now; backends in each wait (mean)")
+	fmt.Fprintln(w, "      at  busy  dirty MB  disk MB/s  blocks read/s  added/s  backend writes/s  bgwriter/s  checkpoint writes/s  WAL MB/s  FPI/s  syncs/s × ms  autovacuum  checkpointer now (+ started)  most read (blocks/s); vacuum, analyze now; backends in each wait (mean)")
 	for _, s := range samples {
 		reads := make([]string, len(s.TopReads))
 		for i, r := range s.TopReads {
@@ -328,7 +338,11 @@ func printPGSamples(w io.Writer, samples []pgSample) {
 		if s.BlocksAdded > 0 {
 			added = fmt.Sprintf("%7.0f", s.BlocksAdded)
 		}
-		fmt.Fprintf(w, "  %5.0fs  %s  %13.0f  %s  %16.0f  %10.0f  %19.0f  %8.1f  %5.0f  %11s  %10d  %-25s  %s%s\n", s.At, busy, s.BlocksRead,
+		kernel := "       –          –" // results written before stop 39
+		if s.KernelDirtyMB > 0 || s.DiskMBPerSec > 0 {
+			kernel = fmt.Sprintf("%8.0f  %9.1f", s.KernelDirtyMB, s.DiskMBPerSec)
+		}
+		fmt.Fprintf(w, "  %5.0fs  %s  %s  %13.0f  %s  %16.0f  %10.0f  %19.0f  %8.1f  %5.0f  %11s  %10d  %-25s  %s%s\n", s.At, busy, kernel, s.BlocksRead,
 			added, s.BackendWrites, s.CleanerWrites, s.CkptWrites, s.WALMBPerSec, s.FPIPerSec, sync, s.AutovacuumsNow, ckpt,
 			strings.Join(reads, ", "), maintaining)
 	}

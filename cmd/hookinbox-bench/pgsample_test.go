@@ -17,13 +17,13 @@ func TestPGCountersSince(t *testing.T) {
 	start := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
 	prev := pgCounters{at: start.Add(10 * time.Second), blocksRead: 1_000, backendWrites: 100, cleanerWrites: 50,
 		walBytes: 10e6, walSyncs: 100, walSyncMs: 40, walFPI: 15_500, checkpoints: 3, ckptWrites: 19_000,
-		cpuBusy: 100, cpuIdle: 300,
+		cpuBusy: 100, cpuIdle: 300, kernel: kernelWriteback{dirtyBytes: 700e6, writtenBytes: 1e9},
 		relationsRead: map[string]int64{"river_job": 10, "inbox": 5, "inbox (TOAST)": 0, "inbox_pkey": 1, "idle": 7},
 		relationsSize: map[string]int64{"river_job": 100, "inbox": 50, "inbox (TOAST)": 0, "inbox_pkey": 10, "idle": 70}}
 	cur := pgCounters{at: start.Add(20 * time.Second), blocksRead: 21_000, backendWrites: 600, cleanerWrites: 5_050,
 		walBytes: 150e6, walSyncs: 3_100, walSyncMs: 1_540, autovacuumsNow: 1, walFPI: 30_500, checkpoints: 4,
 		ckptWrites: 29_000, checkpointer: "CheckpointWriteDelay", maintaining: "vacuum river_job (scanning heap)",
-		cpuBusy: 115, cpuIdle: 305,
+		cpuBusy: 115, cpuIdle: 305, kernel: kernelWriteback{dirtyBytes: 250e6, writtenBytes: 4e9},
 		relationsRead: map[string]int64{"river_job": 26_010, "inbox": 4_005, "inbox (TOAST)": 5_000, "inbox_pkey": 2_001, "idle": 7, "new_idx": 1_000},
 		// The inbox grew by 3,000 blocks and its TOAST table by every block
 		// it "read"; a vacuum truncated idle.
@@ -43,6 +43,8 @@ func TestPGCountersSince(t *testing.T) {
 	require.Equal(t, 1_000.0, s.CkptWrites)
 	require.Equal(t, int64(1), s.Checkpoints)
 	require.Equal(t, 0.75, s.MachineBusy, "15 of 20 CPU seconds busy")
+	require.Equal(t, 250.0, s.KernelDirtyMB, "the dirty page cache at the interval's end")
+	require.Equal(t, 300.0, s.DiskMBPerSec, "3 GB written to the disks over 10 s")
 	require.Equal(t, []relationRead{{"river_job", 2_600}, {"inbox_pkey", 200}, {"inbox", 100}}, s.TopReads,
 		"the most read first, at most topReadsShown, none that read nothing but the blocks it grew by")
 
@@ -58,6 +60,7 @@ func TestPGCountersSince(t *testing.T) {
 	require.Contains(t, out.String(), " 75% ")
 	require.Contains(t, out.String(), "inbox 100; vacuum river_job (scanning heap)")
 	require.Contains(t, out.String(), "   1100      900  ")
+	require.Contains(t, out.String(), " 75%       250      300.0  ")
 }
 
 // The counters' SQL against a real server: every column exists, the inbox

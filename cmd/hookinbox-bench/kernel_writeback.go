@@ -1,0 +1,47 @@
+package main
+
+import (
+	"os"
+	"strings"
+)
+
+// PostgreSQL writes a data page with write(2) and leaves it to the kernel
+// until a checkpoint fsyncs the file. Linux writes such dirty pages back
+// when they are dirty_expire_centisecs old (30 s by default) and the
+// machine's dirty data is below dirty_background_ratio: under a steady
+// load every data file's pages then go to the disk in one burst about
+// every 30 seconds. Stop 39 found the held tail's slow seconds there: at
+// 2,500/s the kernel held 300–730 MB of dirty data and wrote 250–650 MB of
+// it in one second every ~31 s, and WAL flushes (every commit) queued
+// behind it. The sampler reads the kernel's counters beside the server's.
+
+// kernelWriteback is the machine's dirty page cache and its writes to
+// block devices at one moment.
+type kernelWriteback struct {
+	dirtyBytes   int64 // nr_dirty + nr_writeback: written, not yet on the disk
+	writtenBytes int64 // pgpgout: written to block devices since boot
+}
+
+// readKernelWriteback reads /proc/vmstat (zeros where there is none).
+func readKernelWriteback() kernelWriteback {
+	return parseVMStat(readFile("/proc/vmstat"), int64(os.Getpagesize()))
+}
+
+// parseVMStat reads what kernelWriteback needs out of /proc/vmstat's
+// text: nr_dirty and nr_writeback count pages, pgpgout counts KiB.
+func parseVMStat(text string, pageSize int64) kernelWriteback {
+	var k kernelWriteback
+	for _, line := range strings.Split(text, "\n") {
+		name, value, ok := strings.Cut(line, " ")
+		if !ok {
+			continue
+		}
+		switch name {
+		case "nr_dirty", "nr_writeback":
+			k.dirtyBytes += atoi(strings.TrimSpace(value)) * pageSize
+		case "pgpgout":
+			k.writtenBytes = atoi(strings.TrimSpace(value)) * 1024
+		}
+	}
+	return k
+}
