@@ -1,7 +1,9 @@
 package main
 
 import (
+	"fmt"
 	"os"
+	"strconv"
 	"strings"
 )
 
@@ -44,4 +46,19 @@ func parseVMStat(text string, pageSize int64) kernelWriteback {
 		}
 	}
 	return k
+}
+
+// describeWriteback says when the kernel starts writing dirty data back,
+// e.g. "from 10% of memory or 30 s old", out of the vm sysctls that
+// sysctl names (read by name, "" where there is none).
+func describeWriteback(sysctl func(name string) string) string {
+	expire, err := strconv.Atoi(sysctl("dirty_expire_centisecs"))
+	if err != nil {
+		return ""
+	}
+	from := sysctl("dirty_background_ratio") + "% of memory"
+	if b, _ := strconv.ParseInt(sysctl("dirty_background_bytes"), 10, 64); b > 0 {
+		from = fmt.Sprintf("%d MB dirty", b>>20)
+	}
+	return fmt.Sprintf("from %s or %g s old", from, float64(expire)/100)
 }

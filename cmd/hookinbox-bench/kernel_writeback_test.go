@@ -22,3 +22,15 @@ func TestReadKernelWriteback(t *testing.T) {
 	require.Positive(t, k.writtenBytes, "this machine has written to its disks since boot")
 	require.GreaterOrEqual(t, k.dirtyBytes, int64(0))
 }
+
+func TestDescribeWriteback(t *testing.T) {
+	t.Parallel()
+	vm := map[string]string{"dirty_expire_centisecs": "3000", "dirty_background_ratio": "10", "dirty_background_bytes": "0"}
+	require.Equal(t, "from 10% of memory or 30 s old", describeWriteback(func(n string) string { return vm[n] }))
+
+	// Setting the bytes zeroes the ratio; the bytes win.
+	vm["dirty_background_bytes"], vm["dirty_background_ratio"] = "67108864", "0"
+	require.Equal(t, "from 64 MB dirty or 30 s old", describeWriteback(func(n string) string { return vm[n] }))
+
+	require.Empty(t, describeWriteback(func(string) string { return "" }), "no /proc/sys/vm: nothing said")
+}

@@ -110,6 +110,10 @@ type machineInfo struct {
 	Commit       string  `json:"commit"`
 	LoadAvg1     float64 `json:"load_avg_1m_before"`
 	LoadAvgAfter float64 `json:"load_avg_1m_after"`
+	// Writeback is when the kernel writes PostgreSQL's dirty data files
+	// back (kernel_writeback.go): it decides whether a held step's tail
+	// has a burst every 30 s (not recorded before stop 39).
+	Writeback string `json:"kernel_writeback,omitempty"`
 }
 
 type databaseInfo struct {
@@ -387,8 +391,12 @@ func verdict(met bool) string {
 func printHeader(w io.Writer, title string, i runInfo) {
 	m, db := i.Machine, i.Database
 	fmt.Fprintf(w, "\n%s  %s  (%s)\n", title, i.Started.Format(time.RFC3339), m.Commit)
-	fmt.Fprintf(w, "machine   %d × %s, %s RAM, load %.2f before / %.2f after\n",
+	fmt.Fprintf(w, "machine   %d × %s, %s RAM, load %.2f before / %.2f after",
 		m.CPUs, m.CPUModel, m.MemTotal, m.LoadAvg1, m.LoadAvgAfter)
+	if m.Writeback != "" {
+		fmt.Fprintf(w, ", writeback %s", m.Writeback)
+	}
+	fmt.Fprintln(w)
 	fmt.Fprintf(w, "postgres  %s, fsync %s, synchronous_commit %s, shared_buffers %s",
 		db.Version, db.Fsync, db.SynchronousCommit, db.SharedBuffers)
 	if db.MaxWALSize != "" {
@@ -421,6 +429,9 @@ func describeMachine(ctx context.Context, root string) machineInfo {
 	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
 		m.Kernel = strings.TrimSpace(string(b))
 	}
+	m.Writeback = describeWriteback(func(name string) string {
+		return strings.TrimSpace(readFile("/proc/sys/vm/" + name))
+	})
 	git := func(args ...string) string {
 		cmd := exec.CommandContext(ctx, "git", args...)
 		cmd.Dir = root
