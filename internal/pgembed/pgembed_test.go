@@ -115,6 +115,8 @@ func TestStartPersistsAcrossRestarts(t *testing.T) {
 	require.Equal(t, "200", queryString(t, conn, "SHOW max_connections"))
 	require.Equal(t, "4GB", queryString(t, conn, "SHOW max_wal_size"), "DurableSettings")
 	require.Equal(t, "off", queryString(t, conn, "SHOW wal_init_zero"), "DurableSettings")
+	require.Equal(t, strconv.FormatInt(sharedBuffersFor(usableMemory())>>20, 10)+"MB", queryString(t, conn, "SHOW shared_buffers"),
+		"sized to the machine")
 	_, err = conn.Exec(t.Context(), "CREATE TABLE kept (v text); INSERT INTO kept VALUES ('x')")
 	require.NoError(t, err)
 	conn.Close(t.Context())

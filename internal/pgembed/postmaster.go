@@ -151,7 +151,8 @@ type postmaster struct {
 }
 
 // DurableSettings are what a durable server (Config.Fsync) runs with
-// besides PostgreSQL's defaults; Config.Settings come after them, and win.
+// besides PostgreSQL's defaults, and shared_buffers sized to the machine
+// (shared_buffers.go); Config.Settings come after them, and win.
 //
 // max_wal_size: PostgreSQL starts a checkpoint once about max_wal_size ÷
 // (1 + checkpoint_completion_target) of WAL was written since the last
@@ -215,6 +216,7 @@ func (c cluster) launch(binDir string, port int, fsync bool, settings []string) 
 		for _, setting := range DurableSettings {
 			args = append(args, "-c", setting)
 		}
+		args = append(args, "-c", sharedBuffersSetting())
 	}
 	for _, setting := range settings {
 		args = append(args, "-c", setting)
