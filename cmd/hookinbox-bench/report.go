@@ -14,6 +14,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/hookinbox/hookinbox/internal/procmem"
 )
 
 // runInfo opens every scenario's results: when it ran, with which
@@ -423,8 +425,8 @@ func writeJSON(path string, v any) error {
 func describeMachine(ctx context.Context, root string) machineInfo {
 	m := machineInfo{CPUs: runtime.NumCPU(), GoVersion: runtime.Version(), LoadAvg1: loadAverage()}
 	m.CPUModel = procField("/proc/cpuinfo", "model name")
-	if kb, err := strconv.ParseFloat(strings.Fields(procField("/proc/meminfo", "MemTotal") + " 0")[0], 64); err == nil {
-		m.MemTotal = fmt.Sprintf("%.1f GiB", kb/(1<<20))
+	if b := procmem.MachineMemory(); b > 0 {
+		m.MemTotal = fmt.Sprintf("%.1f GiB", float64(b)/(1<<30))
 	}
 	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
 		m.Kernel = strings.TrimSpace(string(b))

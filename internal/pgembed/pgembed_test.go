@@ -20,6 +20,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/hookinbox/hookinbox/internal/procmem"
 	"github.com/hookinbox/hookinbox/internal/testlog"
 )
 
@@ -115,7 +116,7 @@ func TestStartPersistsAcrossRestarts(t *testing.T) {
 	require.Equal(t, "200", queryString(t, conn, "SHOW max_connections"))
 	require.Equal(t, "4GB", queryString(t, conn, "SHOW max_wal_size"), "DurableSettings")
 	require.Equal(t, "off", queryString(t, conn, "SHOW wal_init_zero"), "DurableSettings")
-	require.Equal(t, strconv.FormatInt(sharedBuffersFor(usableMemory())>>20, 10)+"MB", queryString(t, conn, "SHOW shared_buffers"),
+	require.Equal(t, strconv.FormatInt(sharedBuffersFor(procmem.UsableMemory())>>20, 10)+"MB", queryString(t, conn, "SHOW shared_buffers"),
 		"sized to the machine")
 	_, err = conn.Exec(t.Context(), "CREATE TABLE kept (v text); INSERT INTO kept VALUES ('x')")
 	require.NoError(t, err)

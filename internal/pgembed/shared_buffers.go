@@ -1,9 +1,9 @@
 package pgembed
 
 import (
-	"os"
 	"strconv"
-	"strings"
+
+	"github.com/hookinbox/hookinbox/internal/procmem"
 )
 
 // A durable server's shared_buffers is an eighth of the memory it may use,
@@ -27,7 +27,7 @@ const (
 // sharedBuffersSetting is the shared_buffers a durable server runs with
 // on this machine, as postgres -c takes it.
 func sharedBuffersSetting() string {
-	return "shared_buffers=" + strconv.FormatInt(sharedBuffersFor(usableMemory())>>20, 10) + "MB"
+	return "shared_buffers=" + strconv.FormatInt(sharedBuffersFor(procmem.UsableMemory())>>20, 10) + "MB"
 }
 
 // sharedBuffersFor sizes shared_buffers for memory bytes (0: unknown).
@@ -36,37 +36,4 @@ func sharedBuffersFor(memory int64) int64 {
 		return sharedBuffersMin
 	}
 	return min(max(memory/8, sharedBuffersMin), sharedBuffersMax)
-}
-
-// usableMemory is the machine's memory, or the container's limit where it
-// is lower (cgroup v2, then v1); 0 where neither can be read.
-func usableMemory() int64 {
-	memory := memTotal(readText("/proc/meminfo"))
-	for _, path := range []string{"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"} {
-		// "max" (no limit) or v1's near-2^63 "no limit" fail or exceed
-		// the machine and change nothing.
-		if limit, err := strconv.ParseInt(readText(path), 10, 64); err == nil && limit > 0 && (memory == 0 || limit < memory) {
-			memory = limit
-		}
-	}
-	return memory
-}
-
-// memTotal reads MemTotal out of /proc/meminfo's text, in bytes.
-func memTotal(meminfo string) int64 {
-	for _, line := range strings.Split(meminfo, "\n") {
-		if rest, ok := strings.CutPrefix(line, "MemTotal:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
-			if err != nil {
-				return 0
-			}
-			return kb << 10
-		}
-	}
-	return 0
-}
-
-func readText(path string) string {
-	b, _ := os.ReadFile(path)
-	return strings.TrimSpace(string(b))
 }

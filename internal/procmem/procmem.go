@@ -1,5 +1,6 @@
 // Package procmem reads a Linux process's memory and CPU use from /proc,
-// for the benchmarks and the drills (RSS bounds, CPU per request).
+// for the benchmarks and the drills (RSS bounds, CPU per request), and the
+// machine's memory, by which the embedded PostgreSQL sizes its buffers.
 package procmem
 
 import (
