@@ -208,7 +208,11 @@ func NewClient(pool *pgxpool.Pool, cfg ClientConfig) (*river.Client[pgx.Tx], err
 			return nil, errors.New("jobs: ClientConfig.Registry is required to work jobs")
 		}
 		workers := river.NewWorkers()
-		if err := river.AddWorkerSafely(workers, newProcessDeliveryWorker(pool, cfg)); err != nil {
+		deliveryWorker := newProcessDeliveryWorker(pool, cfg)
+		if err := river.AddWorkerSafely(workers, deliveryWorker); err != nil {
+			return nil, err
+		}
+		if err := river.AddWorkerSafely(workers, newProcessDeliveriesWorker(deliveryWorker, cfg)); err != nil {
 			return nil, err
 		}
 		if err := river.AddWorkerSafely(workers, NewBulkReplayWorker(pool, cfg.JobTimeout*2/3, cfg.Logger)); err != nil {

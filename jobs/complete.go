@@ -32,42 +32,54 @@ func (e *jobsTakenOverError) Error() string {
 }
 
 // processed is a delivery whose handlers ran: the outcome its
-// inbox_outcome row records, and the job that ran it.
+// inbox_outcome row records.
 type processed struct {
-	job         *river.Job[ProcessDeliveryArgs]
+	inboxID     int64
 	outcome     handlers.Outcome
 	resourceKey *string
 	stale       *bool
 }
 
+// jobAttempt is a job this run holds: its id and the attempt River gave
+// this run.
+type jobAttempt struct {
+	id      int64
+	attempt int
+}
+
+// attemptOf is the jobAttempt a River job is.
+func attemptOf[T river.JobArgs](job *river.Job[T]) jobAttempt {
+	return jobAttempt{id: job.ID, attempt: job.Attempt}
+}
+
 // completeTx records each delivery's outcome (its inbox_pending row replaced
-// by an inbox_outcome row) and completes its job, finalized at finalizedAt,
-// in one statement
-// (processing_complete.sql). It returns a *jobsTakenOverError, and tx must
-// be rolled back, when River has given any of the jobs to another run
-// meanwhile: completing it regardless, as JobCompleteTx would, would
-// complete the other run's attempt or commit these effects beside that
-// run's.
+// by an inbox_outcome row) and completes the jobs that ran them, finalized
+// at finalizedAt, in one statement (processing_complete.sql): a
+// process_delivery job each, or the one process_deliveries job of a batch.
+// It returns a *jobsTakenOverError, and tx must be rolled back, when River
+// has given any of the jobs to another run meanwhile: completing it
+// regardless, as JobCompleteTx would, would complete the other run's
+// attempt or commit these effects beside that run's.
 //
 // The statement is planned for its arguments on every call (pgx's
 // QueryExecModeCacheDescribe: still one round trip), never from a cached
 // generic plan: one made while the tables were small scans them whole
 // after they grew (bench/README.md, "Stop 26").
-func completeTx(ctx context.Context, tx pgx.Tx, ps []processed, finalizedAt time.Time) error {
+func completeTx(ctx context.Context, tx pgx.Tx, js []jobAttempt, ps []processed, finalizedAt time.Time) error {
 	// Each table's rows in id order, so concurrent batches normally lock
 	// them in the same order; should two still deadlock, PostgreSQL aborts
 	// one and its deliveries are processed one by one.
-	n := len(ps)
 	ps = slices.Clone(ps)
-	slices.SortFunc(ps, func(x, y processed) int { return cmp.Compare(x.job.Args.InboxID, y.job.Args.InboxID) })
-	ids, statuses, keys, stales := make([]int64, n), make([]string, n), make([]*string, n), make([]*bool, n)
+	slices.SortFunc(ps, func(x, y processed) int { return cmp.Compare(x.inboxID, y.inboxID) })
+	ids, statuses, keys, stales := make([]int64, len(ps)), make([]string, len(ps)), make([]*string, len(ps)), make([]*bool, len(ps))
 	for i, p := range ps {
-		ids[i], statuses[i], keys[i], stales[i] = p.job.Args.InboxID, string(p.outcome), p.resourceKey, p.stale
+		ids[i], statuses[i], keys[i], stales[i] = p.inboxID, string(p.outcome), p.resourceKey, p.stale
 	}
-	slices.SortFunc(ps, func(x, y processed) int { return cmp.Compare(x.job.ID, y.job.ID) })
-	jobIDs, attempts := make([]int64, n), make([]int32, n)
-	for i, p := range ps {
-		jobIDs[i], attempts[i] = p.job.ID, int32(p.job.Attempt)
+	js = slices.Clone(js)
+	slices.SortFunc(js, func(x, y jobAttempt) int { return cmp.Compare(x.id, y.id) })
+	jobIDs, attempts := make([]int64, len(js)), make([]int32, len(js))
+	for i, j := range js {
+		jobIDs[i], attempts[i] = j.id, int32(j.attempt)
 	}
 	rows, err := tx.Query(ctx, processingCompleteSQL, pgx.QueryExecModeCacheDescribe, pgnamed.Args{
 		"job_ids": jobIDs, "attempts": attempts, "finalized_at": finalizedAt,
@@ -80,7 +92,7 @@ func completeTx(ctx context.Context, tx pgx.Tx, ps []processed, finalizedAt time
 	if err != nil {
 		return fmt.Errorf("complete jobs: %w", err)
 	}
-	if len(completed) == n {
+	if len(completed) == len(js) {
 		return nil
 	}
 	var taken []int64

@@ -24,11 +24,11 @@ func CompleteProcessedTx(ctx context.Context, tx pgx.Tx, js []*river.Job[Process
 // CompleteProcessedAtTx is CompleteProcessedTx finalizing the jobs at
 // finalizedAt.
 func CompleteProcessedAtTx(ctx context.Context, tx pgx.Tx, js []*river.Job[ProcessDeliveryArgs], finalizedAt time.Time) error {
-	ps := make([]processed, len(js))
+	ps, as := make([]processed, len(js)), make([]jobAttempt, len(js))
 	for i, j := range js {
-		ps[i] = processed{job: j, outcome: handlers.OutcomeProcessed}
+		ps[i], as[i] = processed{inboxID: j.Args.InboxID, outcome: handlers.OutcomeProcessed}, attemptOf(j)
 	}
-	return completeTx(ctx, tx, ps, finalizedAt)
+	return completeTx(ctx, tx, as, ps, finalizedAt)
 }
 
 var QueueConfigs = queueConfigs

@@ -26,9 +26,10 @@ var (
 	inboxPayloadsSQL string
 )
 
-// processBatcher runs concurrent process_delivery jobs in shared
-// transactions. River hands a worker goroutine one job at a time; a
-// transaction per delivery costs a commit, a River completion query (the
+// processBatcher runs concurrent process_delivery jobs, and the deliveries
+// of process_deliveries jobs (a batchGroup each), in shared transactions.
+// River hands a worker goroutine one job at a time; a transaction per
+// delivery costs a commit, a River completion query (the
 // largest single cost in the benchmark's profile: 0.27 ms of PostgreSQL per
 // call) and three more round trips. A batch loads its rows in one query,
 // runs each delivery's handlers under a savepoint of its own, then records
@@ -68,9 +69,11 @@ type processBatch struct {
 }
 
 type batchMember struct {
-	ctx    context.Context // the job's: its deadline bounds the batch
-	job    *river.Job[ProcessDeliveryArgs]
-	client *river.Client[pgx.Tx]
+	ctx     context.Context // the job's: its deadline bounds the batch
+	inboxID int64
+	job     *river.Job[ProcessDeliveryArgs] // its own job; nil in a group
+	group   *batchGroup                     // the process_deliveries job it came in; nil with a job of its own
+	client  *river.Client[pgx.Tx]
 
 	d           handlers.Delivery
 	outcome     handlers.Outcome
@@ -80,6 +83,41 @@ type batchMember struct {
 	alone       bool // not decided by the batch: process it in a transaction of its own
 }
 
+// batchGroup is a process_deliveries job's deliveries in a batch: they
+// join it together, and the batch completes the group's job with them and
+// gives those it does not decide their follow-ups (followUpTx) in its
+// transaction. Should the batch not commit, its verdict is the group's:
+// err, or alone (the group's worker runs it in a transaction of its own).
+type batchGroup struct {
+	job     *river.Job[ProcessDeliveriesArgs]
+	pw      *ProcessDeliveriesWorker
+	client  *river.Client[pgx.Tx]
+	members []*batchMember
+
+	committed bool
+	err       error
+	alone     bool
+}
+
+// jobID is the id of the job that holds m: its own or its group's.
+func (m *batchMember) jobID() int64 {
+	if m.group != nil {
+		return m.group.job.ID
+	}
+	return m.job.ID
+}
+
+// groupsOf is the groups among members, each once.
+func groupsOf(members []*batchMember) []*batchGroup {
+	var gs []*batchGroup
+	for _, m := range members {
+		if m.group != nil && !slices.Contains(gs, m.group) {
+			gs = append(gs, m.group)
+		}
+	}
+	return gs
+}
+
 func newProcessBatcher(w *ProcessDeliveryWorker, size int, window, timeout time.Duration, concurrency int, observe func(int)) *processBatcher {
 	return &processBatcher{w: w, window: window, maxSize: size, timeout: timeout, slots: make(chan struct{}, concurrency), observe: observe}
 }
@@ -87,15 +125,32 @@ func newProcessBatcher(w *ProcessDeliveryWorker, size int, window, timeout time.
 // process runs job in a batch and returns its result, or alone=true when
 // the caller must process it by itself.
 func (b *processBatcher) process(ctx context.Context, job *river.Job[ProcessDeliveryArgs]) (d handlers.Delivery, outcome handlers.Outcome, alone bool, err error) {
-	m := &batchMember{ctx: ctx, job: job, client: river.ClientFromContext[pgx.Tx](ctx)}
+	m := &batchMember{ctx: ctx, inboxID: job.Args.InboxID, job: job, client: river.ClientFromContext[pgx.Tx](ctx)}
+	b.join(ctx, m)
+	if m.outcome == "" && m.err == nil {
+		// Undecided (cannot happen short of a bug): never report success
+		// for a delivery the batch did not commit.
+		m.alone = true
+	}
+	return m.d, m.outcome, m.alone, m.err
+}
+
+// processGroup runs g's deliveries in a batch; g says how it ended.
+func (b *processBatcher) processGroup(ctx context.Context, g *batchGroup) {
+	b.join(ctx, g.members...)
+}
+
+// join adds ms to the open batch, or opens one and leads it, and returns
+// once the batch has decided them.
+func (b *processBatcher) join(ctx context.Context, ms ...*batchMember) {
 	b.mu.Lock()
 	batch, leader := b.open, false
 	if batch == nil {
 		batch = &processBatch{full: make(chan struct{}), done: make(chan struct{})}
 		b.open, leader = batch, true
 	}
-	batch.members = append(batch.members, m)
-	if len(batch.members) == b.maxSize {
+	batch.members = append(batch.members, ms...)
+	if len(batch.members) >= b.maxSize {
 		b.open = nil
 		close(batch.full)
 	}
@@ -105,12 +160,6 @@ func (b *processBatcher) process(ctx context.Context, job *river.Job[ProcessDeli
 		b.lead(ctx, batch)
 	}
 	<-batch.done
-	if m.outcome == "" && m.err == nil {
-		// Undecided (cannot happen short of a bug): never report success
-		// for a delivery the batch did not commit.
-		m.alone = true
-	}
-	return m.d, m.outcome, m.alone, m.err
 }
 
 func (b *processBatcher) lead(ctx context.Context, batch *processBatch) {
@@ -138,7 +187,7 @@ func (b *processBatcher) lead(ctx context.Context, batch *processBatch) {
 	members := batch.members
 	b.mu.Unlock()
 	if !slot {
-		b.decide(members, func(*batchMember) error { return nil })
+		b.decide(members, func(int64) error { return nil })
 		return
 	}
 	b.observe(len(members))
@@ -157,6 +206,9 @@ func (b *processBatcher) lead(ctx context.Context, batch *processBatch) {
 	defer cancel()
 	err := b.runRecovered(runCtx, members)
 	if err == nil {
+		for _, g := range groupsOf(members) {
+			g.committed = true
+		}
 		return
 	}
 	var (
@@ -169,29 +221,35 @@ func (b *processBatcher) lead(ctx context.Context, batch *processBatch) {
 		// could apply their effects twice. River retries each job; if the
 		// commit happened, the job is completed and there is no retry.
 		b.w.logger.Error("processing batch commit failed; River retries its jobs", "deliveries", len(members), "error", err)
-		b.decide(members, func(*batchMember) error { return err })
+		b.decide(members, func(int64) error { return err })
 	case errors.As(err, &takenErr):
 		b.w.logger.Warn("processing batch held jobs River had already given to another run; the rest are processed one by one",
 			"deliveries", len(members), "jobs", takenErr.ids)
-		b.decide(members, func(m *batchMember) error {
-			if slices.Contains(takenErr.ids, m.job.ID) {
-				return fmt.Errorf("job %d attempt %d: %w", m.job.ID, m.job.Attempt, errJobTakenOver)
+		b.decide(members, func(jobID int64) error {
+			if slices.Contains(takenErr.ids, jobID) {
+				return fmt.Errorf("job %d: %w", jobID, errJobTakenOver)
 			}
 			return nil
 		})
 	default:
 		b.w.logger.Warn("processing batch failed; its deliveries are processed one by one",
 			"deliveries", len(members), "error", err)
-		b.decide(members, func(*batchMember) error { return nil })
+		b.decide(members, func(int64) error { return nil })
 	}
 }
 
 // decide resets members whose batch did not commit: each gets errOf's
-// error, or is processed alone if that is nil.
-func (b *processBatcher) decide(members []*batchMember, errOf func(*batchMember) error) {
+// error for the job that holds it, or is processed alone if that is nil.
+// A group's verdict is its job's.
+func (b *processBatcher) decide(members []*batchMember, errOf func(jobID int64) error) {
 	for _, m := range members {
-		err := errOf(m)
-		*m = batchMember{ctx: m.ctx, job: m.job, client: m.client, err: err, alone: err == nil}
+		err := errOf(m.jobID())
+		if g := m.group; g != nil {
+			g.err, g.alone = err, err == nil
+			*m = batchMember{ctx: m.ctx, inboxID: m.inboxID, group: g, client: m.client}
+			continue
+		}
+		*m = batchMember{ctx: m.ctx, inboxID: m.inboxID, job: m.job, client: m.client, err: err, alone: err == nil}
 	}
 }
 
@@ -215,7 +273,7 @@ func (b *processBatcher) runRecovered(ctx context.Context, members []*batchMembe
 // run processes members in one transaction.
 func (b *processBatcher) run(ctx context.Context, members []*batchMember) error {
 	slices.SortFunc(members, func(x, y *batchMember) int {
-		return cmp.Or(cmp.Compare(x.job.Args.InboxID, y.job.Args.InboxID), cmp.Compare(x.job.ID, y.job.ID))
+		return cmp.Or(cmp.Compare(x.inboxID, y.inboxID), cmp.Compare(x.jobID(), y.jobID()))
 	})
 	tx, err := b.w.pool.Begin(ctx)
 	if err != nil {
@@ -233,23 +291,51 @@ func (b *processBatcher) run(ctx context.Context, members []*batchMember) error 
 
 // runTx does run's work inside tx.
 func (b *processBatcher) runTx(ctx context.Context, tx pgx.Tx, members []*batchMember) error {
-	rows, err := loadDeliveries(ctx, tx, members)
+	done, err := handleBatchTx(ctx, tx, b.w.registry, members)
 	if err != nil {
 		return err
 	}
+	var js []jobAttempt
+	for _, m := range done {
+		if m.job != nil {
+			js = append(js, attemptOf(m.job))
+		}
+	}
+	for _, g := range groupsOf(members) {
+		if err := g.pw.followUpTx(ctx, tx, g.job, g.client, g.members); err != nil {
+			return err
+		}
+		js = append(js, attemptOf(g.job))
+	}
+	if len(js) == 0 {
+		return nil
+	}
+	return completeTx(ctx, tx, js, outcomesOf(done), time.Now())
+}
+
+// handleBatchTx runs the handlers of members in tx, each delivery under a
+// savepoint of its own, and returns the members it decided (outcome set):
+// the caller records their outcomes and completes their jobs in tx. Every
+// other member has err set, or alone: to be processed by itself. An error
+// fails the whole batch: tx must be rolled back.
+func handleBatchTx(ctx context.Context, tx pgx.Tx, registry *handlers.Registry, members []*batchMember) ([]*batchMember, error) {
+	rows, err := loadDeliveries(ctx, tx, members)
+	if err != nil {
+		return nil, err
+	}
 	var done, matched []*batchMember
 	for _, m := range members {
-		d, ok := rows[m.job.Args.InboxID]
+		d, ok := rows[m.inboxID]
 		if !ok {
 			m.err = errInboxRowGone
 			continue
 		}
-		d.Provider = b.w.registry.Provider(d.Source)
+		d.Provider = registry.Provider(d.Source)
 		m.d = d
 		switch {
-		case !b.w.registry.Batchable(d):
+		case !registry.Batchable(d):
 			m.alone = true
-		case !b.w.registry.Matches(d):
+		case !registry.Matches(d):
 			m.outcome = handlers.OutcomeSkipped
 			done = append(done, m)
 		default:
@@ -258,20 +344,20 @@ func (b *processBatcher) runTx(ctx context.Context, tx pgx.Tx, members []*batchM
 	}
 	matched, err = loadPayloads(ctx, tx, matched)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	// Each under a savepoint of its own: a failing delivery rolls back
 	// alone. A statement one delivery carried into a later round trip
 	// failing fails the batch: its deliveries are then processed alone.
 	if len(matched) > 0 {
-		tb := b.w.registry.NewTxBatch(tx)
+		tb := registry.NewTxBatch(tx)
 		ds := make([]handlers.Delivery, len(matched))
 		for i, m := range matched {
 			ds[i] = m.d
 		}
 		results, errs, err := tb.ProcessAll(ctx, matched[0].client, ds)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		for i, m := range matched {
 			switch err := errs[i]; {
@@ -287,13 +373,10 @@ func (b *processBatcher) runTx(ctx context.Context, tx pgx.Tx, members []*batchM
 			}
 		}
 		if err := tb.Flush(ctx); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	if len(done) == 0 {
-		return nil
-	}
-	return completeBatch(ctx, tx, done)
+	return done, nil
 }
 
 // loadDeliveries reads the members' inbox rows, all but their headers and
@@ -303,7 +386,7 @@ func (b *processBatcher) runTx(ctx context.Context, tx pgx.Tx, members []*batchM
 func loadDeliveries(ctx context.Context, tx pgx.Tx, members []*batchMember) (map[int64]handlers.Delivery, error) {
 	ids := make([]int64, len(members))
 	for i, m := range members {
-		ids[i] = m.job.Args.InboxID
+		ids[i] = m.inboxID
 	}
 	rows, err := tx.Query(ctx, inboxLoadManySQL, pgx.QueryExecModeCacheDescribe, pgnamed.Args{"ids": ids})
 	if err != nil {
@@ -367,12 +450,11 @@ func loadPayloads(ctx context.Context, tx pgx.Tx, members []*batchMember) ([]*ba
 	return loaded, nil
 }
 
-// completeBatch records the statuses of done and completes their jobs, in
-// one statement (completeTx).
-func completeBatch(ctx context.Context, tx pgx.Tx, done []*batchMember) error {
+// outcomesOf is what done's inbox_outcome rows record.
+func outcomesOf(done []*batchMember) []processed {
 	ps := make([]processed, len(done))
 	for i, m := range done {
-		ps[i] = processed{job: m.job, outcome: m.outcome, resourceKey: m.resourceKey, stale: m.stale}
+		ps[i] = processed{inboxID: m.inboxID, outcome: m.outcome, resourceKey: m.resourceKey, stale: m.stale}
 	}
-	return completeTx(ctx, tx, ps, time.Now())
+	return ps
 }

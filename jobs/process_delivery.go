@@ -164,7 +164,8 @@ func (w *ProcessDeliveryWorker) process(ctx context.Context, job *river.Job[Proc
 		}
 		outcome = res.Outcome
 		resourceKey, stale := resourceFacts(res)
-		err = completeTx(ctx, tx, []processed{{job: job, outcome: outcome, resourceKey: resourceKey, stale: stale}}, time.Now())
+		err = completeTx(ctx, tx, []jobAttempt{attemptOf(job)},
+			[]processed{{inboxID: d.InboxID, outcome: outcome, resourceKey: resourceKey, stale: stale}}, time.Now())
 		var taken *jobsTakenOverError
 		if errors.As(err, &taken) {
 			return fmt.Errorf("job %d attempt %d: %w", job.ID, job.Attempt, errJobTakenOver)

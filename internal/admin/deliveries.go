@@ -186,9 +186,12 @@ type DeliveryDetail struct {
 	Destinations []destination.Send `json:"destinations"`
 }
 
-// Attempt is one processing job of a delivery (the original or a replay).
+// Attempt is one processing job of a delivery: the one ingest enqueued
+// (its batch's or its own), one a batch job gave it, or a replay's.
 type Attempt struct {
 	JobID       int64             `json:"job_id"`
+	Kind        string            `json:"kind"` // process_deliveries (a batch's) or process_delivery
+	Tags        []string          `json:"tags"` // from_batch: a job its batch's job gave it`
 	State       string            `json:"state"`
 	Attempt     int               `json:"attempt"`
 	MaxAttempts int               `json:"max_attempts"`

@@ -8,8 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/hookinbox/hookinbox/ingest"
 	"github.com/hookinbox/hookinbox/internal/admin"
 	"github.com/hookinbox/hookinbox/internal/testdb"
 )
@@ -183,4 +185,46 @@ func TestGetDelivery(t *testing.T) {
 	require.Equal(t, http.StatusNotFound, r.status)
 	r = b.do(t, http.MethodGet, "/admin/deliveries/abc", "", nil)
 	require.Equal(t, http.StatusNotFound, r.status)
+}
+
+// A delivery ingest recorded in a batch was processed by its batch's job:
+// that job is its first attempt, a replay's the next.
+func TestDeliveryAttemptsIncludeItsBatchsJob(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	b.inbox.JobPerBatch = true
+	var ids []int64
+	require.NoError(t, pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
+		var ds []ingest.Delivery
+		for _, id := range []string{"gh-batch-1", "gh-batch-2", "gh-batch-3"} {
+			ds = append(ds, ingest.Delivery{Source: "github", DeliveryID: id, EventType: "push", Payload: []byte(`{}`)})
+		}
+		recs, errs, err := b.inbox.RecordManyTx(ctx, tx, ds)
+		for i, rec := range recs {
+			require.NoError(t, errs[i])
+			ids = append(ids, rec.ID)
+		}
+		return err
+	}))
+	require.Eventually(t, func() bool {
+		return b.count(t, "SELECT count(*) FROM delivery WHERE id = ANY($1) AND status = 'skipped'", ids) == 3
+	}, 10*time.Second, 20*time.Millisecond)
+	r := b.do(t, http.MethodPost, fmt.Sprintf("/admin/deliveries/%d/replay", ids[1]), "", nil)
+	require.Equal(t, http.StatusAccepted, r.status, "%s", r.body)
+	require.Eventually(t, func() bool {
+		return b.count(t, "SELECT count(*) FROM river_job WHERE state = 'completed'") == 2
+	}, 10*time.Second, 20*time.Millisecond)
+
+	var d admin.DeliveryDetail
+	b.do(t, http.MethodGet, fmt.Sprintf("/admin/deliveries/%d", ids[1]), "", nil).json(t, &d)
+	require.Len(t, d.Attempts, 2)
+	require.Equal(t, "process_deliveries", d.Attempts[0].Kind)
+	require.Equal(t, "completed", d.Attempts[0].State)
+	require.Nil(t, d.Attempts[0].ReplayID)
+	require.Equal(t, "process_delivery", d.Attempts[1].Kind)
+	require.NotNil(t, d.Attempts[1].ReplayID)
+	b.do(t, http.MethodGet, fmt.Sprintf("/admin/deliveries/%d", ids[2]), "", nil).json(t, &d)
+	require.Len(t, d.Attempts, 1, "the batch's job, and no one else's replay")
+	require.Equal(t, "process_deliveries", d.Attempts[0].Kind)
 }

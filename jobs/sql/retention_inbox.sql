@@ -7,6 +7,10 @@
 --     queued replay, whose job is not completed, cancelled or discarded,
 --     or a destination send not yet succeeded or failed. Such work may
 --     retry for days and needs the row (its payload, its derived keys).
+--   A batch's process_deliveries job needs no such check: it completes in
+--   the transaction that records its deliveries' outcomes, so a delivery
+--   still in an unfinished batch job has no outcome yet (unless a replay
+--   decided it first; the batch job then finds the row gone and skips it).
 WITH doomed AS (
     SELECT i.id FROM inbox i
     WHERE i.received_at < @cutoff

@@ -1,8 +1,9 @@
--- The delivery's processing jobs (the original and every replay), with
--- River's own record of each attempt's error.
-SELECT j.id, j.state::text, j.attempt, j.max_attempts, j.errors, j.created_at, j.finalized_at,
+-- The delivery's processing jobs (the batch job that held it, the original
+-- and every replay: delivery_job_ids in migrations/018), with River's own
+-- record of each attempt's error.
+SELECT j.id, j.kind, j.tags, j.state::text, j.attempt, j.max_attempts, j.errors, j.created_at, j.finalized_at,
        r.id AS replay_id
-FROM river_job j
+FROM delivery_job_ids(@id) AS d (job_id)
+JOIN river_job j ON j.id = d.job_id
 LEFT JOIN replay r ON r.job_id = j.id
-WHERE j.kind = 'process_delivery' AND (j.args->>'inbox_id')::bigint = @id
 ORDER BY j.id

@@ -1,0 +1,266 @@
+package jobs
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+
+	"github.com/hookinbox/hookinbox/handlers"
+	"github.com/hookinbox/hookinbox/internal/pgnamed"
+)
+
+// ProcessDeliveriesArgs asks a worker to run the handlers for several inbox
+// rows in one transaction: ingest enqueues one for a batch of accepted
+// deliveries (ingest.job_per_batch) instead of a process_delivery job each.
+// A River job is three row versions with an entry in each of river_job's
+// indexes (inserted, fetched, completed), about a third of the database's
+// work per delivery (bench/README.md, "Stop 36"); one job for a batch pays
+// that once.
+//
+// InboxIDs are in ascending order.
+type ProcessDeliveriesArgs struct {
+	InboxIDs []int64 `json:"inbox_ids"`
+}
+
+func (ProcessDeliveriesArgs) Kind() string { return "process_deliveries" }
+
+// TagFromBatch marks a process_delivery job a process_deliveries job
+// enqueued for a delivery it did not decide (in River UI, and for telling
+// it from ingest's and replays' jobs).
+const TagFromBatch = "from_batch"
+
+// fromBatch is the insert of such a job: at once, or at a retry's time
+// with the attempts left.
+func fromBatch(inboxID int64, scheduledAt time.Time, maxAttempts int) river.InsertManyParams {
+	return river.InsertManyParams{Args: ProcessDeliveryArgs{InboxID: inboxID},
+		InsertOpts: &river.InsertOpts{Tags: []string{TagFromBatch}, ScheduledAt: scheduledAt, MaxAttempts: maxAttempts}}
+}
+
+func (ProcessDeliveriesArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: QueueDeliveries}
+}
+
+// ProcessDeliveriesWorker runs a process_deliveries job: its deliveries'
+// handlers as a processing batch does (handleBatchTx), their outcomes and
+// the job's completion in one transaction. A delivery the batch does not
+// decide gets a process_delivery job of its own in that same transaction,
+// so it is never left without one:
+//   - one to process alone (its handlers do not batch, or its resource was
+//     busy): available at once;
+//   - one whose handler failed: its error recorded, a retry scheduled by
+//     the retry policy, with one attempt fewer (this was its first); a
+//     permanent error, or a last attempt, fails the delivery instead.
+//
+// Should the batch fail as a whole (a deadlock, a panic), every delivery
+// gets a process_delivery job of its own instead. Should the commit fail,
+// the job fails and River runs it again: if the commit happened, the job
+// is completed and nothing runs twice.
+type ProcessDeliveriesWorker struct {
+	river.WorkerDefaults[ProcessDeliveriesArgs]
+	w           *ProcessDeliveryWorker // pool, registry, logger, observers
+	retry       river.ClientRetryPolicy
+	maxAttempts int
+	observe     func(n int) // ClientConfig.ObserveBatch
+}
+
+func newProcessDeliveriesWorker(w *ProcessDeliveryWorker, cfg ClientConfig) *ProcessDeliveriesWorker {
+	retry := cfg.RetryPolicy
+	if retry == nil {
+		retry = &river.DefaultClientRetryPolicy{}
+	}
+	return &ProcessDeliveriesWorker{w: w, retry: retry, maxAttempts: cmp.Or(cfg.MaxAttempts, river.MaxAttemptsDefault),
+		observe: cfg.ObserveBatch}
+}
+
+func (pw *ProcessDeliveriesWorker) Work(ctx context.Context, job *river.Job[ProcessDeliveriesArgs]) error {
+	start := time.Now()
+	client := river.ClientFromContext[pgx.Tx](ctx)
+	ids := slices.Compact(slices.Sorted(slices.Values(job.Args.InboxIDs)))
+	g := &batchGroup{job: job, pw: pw, client: client, members: make([]*batchMember, len(ids))}
+	for i, id := range ids {
+		g.members[i] = &batchMember{ctx: ctx, inboxID: id, group: g, client: client}
+	}
+	// With the other deliveries River fetched beside it, in one
+	// transaction; by itself if that batch did not commit.
+	var err error
+	if b := pw.w.batcher; b != nil {
+		b.processGroup(ctx, g)
+		if g.committed {
+			pw.report(ctx, job, g.members, start)
+			return nil
+		}
+		err = g.err
+	}
+	if err == nil {
+		pw.observe(len(g.members))
+		err = pw.run(ctx, job, client, g.members)
+	}
+	var commitErr *batchCommitError
+	switch {
+	case err == nil:
+		pw.report(ctx, job, g.members, start)
+		return nil
+	case errors.As(err, &commitErr):
+		pw.w.logger.Error("processing batch commit failed; River retries its job", "job_id", job.ID, "deliveries", len(ids), "error", err)
+		return err
+	case errors.Is(err, errJobTakenOver):
+		pw.w.logger.Warn("processing batch not completed by this run", "job_id", job.ID, "error", err)
+		return err
+	}
+	pw.w.logger.Warn("processing batch failed; each of its deliveries gets a job of its own",
+		"job_id", job.ID, "deliveries", len(ids), "error", err)
+	if serr := pw.split(ctx, job, client, ids); serr != nil {
+		return fmt.Errorf("%w; splitting the batch: %w", err, serr)
+	}
+	return nil
+}
+
+// run processes members in one transaction with the job's completion.
+func (pw *ProcessDeliveriesWorker) run(ctx context.Context, job *river.Job[ProcessDeliveriesArgs], client *river.Client[pgx.Tx], members []*batchMember) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("processing batch panicked: %v", p)
+		}
+	}()
+	tx, err := pw.w.pool.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // a no-op after Commit
+	done, err := handleBatchTx(ctx, tx, pw.w.registry, members)
+	if err != nil {
+		return err
+	}
+	if err := pw.followUpTx(ctx, tx, job, client, members); err != nil {
+		return err
+	}
+	if err := pw.completeTx(ctx, tx, job, outcomesOf(done)); err != nil {
+		return err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return &batchCommitError{err}
+	}
+	return nil
+}
+
+// completeTx is completeTx for the job and its decided deliveries.
+func (pw *ProcessDeliveriesWorker) completeTx(ctx context.Context, tx pgx.Tx, job *river.Job[ProcessDeliveriesArgs], ps []processed) error {
+	err := completeTx(ctx, tx, []jobAttempt{attemptOf(job)}, ps, time.Now())
+	var taken *jobsTakenOverError
+	if errors.As(err, &taken) {
+		return fmt.Errorf("job %d attempt %d: %w", job.ID, job.Attempt, errJobTakenOver)
+	}
+	return err
+}
+
+// followUpTx gives every member the batch did not decide what it needs, in
+// tx: a process_delivery job, or its failure recorded.
+func (pw *ProcessDeliveriesWorker) followUpTx(ctx context.Context, tx pgx.Tx, job *river.Job[ProcessDeliveriesArgs], client *river.Client[pgx.Tx], members []*batchMember) error {
+	var params []river.InsertManyParams
+	for _, m := range members {
+		switch {
+		case m.outcome != "":
+		case m.alone:
+			params = append(params, fromBatch(m.inboxID, time.Time{}, 0))
+		case errors.Is(m.err, errInboxRowGone):
+			// Retention deleted it: nothing left to process.
+		case m.err != nil:
+			final := handlers.IsPermanent(m.err) || pw.maxAttempts <= 1
+			if err := pw.markErrorTx(ctx, tx, job, m, final); err != nil {
+				return err
+			}
+			if !final {
+				params = append(params, fromBatch(m.inboxID, pw.nextRetry(job), pw.maxAttempts-1))
+			}
+		}
+	}
+	if len(params) == 0 {
+		return nil
+	}
+	if _, err := client.InsertManyTx(ctx, tx, params); err != nil {
+		return fmt.Errorf("enqueue deliveries the batch did not decide: %w", err)
+	}
+	return nil
+}
+
+// markErrorTx records m's failed attempt (inbox_mark_error.sql), in tx: it
+// commits with the retry's job, or as the delivery's failure.
+func (pw *ProcessDeliveriesWorker) markErrorTx(ctx context.Context, tx pgx.Tx, job *river.Job[ProcessDeliveriesArgs], m *batchMember, final bool) error {
+	attemptStart := time.Now()
+	if job.AttemptedAt != nil {
+		attemptStart = *job.AttemptedAt
+	}
+	if _, err := tx.Exec(ctx, inboxMarkErrorSQL, pgnamed.Args{
+		"id": m.inboxID, "last_error": m.err.Error(), "final": final, "attempt_started_at": attemptStart,
+	}); err != nil {
+		return fmt.Errorf("record delivery %d's error: %w", m.inboxID, err)
+	}
+	return nil
+}
+
+// nextRetry is when a delivery whose first attempt failed in the batch
+// runs again: as the retry policy would schedule a job's second attempt.
+func (pw *ProcessDeliveriesWorker) nextRetry(job *river.Job[ProcessDeliveriesArgs]) time.Time {
+	row := *job.JobRow
+	row.Attempt = 1
+	row.Errors = nil
+	return pw.retry.NextRetry(&row)
+}
+
+// split gives each of ids a process_delivery job of its own and completes
+// the batch's job, in one transaction.
+func (pw *ProcessDeliveriesWorker) split(ctx context.Context, job *river.Job[ProcessDeliveriesArgs], client *river.Client[pgx.Tx], ids []int64) error {
+	return pgx.BeginFunc(ctx, pw.w.pool, func(tx pgx.Tx) error {
+		params := make([]river.InsertManyParams, len(ids))
+		for i, id := range ids {
+			params[i] = fromBatch(id, time.Time{}, 0)
+		}
+		if _, err := client.InsertManyTx(ctx, tx, params); err != nil {
+			return fmt.Errorf("enqueue the batch's deliveries: %w", err)
+		}
+		return pw.completeTx(ctx, tx, job, nil)
+	})
+}
+
+// report logs and observes the batch's committed deliveries as
+// process_delivery jobs do theirs.
+func (pw *ProcessDeliveriesWorker) report(ctx context.Context, job *river.Job[ProcessDeliveriesArgs], members []*batchMember, start time.Time) {
+	took := time.Since(start)
+	for _, m := range members {
+		d := m.d
+		attrs := []slog.Attr{slog.Int64("inbox_id", m.inboxID), slog.String("source", d.Source),
+			slog.String("delivery_id", d.DeliveryID), slog.String("event_type", d.EventType),
+			slog.Int64("job_id", job.ID), slog.Int("attempt", job.Attempt)}
+		switch {
+		case m.outcome != "":
+			if ok, held := pw.w.lines.Allow(time.Now()); ok {
+				attrs = append(attrs, slog.String("duration", took.String()))
+				if held > 0 {
+					attrs = append(attrs, slog.Int("suppressed_since_last", held))
+				}
+				pw.w.logger.LogAttrs(ctx, slog.LevelInfo, "delivery "+string(m.outcome), attrs...)
+			}
+			pw.w.observe(d.EventType, string(m.outcome), took)
+		case m.alone:
+			// Its own job reports it.
+		case errors.Is(m.err, errInboxRowGone):
+			pw.w.logger.LogAttrs(ctx, slog.LevelWarn, "delivery not processed", append(attrs, slog.Any("error", m.err))...)
+		case m.err != nil:
+			if handlers.IsPermanent(m.err) || pw.maxAttempts <= 1 {
+				pw.w.logger.LogAttrs(ctx, slog.LevelError, "delivery failed",
+					append(attrs, slog.Any("error", m.err), slog.Bool("permanent", handlers.IsPermanent(m.err)))...)
+				pw.w.observe(d.EventType, "failed", took)
+			} else {
+				pw.w.logger.LogAttrs(ctx, slog.LevelWarn, "delivery failed; it is retried in a job of its own", append(attrs, slog.Any("error", m.err))...)
+				pw.w.observe(d.EventType, "retry", took)
+			}
+		}
+	}
+}
