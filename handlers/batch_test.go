@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -83,10 +84,13 @@ func (b *testBundle) recordTogether(t *testing.T, ds []ingest.Delivery) map[stri
 // neighbours' commit once.
 func TestBatchedProcessingKeepsEachDeliverysOutcome(t *testing.T) {
 	t.Parallel()
-	for name, batchSize := range map[string]int{"batched": 0, "alone": 1} {
+	for name, opts := range map[string]setupOpts{
+		"batched": {}, "alone": {batchSize: 1}, "job per batch": {jobPerBatch: true},
+	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			b := setupWith(t, setupOpts{register: registerBatchProbe(t), maxAttempts: 1, batchSize: batchSize})
+			opts.register, opts.maxAttempts = registerBatchProbe(t), 1
+			b := setupWith(t, opts)
 			_, err := b.pool.Exec(context.Background(), "CREATE TABLE batch_effect (delivery_id text PRIMARY KEY)")
 			require.NoError(t, err)
 			at := time.Now()
@@ -124,10 +128,15 @@ func TestBatchedProcessingKeepsEachDeliverysOutcome(t *testing.T) {
 			done := b.count(t, "SELECT count(*) FROM delivery WHERE status IN ('processed', 'skipped')")
 			txs := b.count(t, "SELECT count(DISTINCT xmin::text) FROM inbox_outcome WHERE status IN ('processed', 'skipped')")
 			require.Equal(t, 6, done)
-			if batchSize == 1 {
+			if opts.batchSize == 1 {
 				require.Equal(t, done, txs, "one transaction per delivery")
 			} else {
 				require.Less(t, txs, done, "deliveries shared processing transactions")
+			}
+			if opts.jobPerBatch {
+				require.Equal(t, 1, b.count(t, "SELECT count(*) FROM river_job WHERE kind = 'process_deliveries' AND state = 'completed'"))
+				require.Zero(t, b.count(t, "SELECT count(*) FROM river_job WHERE kind = 'process_delivery'"),
+					"no delivery needed a job of its own")
 			}
 		})
 	}
@@ -137,7 +146,11 @@ func TestBatchedProcessingKeepsEachDeliverysOutcome(t *testing.T) {
 // one poisoned row fails alone and its neighbours' effects commit once.
 func TestProcessingBatchFailureFallsBackToOneByOne(t *testing.T) {
 	t.Parallel()
-	b := setupWith(t, setupOpts{register: registerBatchProbe(t), maxAttempts: 1})
+	jobModes(t, testProcessingBatchFailureFallsBackToOneByOne)
+}
+
+func testProcessingBatchFailureFallsBackToOneByOne(t *testing.T, jobPerBatch bool) {
+	b := setupWith(t, setupOpts{register: registerBatchProbe(t), maxAttempts: 1, jobPerBatch: jobPerBatch})
 	ctx := context.Background()
 	poison := newID("poison")
 	_, err := b.pool.Exec(ctx, `
@@ -169,7 +182,16 @@ func TestProcessingBatchFailureFallsBackToOneByOne(t *testing.T) {
 	require.NotNil(t, lastErr)
 	require.Contains(t, *lastErr, "poisoned row")
 	require.Zero(t, b.count(t, "SELECT count(*) FROM batch_effect WHERE delivery_id = $1", poison))
-	require.Contains(t, b.log.String(), "processing batch failed; its deliveries are processed one by one")
+	require.Contains(t, b.log.String(), batchFailedLine(jobPerBatch))
+}
+
+// batchFailedLine is what is logged when a processing batch fails as a
+// whole.
+func batchFailedLine(jobPerBatch bool) string {
+	if jobPerBatch {
+		return "processing batch failed; each of its deliveries gets a job of its own"
+	}
+	return "processing batch failed; its deliveries are processed one by one"
 }
 
 // A delivery's resource version is recorded in the next delivery's round
@@ -178,7 +200,11 @@ func TestProcessingBatchFailureFallsBackToOneByOne(t *testing.T) {
 // recorded fails alone, and its neighbours' effects commit once.
 func TestCarriedVersionFailureFallsBackToOneByOne(t *testing.T) {
 	t.Parallel()
-	b := setupWith(t, setupOpts{register: registerBatchProbe(t), maxAttempts: 1})
+	jobModes(t, testCarriedVersionFailureFallsBackToOneByOne)
+}
+
+func testCarriedVersionFailureFallsBackToOneByOne(t *testing.T, jobPerBatch bool) {
+	b := setupWith(t, setupOpts{register: registerBatchProbe(t), maxAttempts: 1, jobPerBatch: jobPerBatch})
 	ctx := context.Background()
 	_, err := b.pool.Exec(ctx, `
 		CREATE TABLE batch_effect (delivery_id text PRIMARY KEY);
@@ -210,7 +236,7 @@ func TestCarriedVersionFailureFallsBackToOneByOne(t *testing.T) {
 		b.waitStatus(t, ids[p.id], "processed")
 		require.Equal(t, 1, b.count(t, "SELECT count(*) FROM batch_effect WHERE delivery_id = $1", p.id))
 	}
-	require.Contains(t, b.log.String(), "processing batch failed; its deliveries are processed one by one")
+	require.Contains(t, b.log.String(), batchFailedLine(jobPerBatch))
 }
 
 // A batch does not wait for a resource another transaction holds (two
@@ -218,7 +244,11 @@ func TestCarriedVersionFailureFallsBackToOneByOne(t *testing.T) {
 // rest of its batch commits.
 func TestBatchDoesNotWaitForABusyResource(t *testing.T) {
 	t.Parallel()
-	b := setupWith(t, setupOpts{register: registerBatchProbe(t)})
+	jobModes(t, testBatchDoesNotWaitForABusyResource)
+}
+
+func testBatchDoesNotWaitForABusyResource(t *testing.T, jobPerBatch bool) {
+	b := setupWith(t, setupOpts{register: registerBatchProbe(t), jobPerBatch: jobPerBatch})
 	ctx := context.Background()
 	_, err := b.pool.Exec(ctx, "CREATE TABLE batch_effect (delivery_id text PRIMARY KEY)")
 	require.NoError(t, err)
@@ -252,17 +282,22 @@ func TestBatchDoesNotWaitForABusyResource(t *testing.T) {
 // neighbours commit alone, and the other run decides the delivery.
 func TestBatchLeavesAJobRiverGaveToAnotherRun(t *testing.T) {
 	t.Parallel()
+	jobModes(t, testBatchLeavesAJobRiverGaveToAnotherRun)
+}
+
+func testBatchLeavesAJobRiverGaveToAnotherRun(t *testing.T, jobPerBatch bool) {
 	var bumped atomic.Bool
 	var b *testBundle
-	b = setupWith(t, setupOpts{maxAttempts: 3, register: func(r *handlers.Registry) {
+	// The job that runs the delivery: its own, or its batch's.
+	bump := `UPDATE river_job SET attempt = attempt + 1 WHERE id IN (SELECT delivery_job_ids($1))`
+	b = setupWith(t, setupOpts{maxAttempts: 3, jobPerBatch: jobPerBatch, register: func(r *handlers.Registry) {
 		require.NoError(t, r.Register(handlers.Registration{
 			Name: "test.taken_over", Source: "billing", Events: []string{"ok", "taken"}, Ordering: handlers.EveryEvent, Batch: true,
 			Handler: handlers.HandlerFunc(func(ctx context.Context, e *handlers.Event) error {
 				if e.EventType == "taken" && bumped.CompareAndSwap(false, true) {
 					// What River's rescue and a new fetch do to the job row,
 					// from outside the batch's transaction.
-					if _, err := b.pool.Exec(ctx, `UPDATE river_job SET attempt = attempt + 1
-						WHERE kind = 'process_delivery' AND (args->>'inbox_id')::bigint = $1`, e.InboxID); err != nil {
+					if _, err := b.pool.Exec(ctx, bump, e.InboxID); err != nil {
 						return err
 					}
 				}
@@ -284,15 +319,20 @@ func TestBatchLeavesAJobRiverGaveToAnotherRun(t *testing.T) {
 		require.Equal(t, 1, b.count(t, "SELECT count(*) FROM batch_effect WHERE delivery_id = $1", p.id), "%s: its effect, once", p.id)
 	}
 	require.True(t, bumped.Load())
-	require.Contains(t, b.log.String(), "processing batch held jobs River had already given to another run")
+	if jobPerBatch {
+		// The whole batch was the other run's: it ran them all again.
+		require.Contains(t, b.log.String(), "processing batch not completed by this run")
+	} else {
+		require.Contains(t, b.log.String(), "processing batch held jobs River had already given to another run")
+	}
 }
 
 // setupEffectProbe is a bundle whose source has one more batchable handler
 // for events, h, and a batch_effect table for it to write; a delivery gets
 // one attempt.
-func setupEffectProbe(t *testing.T, source string, events []string, h handlers.HandlerFunc) *testBundle {
+func setupEffectProbe(t *testing.T, jobPerBatch bool, source string, events []string, h handlers.HandlerFunc) *testBundle {
 	t.Helper()
-	b := setupWith(t, setupOpts{maxAttempts: 1, register: func(r *handlers.Registry) {
+	b := setupWith(t, setupOpts{maxAttempts: 1, jobPerBatch: jobPerBatch, register: func(r *handlers.Registry) {
 		require.NoError(t, r.Register(handlers.Registration{
 			Name: "test.effect_probe", Source: source, Events: events, Ordering: handlers.EveryEvent, Batch: true, Handler: h,
 		}))
@@ -309,7 +349,11 @@ func setupEffectProbe(t *testing.T, source string, events []string, h handlers.H
 // as well: its deferred write is not applied, its neighbours' are.
 func TestBatchedDeliveriesOfOneResourceKeepTheirOrder(t *testing.T) {
 	t.Parallel()
-	b := setupEffectProbe(t, "billing", []string{"defer_fail", "defer_ok"}, func(ctx context.Context, e *handlers.Event) error {
+	jobModes(t, testBatchedDeliveriesOfOneResourceKeepTheirOrder)
+}
+
+func testBatchedDeliveriesOfOneResourceKeepTheirOrder(t *testing.T, jobPerBatch bool) {
+	b := setupEffectProbe(t, jobPerBatch, "billing", []string{"defer_fail", "defer_ok"}, func(ctx context.Context, e *handlers.Event) error {
 		e.Defer("INSERT INTO batch_effect VALUES ($1)", e.Delivery.DeliveryID)
 		if e.Delivery.EventType == "defer_fail" {
 			return errors.New("broken after deferring")
@@ -343,7 +387,11 @@ func TestBatchedDeliveriesOfOneResourceKeepTheirOrder(t *testing.T) {
 // would have undone the earlier delivery's work and left it processed.
 func TestCarriedFailureSeenByAHandlerFailsTheBatch(t *testing.T) {
 	t.Parallel()
-	b := setupEffectProbe(t, "stripe", []string{"defer_bad", "swallow"}, func(ctx context.Context, e *handlers.Event) error {
+	jobModes(t, testCarriedFailureSeenByAHandlerFailsTheBatch)
+}
+
+func testCarriedFailureSeenByAHandlerFailsTheBatch(t *testing.T, jobPerBatch bool) {
+	b := setupEffectProbe(t, jobPerBatch, "stripe", []string{"defer_bad", "swallow"}, func(ctx context.Context, e *handlers.Event) error {
 		if e.Delivery.EventType == "defer_bad" {
 			e.Defer("INSERT INTO batch_effect VALUES (NULL)") // violates the primary key
 			return nil
@@ -372,4 +420,49 @@ func TestCarriedFailureSeenByAHandlerFailsTheBatch(t *testing.T) {
 		b.waitStatus(t, ids[p.id], "processed")
 		require.Equal(t, 1, b.count(t, "SELECT count(*) FROM batch_effect WHERE delivery_id = $1", p.id))
 	}
+}
+
+// In a batch's job, a delivery whose handler fails is retried in a job of
+// its own, scheduled by the retry policy, with the attempt the batch spent
+// counted; its neighbours commit with the batch's job. Both jobs are the
+// delivery's (delivery_job_ids).
+func TestJobPerBatchRetriesAFailedDeliveryAlone(t *testing.T) {
+	t.Parallel()
+	var failed sync.Map
+	b := setupWith(t, setupOpts{maxAttempts: 3, jobPerBatch: true, register: func(r *handlers.Registry) {
+		require.NoError(t, r.Register(handlers.Registration{
+			Name: "test.flaky", Source: "stripe", Events: []string{"ok", "flaky"}, Ordering: handlers.EveryEvent, Batch: true,
+			Handler: handlers.HandlerFunc(func(ctx context.Context, e *handlers.Event) error {
+				if _, err := e.Tx.Exec(ctx, "INSERT INTO batch_effect VALUES ($1)", e.DeliveryID); err != nil {
+					return err
+				}
+				if _, again := failed.LoadOrStore(e.DeliveryID, true); e.EventType == "flaky" && !again {
+					return errors.New("flaky the first time")
+				}
+				return nil
+			}),
+		}))
+	}})
+	_, err := b.pool.Exec(context.Background(), "CREATE TABLE batch_effect (delivery_id text PRIMARY KEY)")
+	require.NoError(t, err)
+	at := time.Now()
+	ps := []probeDelivery{
+		{"stripe", newID("ok"), "ok", standardPayload("ok", "a", at)},
+		{"stripe", newID("flaky"), "flaky", standardPayload("flaky", "b", at)},
+		{"stripe", newID("ok"), "ok", standardPayload("ok", "c", at)},
+	}
+	ids := b.deliverTogether(t, ps)
+	for _, p := range ps {
+		b.waitStatus(t, ids[p.id], "processed")
+		require.Equal(t, 1, b.count(t, "SELECT count(*) FROM batch_effect WHERE delivery_id = $1", p.id), "%s: its effect, once", p.id)
+	}
+	flaky := ids[ps[1].id]
+	require.Equal(t, 1, b.count(t, `SELECT count(*) FROM river_job WHERE kind = 'process_delivery'
+		AND (args->>'inbox_id')::bigint = $1 AND max_attempts = 2 AND attempt = 1 AND state = 'completed' AND tags = '{from_batch}'`, flaky),
+		"the retry: a job of its own with the attempts left")
+	require.Equal(t, 1, b.count(t, "SELECT count(*) FROM river_job WHERE kind = 'process_delivery'"), "only the failed delivery's")
+	require.Equal(t, 1, b.count(t, "SELECT count(*) FROM river_job WHERE kind = 'process_deliveries' AND state = 'completed'"))
+	require.Equal(t, 2, b.count(t, "SELECT count(*) FROM delivery_job_ids($1)", flaky))
+	require.Equal(t, 1, b.count(t, "SELECT count(*) FROM delivery_job_ids($1)", ids[ps[0].id]))
+	require.Contains(t, b.log.String(), "delivery failed; it is retried in a job of its own")
 }

@@ -43,6 +43,20 @@ type setupOpts struct {
 	sagaSweepEvery time.Duration
 	// logLines is jobs.ClientConfig.LogDeliveriesPerSecond.
 	logLines int
+	// jobPerBatch is ingest.Inbox.JobPerBatch: deliveries recorded together
+	// get one process_deliveries job.
+	jobPerBatch bool
+}
+
+// jobModes runs test once with a job per delivery and once with a job per
+// ingest batch (setupOpts.jobPerBatch), in parallel.
+func jobModes(t *testing.T, test func(t *testing.T, jobPerBatch bool)) {
+	for name, jobPerBatch := range map[string]bool{"job per delivery": false, "job per batch": true} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			test(t, jobPerBatch)
+		})
+	}
 }
 
 // fastRetry retries at once: River then makes the job available directly.
@@ -98,6 +112,7 @@ func setupWith(t *testing.T, opts setupOpts) *testBundle {
 	})
 	b.client = client
 	b.inbox = ingest.NewInbox(b.pool, client)
+	b.inbox.JobPerBatch = opts.jobPerBatch
 	return b
 }
 

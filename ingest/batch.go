@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -183,6 +184,13 @@ func (in *Inbox) finishRecordMany(ctx context.Context, tx pgx.Tx, rb *recordBatc
 		}
 		recs[i] = Recorded{ID: s.id, Outcome: OutcomeDuplicate}
 	}
+	jobOf := make([]int, len(accepted)) // accepted delivery → its job in params
+	for j := range jobOf {
+		jobOf[j] = j
+	}
+	if in.JobPerBatch {
+		params = in.batchJob(ds, recs, accepted, params, jobOf)
+	}
 	if len(params) > 0 {
 		if carrier, ok := tx.(*commitCarryingTx); ok {
 			carrier.jobs = len(params) // so that only their full insert carries the COMMIT
@@ -192,7 +200,7 @@ func (in *Inbox) finishRecordMany(ctx context.Context, tx pgx.Tx, rb *recordBatc
 			return nil, nil, fmt.Errorf("enqueue jobs: %w", err)
 		}
 		for j, i := range accepted {
-			recs[i].JobID = res[j].Job.ID
+			recs[i].JobID = res[jobOf[j]].Job.ID
 		}
 	}
 	return recs, errs, nil
@@ -243,4 +251,34 @@ func readInsertAndFind(res pgx.BatchResults) (map[inboxKey]int64, map[inboxKey]s
 		return nil, nil, fmt.Errorf("find inbox rows: %w", err)
 	}
 	return inserted, existing, nil
+}
+
+// batchJob folds the jobs of the accepted deliveries a batch job may hold
+// (Inbox.Batchable) into one process_deliveries job, when there are two
+// or more; the others keep their own. params has one job per accepted
+// delivery, in order; batchJob returns the jobs to insert and points
+// jobOf at each delivery's.
+func (in *Inbox) batchJob(ds []Delivery, recs []Recorded, accepted []int, params []river.InsertManyParams, jobOf []int) []river.InsertManyParams {
+	batched := make([]bool, len(accepted))
+	var ids []int64
+	for j, i := range accepted {
+		if in.Batchable == nil || in.Batchable(ds[i].Source, ds[i].EventType) {
+			batched[j] = true
+			ids = append(ids, recs[i].ID)
+		}
+	}
+	if len(ids) < 2 {
+		return params
+	}
+	slices.Sort(ids)
+	out := []river.InsertManyParams{{Args: jobs.ProcessDeliveriesArgs{InboxIDs: ids}}}
+	for j := range accepted {
+		if batched[j] {
+			jobOf[j] = 0
+			continue
+		}
+		jobOf[j] = len(out)
+		out = append(out, params[j])
+	}
+	return out
 }

@@ -60,6 +60,53 @@ func TestRecordManyTxOutcomes(t *testing.T) {
 	require.Equal(t, 3, jobCount)
 }
 
+// With JobPerBatch, a batch's accepted deliveries share one
+// process_deliveries job, their ids in ascending order; a duplicate gets
+// none, and a delivery Batchable refuses keeps a process_delivery job of
+// its own. One batchable delivery alone gets its own job too.
+func TestRecordManyTxJobPerBatch(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool, inbox := newInbox(t)
+	inbox.JobPerBatch = true
+	inbox.Batchable = func(source, eventType string) bool { return eventType != "slow" }
+	_, err := inbox.Record(ctx, pushDelivery("stored", `{"v":1}`))
+	require.NoError(t, err)
+	slow := ingest.Delivery{Source: "github", DeliveryID: "slow-1", EventType: "slow", Headers: http.Header{}, Payload: []byte(`{}`)}
+	record := func(ds ...ingest.Delivery) []ingest.Recorded {
+		var recs []ingest.Recorded
+		require.NoError(t, pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+			var errs []error
+			recs, errs, err = inbox.RecordManyTx(ctx, tx, ds)
+			for _, err := range errs {
+				require.NoError(t, err)
+			}
+			return err
+		}))
+		return recs
+	}
+	recs := record(pushDelivery("c", `{"c":1}`), slow, pushDelivery("stored", `{"v":1}`), pushDelivery("a", `{"a":1}`),
+		pushDelivery("b", `{"b":1}`))
+	batchJob := recs[0].JobID
+	require.Equal(t, batchJob, recs[3].JobID)
+	require.Equal(t, batchJob, recs[4].JobID)
+	require.NotEqual(t, batchJob, recs[1].JobID)
+	require.Zero(t, recs[2].JobID, "a duplicate enqueues nothing")
+	var args string
+	require.NoError(t, pool.QueryRow(ctx, "SELECT args::text FROM river_job WHERE id = $1 AND kind = 'process_deliveries'", batchJob).Scan(&args))
+	require.JSONEq(t, fmt.Sprintf(`{"inbox_ids":[%d,%d,%d]}`, recs[0].ID, recs[3].ID, recs[4].ID), args, "ingest inserts rows in the batch's order")
+	var own int64
+	require.NoError(t, pool.QueryRow(ctx, "SELECT (args->>'inbox_id')::bigint FROM river_job WHERE id = $1 AND kind = 'process_delivery'", recs[1].JobID).Scan(&own))
+	require.Equal(t, recs[1].ID, own)
+
+	slow.DeliveryID = "slow-2"
+	recs = record(pushDelivery("d", `{"d":1}`), slow)
+	var kinds []string
+	require.NoError(t, pool.QueryRow(ctx, "SELECT array_agg(kind ORDER BY id) FROM river_job WHERE id = ANY($1)",
+		[]int64{recs[0].JobID, recs[1].JobID}).Scan(&kinds))
+	require.Equal(t, []string{"process_delivery", "process_delivery"}, kinds, "one batchable delivery: a job of its own")
+}
+
 // pushDelivery is a GitHub push delivery as ingest records it.
 func pushDelivery(id, body string) ingest.Delivery {
 	return ingest.Delivery{Source: "github", DeliveryID: id, EventType: "push", Headers: http.Header{}, Payload: []byte(body)}

@@ -81,6 +81,20 @@ type Recorded struct {
 type Inbox struct {
 	pool *pgxpool.Pool
 	jobs JobInserter
+
+	// JobPerBatch enqueues one process_deliveries job for the deliveries
+	// a batch accepts (RecordMany), instead of a process_delivery job
+	// each: a worker then processes them in one transaction, and River's
+	// per-job work is paid once (jobs.ProcessDeliveriesArgs). A batch that
+	// accepts one delivery enqueues a process_delivery job. Set it before
+	// the Inbox is used.
+	JobPerBatch bool
+
+	// Batchable, when set with JobPerBatch, says which deliveries a batch
+	// job may hold (handlers.Registry.Batchable): the others get a job of
+	// their own at once, not after their batch job found they do not
+	// batch. nil: every delivery.
+	Batchable func(source, eventType string) bool
 }
 
 func NewInbox(pool *pgxpool.Pool, jobs JobInserter) *Inbox {
