@@ -14,11 +14,12 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/hookinbox/hookinbox/internal/downstreamstub"
+	"github.com/hookinbox/hookinbox/jobs"
 )
 
 // workKinds are the River jobs that carry a delivery's processing and its
 // effects; other jobs (retention) do not count towards "settled".
-const workKinds = `'process_delivery', 'stripe_fulfill', 'stripe_refund'`
+const workKinds = `'process_delivery', 'process_deliveries', 'stripe_fulfill', 'stripe_refund'`
 
 // backlog is what is left to do: inbox rows not yet processed and work
 // jobs not yet finished.
@@ -141,7 +142,8 @@ func audit(t testing.TB, pool *pgxpool.Pool, stub *downstreamstub.Server, g *gen
 	}
 
 	// Each row with its payload's hash and how many processing jobs its
-	// insert enqueued (all of its jobs minus those its replays added).
+	// insert enqueued: all of its jobs (its batch's, its own) minus those
+	// its replays added and those a batch job gave it (TagFromBatch).
 	type row struct {
 		id     int64
 		status string
@@ -150,7 +152,8 @@ func audit(t testing.TB, pool *pgxpool.Pool, stub *downstreamstub.Server, g *gen
 	}
 	rows := map[string]row{} // source + " " + delivery_id
 	q, err := pool.Query(ctx, `SELECT i.source, i.delivery_id, i.id, i.status, i.payload_sha256,
-		(SELECT count(*) FROM river_job j WHERE j.kind = 'process_delivery' AND (j.args->>'inbox_id')::bigint = i.id)
+		(SELECT count(*) FROM delivery_job_ids(i.id) AS d (job_id) JOIN river_job j ON j.id = d.job_id
+		 WHERE NOT j.tags @> '{`+jobs.TagFromBatch+`}')
 		- (SELECT count(*) FROM replay r WHERE r.inbox_id = i.id)
 		FROM delivery i`)
 	if err != nil {
@@ -172,6 +175,13 @@ func audit(t testing.TB, pool *pgxpool.Pool, stub *downstreamstub.Server, g *gen
 		rows[src+" "+id] = r
 	}
 	q.Close()
+	var batchJobs, ownJobs int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FILTER (WHERE kind = 'process_deliveries'),
+		count(*) FILTER (WHERE kind = 'process_delivery') FROM river_job`).Scan(&batchJobs, &ownJobs); err != nil {
+		t.Fatalf("audit: %v", err)
+	}
+	t.Logf("audit: %d rows; processing jobs: %d batches' (process_deliveries), %d deliveries' own (process_delivery)",
+		len(rows), batchJobs, ownJobs)
 
 	credits := map[string]int{} // payment intent → ledger credits
 	q, err = pool.Query(ctx, `SELECT payment_intent, count(*) FROM ledger WHERE kind = 'credit' GROUP BY 1`)

@@ -52,7 +52,7 @@ func TestCrashDuringLoad(t *testing.T) {
 	})
 	res := &auditResult{Drill: "crash (kill -9)"}
 	res.Rate = b.gen.load(ctx, loadOpts{
-		Rate: rate, Duration: duration, Concurrency: 256, DupFraction: 0.1,
+		Rate: rate, Duration: duration, Concurrency: 256, DupFraction: 0.1, Burst: 8,
 		Target: p.URL, Next: func(n int) delivery { return newDelivery(b.run, n) },
 	})
 	endReplays()

@@ -186,6 +186,11 @@ type loadOpts struct {
 	// several replicas).
 	Fanout []func() string
 	Rounds int
+	// Burst starts deliveries in groups of this many at once, the rate
+	// unchanged, as a provider catching up or a busy repository sends
+	// them: a group shares an ingest batch, and so a processing job
+	// (ingest.job_per_batch). 0 or 1: evenly.
+	Burst int
 }
 
 // load starts deliveries at o.Rate for o.Duration, each retried as a
@@ -197,9 +202,10 @@ func (g *generator) load(ctx context.Context, o loadOpts) float64 {
 	interval := time.Duration(float64(time.Second) / o.Rate)
 	start := time.Now()
 	started := 0
+	burst := max(o.Burst, 1)
 	for n := 0; time.Since(start) < o.Duration && ctx.Err() == nil; n++ {
 		// Pace against the clock, so a slow moment is made up for.
-		if wait := time.Until(start.Add(time.Duration(n) * interval)); wait > 0 {
+		if wait := time.Until(start.Add(time.Duration(n-n%burst) * interval)); wait > 0 {
 			time.Sleep(wait)
 		}
 		select {

@@ -65,11 +65,13 @@ func waitBlocked(pool *pgxpool.Pool, n int, timeout time.Duration) error {
 	return nil
 }
 
-// retriedJobs counts, among the processing jobs of the given inbox rows,
-// those that ran more than once: their first run was cut off.
+// retriedJobs counts, among the given inbox rows, those with a processing
+// job (their own or their batch's) that ran more than once: its first run
+// was cut off.
 func retriedJobs(ctx context.Context, pool *pgxpool.Pool, inboxIDs []int64) (int, error) {
 	var n int
-	err := pool.QueryRow(ctx, `SELECT count(DISTINCT (args->>'inbox_id')::bigint) FROM river_job
-		WHERE kind = 'process_delivery' AND (args->>'inbox_id')::bigint = ANY($1) AND attempt > 1`, inboxIDs).Scan(&n)
+	err := pool.QueryRow(ctx, `SELECT count(*) FROM unnest($1::bigint[]) AS u (id)
+		WHERE EXISTS (SELECT 1 FROM delivery_job_ids(u.id) AS d (job_id) JOIN river_job j ON j.id = d.job_id
+		              WHERE j.attempt > 1)`, inboxIDs).Scan(&n)
 	return n, err
 }

@@ -45,8 +45,8 @@ func TestStrandedJobRescuedAfterCrash(t *testing.T) {
 	var status, jobState string
 	ok := waitFor(context.Background(), 90*time.Second, 200*time.Millisecond, func() bool {
 		_ = b.pool.QueryRow(context.Background(), `SELECT i.status, j.state FROM delivery i
-			JOIN river_job j ON j.kind = 'process_delivery' AND (j.args->>'inbox_id')::bigint = i.id
-			WHERE i.id = $1`, id).Scan(&status, &jobState)
+			JOIN river_job j ON j.id IN (SELECT delivery_job_ids(i.id))
+			WHERE i.id = $1 ORDER BY j.id DESC LIMIT 1`, id).Scan(&status, &jobState)
 		return status == "processed"
 	})
 	if !ok {

@@ -112,7 +112,7 @@ func TestThreeReplicasBehaveAsOne(t *testing.T) {
 	require.NoError(t, pool.QueryRow(ctx, "SELECT count(*) FROM inbox").Scan(&rows))
 	require.NoError(t, pool.QueryRow(ctx, "SELECT count(*) FROM ledger WHERE kind = 'credit'").Scan(&credits))
 	require.NoError(t, pool.QueryRow(ctx,
-		"SELECT count(DISTINCT attempted_by[array_upper(attempted_by, 1)]) FROM river_job WHERE kind IN ('process_delivery', 'stripe_fulfill')").Scan(&workers))
+		"SELECT count(DISTINCT attempted_by[array_upper(attempted_by, 1)]) FROM river_job WHERE kind IN ('process_delivery', 'process_deliveries', 'stripe_fulfill')").Scan(&workers))
 	require.Equal(t, n, rows, "one row per delivery")
 	require.Equal(t, n, credits, "one credit per delivery")
 	require.Len(t, stub.Effects("/fulfill"), n, "one fulfillment effect per delivery")

@@ -16,6 +16,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/hookinbox/hookinbox/config"
+	"github.com/hookinbox/hookinbox/handlers"
 	"github.com/hookinbox/hookinbox/handlers/destination"
 	"github.com/hookinbox/hookinbox/ingest"
 	"github.com/hookinbox/hookinbox/internal/admin"
@@ -121,6 +122,10 @@ func serve(ctx context.Context, cfg config.Config, role string, migrate bool, e 
 		return err
 	}
 	inbox := ingest.NewInbox(db.pool, riverClient)
+	inbox.JobPerBatch = *cfg.Ingest.JobPerBatch && cfg.Jobs.BatchSize > 1
+	inbox.Batchable = func(source, eventType string) bool {
+		return registry.Batchable(handlers.Delivery{Source: source, EventType: eventType})
+	}
 	adminSrv, err := newAdmin(ctx, cfg, db.pool, riverClient, inbox, dests, m, logger)
 	if err != nil {
 		return err
