@@ -31,6 +31,7 @@ type options struct {
 	payloadMin   int
 	payloadMax   int
 	batchWindow  time.Duration
+	jobPerBatch  bool
 	processBatch int
 	profile      bool
 	pgStats      bool
@@ -70,6 +71,7 @@ func parseOptions(args []string) (options, error) {
 	fs.Float64Var(&o.dupShare, "dup-share", 0.10, "share of requests that resend an accepted delivery (a provider's retry)")
 	fs.IntVar(&o.payloadMin, "payload-min", 2048, "smallest push payload, bytes")
 	fs.IntVar(&o.payloadMax, "payload-max", 8192, "largest push payload, bytes")
+	fs.BoolVar(&o.jobPerBatch, "job-per-batch", true, "the service's ingest.job_per_batch: one processing job per ingest batch (false: one per delivery)")
 	fs.DurationVar(&o.batchWindow, "batch-window", config.DefaultIngestBatchWindow.Std(), "the service's ingest.batch_window (0: each request commits alone)")
 	fs.IntVar(&o.processBatch, "process-batch", 200, "the service's jobs.batch_size (1: each delivery processed in a transaction of its own)")
 	fs.BoolVar(&o.pgStats, "pg-stats", false, "load pg_stat_statements and print the statements that took the database's time in each service phase")

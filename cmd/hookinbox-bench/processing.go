@@ -159,7 +159,7 @@ type auditResult struct {
 	Accepted       int64 `json:"accepted"`        // 202s received
 	Rows           int64 `json:"rows"`            // of those, inbox rows found
 	IDMismatch     int64 `json:"id_mismatch"`     // rows whose id is not the one the 202 named
-	WithoutJob     int64 `json:"without_job"`     // rows with no process_delivery job
+	WithoutJob     int64 `json:"without_job"`     // rows with no processing job (delivery_job_ids)
 	ExtraJobs      int64 `json:"extra_jobs"`      // rows with more than one job (a duplicate that enqueued)
 	InboxRows      int64 `json:"inbox_rows"`      // all rows: more than Accepted means commits nobody was told about
 	NotProcessed   int64 `json:"not_processed"`   // accepted rows still `received` or `failed`
@@ -184,7 +184,8 @@ func audit(ctx context.Context, db *pgxpool.Pool, accepted []acceptedDelivery) (
 		), jobs AS (
 			SELECT acked.id, count(j.id) AS n, count(j.id) FILTER (WHERE j.state <> 'completed') AS incomplete
 			FROM acked
-			LEFT JOIN river_job j ON j.kind = 'process_delivery' AND (j.args->>'inbox_id')::bigint = acked.id
+			LEFT JOIN LATERAL delivery_job_ids(acked.id) AS d (job_id) ON true
+			LEFT JOIN river_job j ON j.id = d.job_id
 			GROUP BY acked.id
 		)
 		SELECT

@@ -158,6 +158,7 @@ func (o options) export() map[string]any {
 	return map[string]any{
 		"duration": o.duration.String(), "concurrency": o.concurrency, "many_connections": o.manyConns, "dup_share": o.dupShare,
 		"payload_min": o.payloadMin, "payload_max": o.payloadMax, "batch_window": o.batchWindow.String(),
+		"job_per_batch": o.jobPerBatch,
 		"process_batch": o.processBatch, "scenario": o.scenario,
 		"steady_connections": o.steadyConns, "steady_step": o.steadyStep, "steady_max": o.steadyMax, "steady_base": o.steadyBase, "steady_warmup": o.steadyWarm.String(),
 		"steady_duration": o.steadyDur.String(), "dest_in_flight": o.destInFlight, "dest_load": o.destLoad, "pg_explain": o.pgExplain.String(),

@@ -32,7 +32,7 @@ func (r *rig) start(ctx context.Context, role string) (*service, error) {
 // startWith is start with more of the service's settings: its name and
 // extra configuration.
 func (r *rig) startWith(ctx context.Context, o serviceOptions) (*service, error) {
-	o.BatchWindow, o.ProcessBatchSize = r.opts.batchWindow, r.opts.processBatch
+	o.BatchWindow, o.ProcessBatchSize, o.JobPerBatch = r.opts.batchWindow, r.opts.processBatch, r.opts.jobPerBatch
 	return startService(ctx, r.bin, r.work, r.svcURL, o)
 }
 

@@ -49,6 +49,7 @@ admin:
   pprof: true
 ingest:
   batch_window: %s
+  job_per_batch: %t
 jobs:
   batch_size: %d
 `
@@ -60,6 +61,7 @@ type serviceOptions struct {
 	Extra            string        // YAML appended to the config (destinations, routes)
 	BatchWindow      time.Duration // ingest.batch_window; 0 commits each request alone
 	ProcessBatchSize int           // jobs.batch_size; 1 processes each delivery alone
+	JobPerBatch      bool          // ingest.job_per_batch
 }
 
 // service is a running `hookinbox serve`.
@@ -82,7 +84,7 @@ func startService(ctx context.Context, bin, work, dbURL string, opts serviceOpti
 	}
 	name := cmp.Or(opts.Name, opts.Role)
 	cfgPath := filepath.Join(work, "hookinbox-"+name+".yaml")
-	cfg := fmt.Sprintf(serviceConfig, ports[0], filepath.Join(work, "data"), benchSecret, ports[1], opts.BatchWindow, opts.ProcessBatchSize) + opts.Extra
+	cfg := fmt.Sprintf(serviceConfig, ports[0], filepath.Join(work, "data"), benchSecret, ports[1], opts.BatchWindow, opts.JobPerBatch, opts.ProcessBatchSize) + opts.Extra
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		return nil, err
 	}

@@ -312,6 +312,9 @@ func printSteady(w io.Writer, res steadyResult) {
 		fmt.Fprintf(w, "          held to %.0f tps (0.25×): postgres %.3f ms of CPU per transaction against %.3f at full rate, %.2f× (the database's own ratio)\n",
 			res.PgbenchQuarter.TPS, db*full, full, db)
 	}
+	if res.Options["job_per_batch"] == false {
+		fmt.Fprintf(w, "jobs      one processing job per delivery (-job-per-batch=false: ingest.job_per_batch off)\n")
+	}
 	if res.PrefillRows > 0 {
 		fmt.Fprintf(w, "history   %d deliveries written before the steps (-steady-prefill: outcome and completed River job each, 1 ms apart; %.0fs)\n",
 			res.PrefillRows, res.PrefillSeconds)
