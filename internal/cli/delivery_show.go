@@ -71,14 +71,10 @@ func printDelivery(w io.Writer, raw []byte) error {
 		fmt.Fprintln(w, "  none")
 	} else {
 		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "  JOB\tSTATE\tATTEMPT\tCREATED\tFINALIZED\tREPLAY")
+		fmt.Fprintln(tw, "  JOB\tSTATE\tATTEMPT\tCREATED\tFINALIZED\tENQUEUED BY")
 		for _, a := range d.Attempts {
-			replay := "-"
-			if a.ReplayID != nil {
-				replay = fmt.Sprint(*a.ReplayID)
-			}
 			fmt.Fprintf(tw, "  %d\t%s\t%d/%d\t%s\t%s\t%s\n", a.JobID, a.State, a.Attempt, a.MaxAttempts,
-				localTime(&a.CreatedAt), localTime(a.FinalizedAt), replay)
+				localTime(&a.CreatedAt), localTime(a.FinalizedAt), a.EnqueuedBy())
 			for _, raw := range a.Errors {
 				var e struct { // River's record of a failed attempt
 					Attempt int    `json:"attempt"`

@@ -1,0 +1,27 @@
+package admin
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/hookinbox/hookinbox/jobs"
+)
+
+// EnqueuedBy says, for a person, why a processing job exists: the job
+// ingest enqueued for the delivery alone or for its whole ingest batch,
+// one that batch's job gave the delivery when it could not decide it in
+// the batch (a busy resource, a handler that failed), or a replay's. The
+// console and `hookinbox deliveries N` show it, so that a delivery with
+// two jobs reads as what happened rather than as a duplicate.
+func (a Attempt) EnqueuedBy() string {
+	switch {
+	case a.ReplayID != nil:
+		return fmt.Sprintf("Replay #%d", *a.ReplayID)
+	case a.Kind == (jobs.ProcessDeliveriesArgs{}).Kind():
+		return "Ingest, with its batch"
+	case slices.Contains(a.Tags, jobs.TagFromBatch):
+		return "Its batch, alone"
+	default:
+		return "Ingest"
+	}
+}
