@@ -87,6 +87,10 @@ type steadyStep struct {
 	Statements []statementStat `json:"statements,omitempty"`
 	// CPU is from the step's start to the backlog's reading.
 	CPU cpuUse `json:"cpu"`
+	// RSSMB is serve's peak resident set over the step, from its warm-up
+	// until its rows were processed (VmRSS every 100 ms). Zero in results
+	// files before stop 41.
+	RSSMB float64 `json:"serve_rss_mb,omitempty"`
 	// WAL is what the server wrote to its WAL over the same span as CPU
 	// (every database, the service's and the bench's own reads).
 	WAL walUse `json:"wal"`
@@ -175,6 +179,7 @@ func steadyRunStep(ctx context.Context, r *rig, svc *service, gen *generator, me
 	d, db := cmp.Or(r.opts.steadyDur, r.opts.duration), r.db
 	rate := load * pgbenchTPS
 	r.settle(ctx, progress)
+	svc.rss.reset()
 	if w := r.opts.steadyWarm; w > 0 {
 		// The first seconds after a checkpoint log whole pages on every
 		// first write, and the commits slow down: ack p99 at 1,000/s went
@@ -242,6 +247,7 @@ func steadyRunStep(ctx context.Context, r *rig, svc *service, gen *generator, me
 	if _, err := waitDrained(ctx, db, drainLimit(2*d)); err != nil {
 		return st, err
 	}
+	st.RSSMB = svc.rss.peakMB()
 	st.Statements = stats.read(ctx)
 	if st.AckToProcessed, err = readRowLatencies(ctx, db, ackToProcessed, from, to); err != nil {
 		return st, err
@@ -326,7 +332,7 @@ func printSteady(w io.Writer, res steadyResult) {
 		100*res.IdleBefore.Service, 100*res.IdleBefore.Postgres, 100*res.IdleAfter.Service, 100*res.IdleAfter.Postgres, idleWindow)
 
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "load\toffered/s\tanswered/s\terrors\twarm-up p99\tack p50\tack p99\tin worst s\tp99 without\t→processed p50\tp99\tbacklog +5s\thookinbox ms/req\tpostgres ms/req\tWAL kB/req\tFPI/req\tbusy\tother\tprocs\tholds\t\n")
+	fmt.Fprintf(tw, "load\toffered/s\tanswered/s\terrors\twarm-up p99\tack p50\tack p99\tin worst s\tp99 without\t→processed p50\tp99\tbacklog +5s\thookinbox ms/req\tpostgres ms/req\tWAL kB/req\tFPI/req\tbusy\tother\tprocs\tRSS MB\tholds\t\n")
 	for _, s := range res.Steps {
 		var svcMs, pgMs, walKB, fpi float64
 		if n := float64(s.Ingest.Requests); n > 0 {
@@ -345,13 +351,17 @@ func printSteady(w io.Writer, res steadyResult) {
 		if p := s.CPU.ProcessesStarted; p != nil {
 			procs = strconv.FormatInt(*p, 10)
 		}
+		rss := "-"
+		if s.RSSMB > 0 {
+			rss = fmt.Sprintf("%.0f", s.RSSMB)
+		}
 		warm := "-"
 		if s.Warmup != nil {
 			warm = s.Warmup.Latency.P99.String()
 		}
-		fmt.Fprintf(tw, "%.2f×\t%.0f\t%.0f\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%.3f\t%.3f\t%.2f\t%.2f\t%.0f%%\t%.2f\t%s\t%s\t\n",
+		fmt.Fprintf(tw, "%.2f×\t%.0f\t%.0f\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%.3f\t%.3f\t%.2f\t%.2f\t%.0f%%\t%.2f\t%s\t%s\t%s\t\n",
 			s.Load, s.Ingest.TargetRate, s.Ingest.RequestsPerSec, s.Ingest.Errors, warm, s.Ingest.Latency.P50, s.Ingest.Latency.P99, worst, without,
-			s.AckToProcessed.P50, s.AckToProcessed.P99, s.Backlog, svcMs, pgMs, walKB, fpi, 100*s.CPU.MachineBusy, s.CPU.Other/s.CPU.Seconds, procs, holds)
+			s.AckToProcessed.P50, s.AckToProcessed.P99, s.Backlog, svcMs, pgMs, walKB, fpi, 100*s.CPU.MachineBusy, s.CPU.Other/s.CPU.Seconds, procs, rss, holds)
 	}
 	tw.Flush()
 	fmt.Fprintln(w, "  warm-up p99: ack p99 of the step's load before it is measured (-steady-warmup), right after the step's CHECKPOINT;")
@@ -361,6 +371,7 @@ func printSteady(w io.Writer, res steadyResult) {
 	fmt.Fprintln(w, "  WAL kB/req, FPI/req: WAL the server wrote over the same span, and the full-page images in it (pg_stat_wal)")
 	fmt.Fprintln(w, "  busy: the machine's CPUs; other: cores used by processes outside the run (another tenant's build or tests)")
 	fmt.Fprintln(w, "  procs: processes and threads started on the machine over the same span (autovacuum workers, anything run beside the bench)")
+	fmt.Fprintln(w, "  RSS MB: serve's peak resident set over the step, from its warm-up until its rows were processed")
 	for _, s := range res.Steps {
 		if !s.Holds {
 			fmt.Fprintf(w, "  %.2f× does not hold: %s\n", s.Load, s.WhyNot)

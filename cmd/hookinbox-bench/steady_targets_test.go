@@ -45,6 +45,25 @@ func TestSteadyTargets(t *testing.T) {
 		require.True(t, tg.Met, "%s: %s against %s", tg.Name, tg.Measured, tg.Goal)
 	}
 
+	rssTarget := func() *target {
+		for _, tg := range steadyTargets(res) {
+			if tg.Name == "serve's peak RSS over the steps that held" {
+				return &tg
+			}
+		}
+		return nil
+	}
+	require.Nil(t, rssTarget(), "not measured (older results): not shown")
+	res.Steps[0].RSSMB, res.Steps[1].RSSMB, res.Steps[2].RSSMB, res.Steps[3].RSSMB = 60, 75, 70, 140
+	require.True(t, rssTarget().Met)
+	require.Equal(t, "140 MB (at 1.00×)", rssTarget().Measured)
+	res.Steps[1].RSSMB = 160
+	require.False(t, rssTarget().Met)
+	res.Steps[1].RSSMB, res.Steps[3].Holds = 75, false
+	res.Steps[3].RSSMB = 400
+	require.Equal(t, "75 MB (at 0.50×)", rssTarget().Measured, "a step that did not hold is left out")
+	res.Steps[3].Holds = true
+
 	ratioOf := func() string {
 		for _, tg := range steadyTargets(res) {
 			if tg.Name == "CPU ms/req at 0.25× ÷ at the highest sustained step" {
