@@ -466,3 +466,62 @@ func TestJobPerBatchRetriesAFailedDeliveryAlone(t *testing.T) {
 	require.Equal(t, 1, b.count(t, "SELECT count(*) FROM delivery_job_ids($1)", ids[ps[0].id]))
 	require.Contains(t, b.log.String(), "delivery failed; it is retried in a job of its own")
 }
+
+// A batch that runs out of time does not take its fast deliveries down
+// with its slow one: the fast ones are processed, the slow one fails alone
+// after its own attempts, and none is left received with no job to run it.
+// With a job per batch, the batch job hands each delivery a job of its own
+// that runs alone (a retry of the whole group would time out again, and
+// its last attempt would leave all three without a job); with a job per
+// delivery, each job's retry runs alone.
+func TestBatchTimeoutFailsOnlyTheSlowDelivery(t *testing.T) {
+	t.Parallel()
+	jobModes(t, func(t *testing.T, jobPerBatch bool) {
+		b := setupWith(t, setupOpts{maxAttempts: 2, jobPerBatch: jobPerBatch, jobTimeout: 500 * time.Millisecond,
+			register: func(r *handlers.Registry) {
+				require.NoError(t, r.Register(handlers.Registration{
+					Name: "test.slow", Source: "stripe", Events: []string{"ok", "slow"}, Ordering: handlers.EveryEvent, Batch: true,
+					Handler: handlers.HandlerFunc(func(ctx context.Context, e *handlers.Event) error {
+						if e.EventType == "slow" {
+							<-ctx.Done()
+							return ctx.Err()
+						}
+						_, err := e.Tx.Exec(ctx, "INSERT INTO batch_effect VALUES ($1)", e.DeliveryID)
+						return err
+					}),
+				}))
+			}})
+		_, err := b.pool.Exec(context.Background(), "CREATE TABLE batch_effect (delivery_id text PRIMARY KEY)")
+		require.NoError(t, err)
+		at := time.Now()
+		ps := []probeDelivery{
+			{"stripe", newID("ok"), "ok", standardPayload("ok", "a", at)},
+			{"stripe", newID("slow"), "slow", standardPayload("slow", "b", at)},
+			{"stripe", newID("ok"), "ok", standardPayload("ok", "c", at)},
+		}
+		ids := b.deliverTogether(t, ps)
+		for _, p := range []probeDelivery{ps[0], ps[2]} {
+			b.waitStatus(t, ids[p.id], "processed")
+			require.Equal(t, 1, b.count(t, "SELECT count(*) FROM batch_effect WHERE delivery_id = $1", p.id), "%s: its effect, once", p.id)
+		}
+		b.waitStatus(t, ids[ps[1].id], "failed")
+		require.Equal(t, map[string]int{"completed": 2, "retryable": 0, "discarded": 1},
+			withZero(b.waitJobsFinalized(t, "process_delivery"), "retryable"), "the slow one used its own two attempts")
+		if !jobPerBatch {
+			return
+		}
+		require.Equal(t, map[string]int{"completed": 1}, b.waitJobsFinalized(t, "process_deliveries"),
+			"the batch job is completed by handing its deliveries on, not retried")
+		require.Equal(t, 3, b.count(t, `SELECT count(*) FROM river_job WHERE kind = 'process_delivery'
+			AND tags = '{from_batch}' AND (args->>'alone')::boolean`))
+		require.Contains(t, b.log.String(), "processing batch failed; each of its deliveries gets a job of its own")
+	})
+}
+
+// withZero is m with keys present (0 when absent), for exact comparisons.
+func withZero(m map[string]int, keys ...string) map[string]int {
+	for _, k := range keys {
+		m[k] += 0
+	}
+	return m
+}

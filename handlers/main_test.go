@@ -46,6 +46,8 @@ type setupOpts struct {
 	// jobPerBatch is ingest.Inbox.JobPerBatch: deliveries recorded together
 	// get one process_deliveries job.
 	jobPerBatch bool
+	// jobTimeout is jobs.ClientConfig.JobTimeout; 0 for its default.
+	jobTimeout time.Duration
 }
 
 // jobModes runs test once with a job per delivery and once with a job per
@@ -99,7 +101,7 @@ func setupWith(t *testing.T, opts setupOpts) *testBundle {
 	client, err := jobs.NewClient(b.pool, jobs.ClientConfig{
 		Registry: reg, MaxWorkers: 10, MaxAttempts: opts.maxAttempts, ProcessBatchSize: opts.batchSize,
 		RetryPolicy: fastRetry{}, FetchPollInterval: 100 * time.Millisecond, Logger: logger,
-		LogDeliveriesPerSecond: opts.logLines,
+		LogDeliveriesPerSecond: opts.logLines, JobTimeout: opts.jobTimeout,
 	})
 	require.NoError(t, err)
 	require.NoError(t, client.Start(ctx))

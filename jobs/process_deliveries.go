@@ -37,9 +37,9 @@ func (ProcessDeliveriesArgs) Kind() string { return "process_deliveries" }
 const TagFromBatch = "from_batch"
 
 // fromBatch is the insert of such a job: at once, or at a retry's time
-// with the attempts left.
-func fromBatch(inboxID int64, scheduledAt time.Time, maxAttempts int) river.InsertManyParams {
-	return river.InsertManyParams{Args: ProcessDeliveryArgs{InboxID: inboxID},
+// with the attempts left; alone when it must not join a batch.
+func fromBatch(inboxID int64, scheduledAt time.Time, maxAttempts int, alone bool) river.InsertManyParams {
+	return river.InsertManyParams{Args: ProcessDeliveryArgs{InboxID: inboxID, Alone: alone},
 		InsertOpts: &river.InsertOpts{Tags: []string{TagFromBatch}, ScheduledAt: scheduledAt, MaxAttempts: maxAttempts}}
 }
 
@@ -58,10 +58,12 @@ func (ProcessDeliveriesArgs) InsertOpts() river.InsertOpts {
 //     the retry policy, with one attempt fewer (this was its first); a
 //     permanent error, or a last attempt, fails the delivery instead.
 //
-// Should the batch fail as a whole (a deadlock, a panic), every delivery
-// gets a process_delivery job of its own instead. Should the commit fail,
-// the job fails and River runs it again: if the commit happened, the job
-// is completed and nothing runs twice.
+// Should the batch fail as a whole (a deadlock, a panic, the job's timeout,
+// a shutdown), every delivery gets a process_delivery job of its own
+// instead (split). So does a failed COMMIT unless the commit happened: then
+// the job is completed, split writes nothing and nothing runs twice. Only
+// when split cannot reach the database either does the job fail, and River
+// runs the group again.
 type ProcessDeliveriesWorker struct {
 	river.WorkerDefaults[ProcessDeliveriesArgs]
 	w           *ProcessDeliveryWorker // pool, registry, logger, observers
@@ -88,7 +90,8 @@ func (pw *ProcessDeliveriesWorker) Work(ctx context.Context, job *river.Job[Proc
 		g.members[i] = &batchMember{ctx: ctx, inboxID: id, group: g, client: client}
 	}
 	// With the other deliveries River fetched beside it, in one
-	// transaction; by itself if that batch did not commit.
+	// transaction; by itself if that batch did not commit and there is
+	// time left.
 	var err error
 	if b := pw.w.batcher; b != nil {
 		b.processGroup(ctx, g)
@@ -99,24 +102,38 @@ func (pw *ProcessDeliveriesWorker) Work(ctx context.Context, job *river.Job[Proc
 		err = g.err
 	}
 	if err == nil {
-		pw.observe(len(g.members))
-		err = pw.run(ctx, job, client, g.members)
+		if err = context.Cause(ctx); err == nil {
+			pw.observe(len(g.members))
+			if err = pw.run(ctx, job, client, g.members); err == nil {
+				pw.report(ctx, job, g.members, start)
+				return nil
+			}
+		}
 	}
-	var commitErr *batchCommitError
-	switch {
-	case err == nil:
-		pw.report(ctx, job, g.members, start)
-		return nil
-	case errors.As(err, &commitErr):
-		pw.w.logger.Error("processing batch commit failed; River retries its job", "job_id", job.ID, "deliveries", len(ids), "error", err)
-		return err
-	case errors.Is(err, errJobTakenOver):
+	if errors.Is(err, errJobTakenOver) {
+		// The run River gave the job to decides its deliveries.
 		pw.w.logger.Warn("processing batch not completed by this run", "job_id", job.ID, "error", err)
 		return err
 	}
-	pw.w.logger.Warn("processing batch failed; each of its deliveries gets a job of its own",
-		"job_id", job.ID, "deliveries", len(ids), "error", err)
+	// Every other failure, the job's timeout and a shutdown included,
+	// gives each delivery a job of its own: a retry of the whole group
+	// would tie them together again, and a group that used its last
+	// attempt would leave them with no job at all. After a failed COMMIT
+	// that is safe too: if the commit happened, the job is completed and
+	// split's completion finds it so and writes nothing.
+	var commitErr *batchCommitError
+	if errors.As(err, &commitErr) {
+		pw.w.logger.Error("processing batch commit failed; its deliveries get jobs of their own unless it happened",
+			"job_id", job.ID, "deliveries", len(ids), "error", err)
+	} else {
+		pw.w.logger.Warn("processing batch failed; each of its deliveries gets a job of its own",
+			"job_id", job.ID, "deliveries", len(ids), "error", err)
+	}
 	if serr := pw.split(ctx, job, client, ids); serr != nil {
+		if commitErr != nil && errors.Is(serr, errJobTakenOver) {
+			pw.w.logger.Info("processing batch commit had happened", "job_id", job.ID)
+			return err // River's completer finds the job completed and leaves it so
+		}
 		return fmt.Errorf("%w; splitting the batch: %w", err, serr)
 	}
 	return nil
@@ -168,7 +185,7 @@ func (pw *ProcessDeliveriesWorker) followUpTx(ctx context.Context, tx pgx.Tx, jo
 		switch {
 		case m.outcome != "":
 		case m.alone:
-			params = append(params, fromBatch(m.inboxID, time.Time{}, 0))
+			params = append(params, fromBatch(m.inboxID, time.Time{}, 0, false))
 		case errors.Is(m.err, errInboxRowGone):
 			// Retention deleted it: nothing left to process.
 		case m.err != nil:
@@ -177,7 +194,7 @@ func (pw *ProcessDeliveriesWorker) followUpTx(ctx context.Context, tx pgx.Tx, jo
 				return err
 			}
 			if !final {
-				params = append(params, fromBatch(m.inboxID, pw.nextRetry(job), pw.maxAttempts-1))
+				params = append(params, fromBatch(m.inboxID, pw.nextRetry(job), pw.maxAttempts-1, false))
 			}
 		}
 	}
@@ -214,13 +231,20 @@ func (pw *ProcessDeliveriesWorker) nextRetry(job *river.Job[ProcessDeliveriesArg
 	return pw.retry.NextRetry(&row)
 }
 
-// split gives each of ids a process_delivery job of its own and completes
-// the batch's job, in one transaction.
+// splitTimeout bounds split, which runs whatever the job's context says:
+// it is what a job past its timeout, or stopped by a shutdown, still owes
+// its deliveries.
+const splitTimeout = 15 * time.Second
+
+// split gives each of ids a process_delivery job of its own, to run
+// alone, and completes the batch's job, in one transaction.
 func (pw *ProcessDeliveriesWorker) split(ctx context.Context, job *river.Job[ProcessDeliveriesArgs], client *river.Client[pgx.Tx], ids []int64) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), splitTimeout)
+	defer cancel()
 	return pgx.BeginFunc(ctx, pw.w.pool, func(tx pgx.Tx) error {
 		params := make([]river.InsertManyParams, len(ids))
 		for i, id := range ids {
-			params[i] = fromBatch(id, time.Time{}, 0)
+			params[i] = fromBatch(id, time.Time{}, 0, true)
 		}
 		if _, err := client.InsertManyTx(ctx, tx, params); err != nil {
 			return fmt.Errorf("enqueue the batch's deliveries: %w", err)

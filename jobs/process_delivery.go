@@ -35,6 +35,11 @@ const QueueDeliveries = "deliveries"
 // enqueues another.
 type ProcessDeliveryArgs struct {
 	InboxID int64 `json:"inbox_id"`
+	// Alone processes the delivery in a transaction of its own, never in a
+	// processing batch: a process_deliveries job whose batch failed as a
+	// whole (its timeout, say) sets it, so that what failed the batch
+	// cannot fail the delivery's neighbours again.
+	Alone bool `json:"alone,omitempty"`
 }
 
 func (ProcessDeliveryArgs) Kind() string { return "process_delivery" }
@@ -80,7 +85,10 @@ func (w *ProcessDeliveryWorker) Work(ctx context.Context, job *river.Job[Process
 		alone   = true
 		err     error
 	)
-	if w.batcher != nil {
+	// A retry runs alone: if a neighbour failed its batch (ran out of the
+	// batch's time, say), batching it with that neighbour again would fail
+	// it again, attempt after attempt.
+	if w.batcher != nil && !job.Args.Alone && job.Attempt <= 1 {
 		d, outcome, alone, err = w.batcher.process(ctx, job)
 	}
 	if alone {
