@@ -458,8 +458,9 @@ func TestJobPerBatchRetriesAFailedDeliveryAlone(t *testing.T) {
 	}
 	flaky := ids[ps[1].id]
 	require.Equal(t, 1, b.count(t, `SELECT count(*) FROM river_job WHERE kind = 'process_delivery'
-		AND (args->>'inbox_id')::bigint = $1 AND max_attempts = 2 AND attempt = 1 AND state = 'completed' AND tags = '{from_batch}'`, flaky),
-		"the retry: a job of its own with the attempts left")
+		AND (args->>'inbox_id')::bigint = $1 AND max_attempts = 2 AND attempt = 1 AND state = 'completed' AND tags = '{from_batch}'
+		AND metadata->>'attempts_before' = '1'`, flaky),
+		"the retry: a job of its own with the attempts left, counting on from its batch job's")
 	require.Equal(t, 1, b.count(t, "SELECT count(*) FROM river_job WHERE kind = 'process_delivery'"), "only the failed delivery's")
 	require.Equal(t, 1, b.count(t, "SELECT count(*) FROM river_job WHERE kind = 'process_deliveries' AND state = 'completed'"))
 	require.Equal(t, 2, b.count(t, "SELECT count(*) FROM delivery_job_ids($1)", flaky))

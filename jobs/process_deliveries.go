@@ -1,8 +1,9 @@
 package jobs
 
 import (
-	"cmp"
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
 
 	"github.com/hookinbox/hookinbox/handlers"
 	"github.com/hookinbox/hookinbox/internal/pgnamed"
@@ -36,11 +38,41 @@ func (ProcessDeliveriesArgs) Kind() string { return "process_deliveries" }
 // it from ingest's and replays' jobs).
 const TagFromBatch = "from_batch"
 
-// fromBatch is the insert of such a job: at once, or at a retry's time
-// with the attempts left; alone when it must not join a batch.
-func fromBatch(inboxID int64, scheduledAt time.Time, maxAttempts int, alone bool) river.InsertManyParams {
+// fromBatch is the insert of such a job, available at once; alone when it
+// must not join a batch.
+func fromBatch(inboxID int64, alone bool) river.InsertManyParams {
 	return river.InsertManyParams{Args: ProcessDeliveryArgs{InboxID: inboxID, Alone: alone},
-		InsertOpts: &river.InsertOpts{Tags: []string{TagFromBatch}, ScheduledAt: scheduledAt, MaxAttempts: maxAttempts}}
+		InsertOpts: &river.InsertOpts{Tags: []string{TagFromBatch}}}
+}
+
+// retryFromBatch is the insert of the job that retries a delivery whose
+// handler failed in its batch job's attempt `before` (the batch job's
+// attempts count as the delivery's): scheduled when the retry policy
+// would schedule that attempt's retry, with the attempts left, and
+// attempts_before in its metadata so that its own retries follow on
+// (ProcessDeliveryWorker.NextRetry).
+func retryFromBatch(inboxID int64, scheduledAt time.Time, before, maxAttempts int) river.InsertManyParams {
+	p := fromBatch(inboxID, false)
+	p.InsertOpts.ScheduledAt, p.InsertOpts.MaxAttempts = scheduledAt, maxAttempts-before
+	p.InsertOpts.Metadata = fmt.Appendf(nil, `{%q:%d}`, metaAttemptsBefore, before)
+	return p
+}
+
+// metaAttemptsBefore is the metadata key of retryFromBatch's count.
+const metaAttemptsBefore = "attempts_before"
+
+// attemptsBefore is job's metaAttemptsBefore, 0 when it has none.
+func attemptsBefore(job *rivertype.JobRow) int {
+	if len(job.Metadata) == 0 || !bytes.Contains(job.Metadata, []byte(metaAttemptsBefore)) {
+		return 0
+	}
+	var meta struct {
+		N int `json:"attempts_before"`
+	}
+	if json.Unmarshal(job.Metadata, &meta) != nil {
+		return 0
+	}
+	return meta.N
 }
 
 func (ProcessDeliveriesArgs) InsertOpts() river.InsertOpts {
@@ -55,8 +87,9 @@ func (ProcessDeliveriesArgs) InsertOpts() river.InsertOpts {
 //   - one to process alone (its handlers do not batch, or its resource was
 //     busy): available at once;
 //   - one whose handler failed: its error recorded, a retry scheduled by
-//     the retry policy, with one attempt fewer (this was its first); a
-//     permanent error, or a last attempt, fails the delivery instead.
+//     the retry policy as after the batch job's attempt, with the attempts
+//     left (retryFromBatch); a permanent error, or a last attempt, fails
+//     the delivery instead.
 //
 // Should the batch fail as a whole (a deadlock, a panic, the job's timeout,
 // a shutdown), every delivery gets a process_delivery job of its own
@@ -66,19 +99,12 @@ func (ProcessDeliveriesArgs) InsertOpts() river.InsertOpts {
 // runs the group again.
 type ProcessDeliveriesWorker struct {
 	river.WorkerDefaults[ProcessDeliveriesArgs]
-	w           *ProcessDeliveryWorker // pool, registry, logger, observers
-	retry       river.ClientRetryPolicy
-	maxAttempts int
-	observe     func(n int) // ClientConfig.ObserveBatch
+	w       *ProcessDeliveryWorker // pool, registry, logger, observers, retry policy
+	observe func(n int)            // ClientConfig.ObserveBatch
 }
 
 func newProcessDeliveriesWorker(w *ProcessDeliveryWorker, cfg ClientConfig) *ProcessDeliveriesWorker {
-	retry := cfg.RetryPolicy
-	if retry == nil {
-		retry = &river.DefaultClientRetryPolicy{}
-	}
-	return &ProcessDeliveriesWorker{w: w, retry: retry, maxAttempts: cmp.Or(cfg.MaxAttempts, river.MaxAttemptsDefault),
-		observe: cfg.ObserveBatch}
+	return &ProcessDeliveriesWorker{w: w, observe: cfg.ObserveBatch}
 }
 
 func (pw *ProcessDeliveriesWorker) Work(ctx context.Context, job *river.Job[ProcessDeliveriesArgs]) error {
@@ -185,16 +211,16 @@ func (pw *ProcessDeliveriesWorker) followUpTx(ctx context.Context, tx pgx.Tx, jo
 		switch {
 		case m.outcome != "":
 		case m.alone:
-			params = append(params, fromBatch(m.inboxID, time.Time{}, 0, false))
+			params = append(params, fromBatch(m.inboxID, false))
 		case errors.Is(m.err, errInboxRowGone):
 			// Retention deleted it: nothing left to process.
 		case m.err != nil:
-			final := handlers.IsPermanent(m.err) || pw.maxAttempts <= 1
+			final := failsDelivery(job, m.err)
 			if err := pw.markErrorTx(ctx, tx, job, m, final); err != nil {
 				return err
 			}
 			if !final {
-				params = append(params, fromBatch(m.inboxID, pw.nextRetry(job), pw.maxAttempts-1, false))
+				params = append(params, retryFromBatch(m.inboxID, pw.w.retry.NextRetry(job.JobRow), job.Attempt, job.MaxAttempts))
 			}
 		}
 	}
@@ -222,13 +248,10 @@ func (pw *ProcessDeliveriesWorker) markErrorTx(ctx context.Context, tx pgx.Tx, j
 	return nil
 }
 
-// nextRetry is when a delivery whose first attempt failed in the batch
-// runs again: as the retry policy would schedule a job's second attempt.
-func (pw *ProcessDeliveriesWorker) nextRetry(job *river.Job[ProcessDeliveriesArgs]) time.Time {
-	row := *job.JobRow
-	row.Attempt = 1
-	row.Errors = nil
-	return pw.retry.NextRetry(&row)
+// failsDelivery says whether err, a handler's in job's batch, fails the
+// delivery: a permanent error, or the batch job's last attempt.
+func failsDelivery(job *river.Job[ProcessDeliveriesArgs], err error) bool {
+	return handlers.IsPermanent(err) || job.Attempt >= job.MaxAttempts
 }
 
 // splitTimeout bounds split, which runs whatever the job's context says:
@@ -244,7 +267,7 @@ func (pw *ProcessDeliveriesWorker) split(ctx context.Context, job *river.Job[Pro
 	return pgx.BeginFunc(ctx, pw.w.pool, func(tx pgx.Tx) error {
 		params := make([]river.InsertManyParams, len(ids))
 		for i, id := range ids {
-			params[i] = fromBatch(id, time.Time{}, 0, true)
+			params[i] = fromBatch(id, true)
 		}
 		if _, err := client.InsertManyTx(ctx, tx, params); err != nil {
 			return fmt.Errorf("enqueue the batch's deliveries: %w", err)
@@ -277,7 +300,7 @@ func (pw *ProcessDeliveriesWorker) report(ctx context.Context, job *river.Job[Pr
 		case errors.Is(m.err, errInboxRowGone):
 			pw.w.logger.LogAttrs(ctx, slog.LevelWarn, "delivery not processed", append(attrs, slog.Any("error", m.err))...)
 		case m.err != nil:
-			if handlers.IsPermanent(m.err) || pw.maxAttempts <= 1 {
+			if failsDelivery(job, m.err) {
 				pw.w.logger.LogAttrs(ctx, slog.LevelError, "delivery failed",
 					append(attrs, slog.Any("error", m.err), slog.Bool("permanent", handlers.IsPermanent(m.err)))...)
 				pw.w.observe(d.EventType, "failed", took)

@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
 
 	"github.com/hookinbox/hookinbox/handlers"
 	"github.com/hookinbox/hookinbox/internal/loglimit"
@@ -58,11 +59,15 @@ type ProcessDeliveryWorker struct {
 	observe  func(eventType, outcome string, d time.Duration)
 	batcher  *processBatcher     // nil: each delivery in a transaction of its own
 	lines    *loglimit.PerSecond // the processed deliveries' info lines
+	retry    river.ClientRetryPolicy
 }
 
 func newProcessDeliveryWorker(pool *pgxpool.Pool, cfg ClientConfig) *ProcessDeliveryWorker {
 	w := &ProcessDeliveryWorker{pool: pool, registry: cfg.Registry, logger: cfg.Logger, observe: cfg.ObserveDelivery,
-		lines: loglimit.ForLogger(cfg.Logger, cfg.LogDeliveriesPerSecond)}
+		lines: loglimit.ForLogger(cfg.Logger, cfg.LogDeliveriesPerSecond), retry: cfg.RetryPolicy}
+	if w.retry == nil {
+		w.retry = &river.DefaultClientRetryPolicy{}
+	}
 	if cfg.ProcessBatchSize > 1 {
 		w.batcher = newProcessBatcher(w, cfg.ProcessBatchSize, cfg.ProcessBatchWindow, cfg.JobTimeout, processBatchSlots, cfg.ObserveBatch)
 	}
@@ -147,6 +152,21 @@ func (w *ProcessDeliveryWorker) Work(ctx context.Context, job *river.Job[Process
 		return river.JobCancel(err)
 	}
 	return err
+}
+
+// NextRetry schedules a retry of a job a batch job gave a failed delivery
+// (retryFromBatch) as the delivery's next attempt after the batch job's:
+// River's retry policies go by the job's own errors, and would start the
+// backoff over. Other jobs get the client's policy (the zero time).
+func (w *ProcessDeliveryWorker) NextRetry(job *river.Job[ProcessDeliveryArgs]) time.Time {
+	before := attemptsBefore(job.JobRow)
+	if before == 0 {
+		return time.Time{}
+	}
+	row := *job.JobRow
+	row.Attempt += before
+	row.Errors = append(make([]rivertype.AttemptError, before, before+len(job.Errors)), job.Errors...)
+	return w.retry.NextRetry(&row)
 }
 
 // process runs one delivery in a transaction of its own.

@@ -25,3 +25,11 @@ func (a Attempt) EnqueuedBy() string {
 		return "Ingest"
 	}
 }
+
+// DeliveryAttempt is the job's attempt and its last as the delivery's:
+// counting the attempts of the batch job before it (AttemptsBefore), so
+// that a delivery retried by a job of its own reads "attempt 2 of 25", not
+// "1 of 24".
+func (a Attempt) DeliveryAttempt() (n, of int) {
+	return a.AttemptsBefore + a.Attempt, a.AttemptsBefore + a.MaxAttempts
+}

@@ -27,3 +27,11 @@ func TestAttemptEnqueuedBy(t *testing.T) {
 		require.Equal(t, tc.want, tc.attempt.EnqueuedBy(), "%+v", tc.attempt)
 	}
 }
+
+func TestAttemptCountsAsTheDeliverys(t *testing.T) {
+	t.Parallel()
+	n, of := admin.Attempt{Attempt: 1, MaxAttempts: 24, AttemptsBefore: 1}.DeliveryAttempt()
+	require.Equal(t, [2]int{2, 25}, [2]int{n, of}, "a retry its batch job gave it: the batch job's attempt counts")
+	n, of = admin.Attempt{Attempt: 3, MaxAttempts: 25}.DeliveryAttempt()
+	require.Equal(t, [2]int{3, 25}, [2]int{n, of})
+}

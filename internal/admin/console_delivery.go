@@ -36,9 +36,11 @@ type deliveryView struct {
 
 type headerLine struct{ Name, Value string }
 
-// attemptView is one processing job with River's recorded errors.
+// attemptView is one processing job with River's recorded errors, its
+// attempts counted as the delivery's (Attempt.DeliveryAttempt).
 type attemptView struct {
 	Job    Attempt
+	N, Of  int
 	Errors []riverError
 }
 
@@ -98,9 +100,11 @@ func (s *Server) deliveryView(c *fiber.Ctx) (deliveryView, error) {
 	sort.Slice(v.Headers, func(i, j int) bool { return v.Headers[i].Name < v.Headers[j].Name })
 	for _, a := range d.Attempts {
 		av := attemptView{Job: a}
+		av.N, av.Of = a.DeliveryAttempt()
 		for _, raw := range a.Errors {
 			var e riverError
 			if json.Unmarshal(raw, &e) == nil {
+				e.Attempt += a.AttemptsBefore
 				av.Errors = append(av.Errors, e)
 			}
 		}

@@ -191,7 +191,7 @@ type DeliveryDetail struct {
 type Attempt struct {
 	JobID       int64             `json:"job_id"`
 	Kind        string            `json:"kind"` // process_deliveries (a batch's) or process_delivery
-	Tags        []string          `json:"tags"` // from_batch: a job its batch's job gave it`
+	Tags        []string          `json:"tags"` // from_batch: a job its batch's job gave it
 	State       string            `json:"state"`
 	Attempt     int               `json:"attempt"`
 	MaxAttempts int               `json:"max_attempts"`
@@ -199,6 +199,11 @@ type Attempt struct {
 	CreatedAt   time.Time         `json:"created_at"`
 	FinalizedAt *time.Time        `json:"finalized_at"`
 	ReplayID    *int64            `json:"replay_id"` // null for the job ingest enqueued
+	// AttemptsBefore is, for the job a batch job gave a delivery whose
+	// handler failed in it, the attempts that batch job had made: this
+	// job's attempts count on from there (Attempt and MaxAttempts are the
+	// job's own; DeliveryAttempt adds them). 0 for every other job.
+	AttemptsBefore int `json:"attempts_before"`
 }
 
 // DerivedKey is a downstream idempotency key a handler used.

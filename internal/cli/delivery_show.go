@@ -73,7 +73,8 @@ func printDelivery(w io.Writer, raw []byte) error {
 		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "  JOB\tSTATE\tATTEMPT\tCREATED\tFINALIZED\tENQUEUED BY")
 		for _, a := range d.Attempts {
-			fmt.Fprintf(tw, "  %d\t%s\t%d/%d\t%s\t%s\t%s\n", a.JobID, a.State, a.Attempt, a.MaxAttempts,
+			n, of := a.DeliveryAttempt()
+			fmt.Fprintf(tw, "  %d\t%s\t%d/%d\t%s\t%s\t%s\n", a.JobID, a.State, n, of,
 				localTime(&a.CreatedAt), localTime(a.FinalizedAt), a.EnqueuedBy())
 			for _, raw := range a.Errors {
 				var e struct { // River's record of a failed attempt
@@ -82,7 +83,7 @@ func printDelivery(w io.Writer, raw []byte) error {
 				}
 				if json.Unmarshal(raw, &e) == nil {
 					msg, _, _ := strings.Cut(e.Error, "\n")
-					fmt.Fprintf(tw, "  \t  attempt %d: %s\n", e.Attempt, msg)
+					fmt.Fprintf(tw, "  \t  attempt %d: %s\n", a.AttemptsBefore+e.Attempt, msg)
 				}
 			}
 		}
