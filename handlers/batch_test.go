@@ -275,11 +275,21 @@ func testBatchDoesNotWaitForABusyResource(t *testing.T, jobPerBatch bool) {
 	require.NoError(t, holder.Rollback(ctx))
 	b.waitStatus(t, ids[ps[0].id], "processed")
 	require.Equal(t, 1, b.count(t, "SELECT count(*) FROM github_issue_mirror WHERE repo = 'acme/app' AND number = 9"))
+	if jobPerBatch {
+		require.Equal(t, 1, b.count(t, `SELECT count(*) FROM river_job WHERE kind = 'process_delivery' AND tags = '{from_batch}'
+			AND (args->>'inbox_id')::bigint = $1 AND NOT COALESCE((args->>'alone')::boolean, false)`, ids[ps[0].id]),
+			"the busy delivery alone got a job of its own; its batch job decided the others")
+		require.Equal(t, 1, b.count(t, "SELECT count(*) FROM river_job WHERE kind = 'process_delivery'"))
+	}
 }
 
 // A batch must not complete a job River has meanwhile given to another run
-// (it took the job for stuck): that member's effects roll back, its
-// neighbours commit alone, and the other run decides the delivery.
+// (it took the job for stuck): that member's effects roll back, and the
+// other run decides the delivery. With a job per delivery its neighbours
+// commit alone; with a job per batch the whole group is that job's. There
+// is no real second run here: River's completer records this run's error
+// on the bumped job (it does not check the attempt), so the job runs
+// again, and every effect must still happen once.
 func TestBatchLeavesAJobRiverGaveToAnotherRun(t *testing.T) {
 	t.Parallel()
 	jobModes(t, testBatchLeavesAJobRiverGaveToAnotherRun)
@@ -320,7 +330,7 @@ func testBatchLeavesAJobRiverGaveToAnotherRun(t *testing.T, jobPerBatch bool) {
 	}
 	require.True(t, bumped.Load())
 	if jobPerBatch {
-		// The whole batch was the other run's: it ran them all again.
+		// The whole batch was the other run's: the job's next run did them all.
 		require.Contains(t, b.log.String(), "processing batch not completed by this run")
 	} else {
 		require.Contains(t, b.log.String(), "processing batch held jobs River had already given to another run")

@@ -6,13 +6,21 @@
 -- The index finds the batch job of a delivery by the range of its ids: one
 -- entry per batch, not per delivery, so ingest pays for it once a batch.
 -- The containment check on the array then decides (batches that ran
--- concurrently have overlapping ranges).
-CREATE INDEX river_job_process_deliveries_inbox_range_idx ON river_job
+-- concurrently have overlapping ranges). Before this version there is no
+-- such job, so the index starts empty, but building it reads river_job
+-- while holding its writes (every job insert and completion): with many
+-- jobs kept (retention.river_completed), create it beforehand with
+--   CREATE INDEX CONCURRENTLY river_job_process_deliveries_inbox_range_idx ON river_job
+--     USING gist (int8range((args->'inbox_ids'->>0)::bigint, (args->'inbox_ids'->>(-1))::bigint, '[]'))
+--     WHERE kind = 'process_deliveries';
+-- and this migration finds it there.
+CREATE INDEX IF NOT EXISTS river_job_process_deliveries_inbox_range_idx ON river_job
     USING gist (int8range((args->'inbox_ids'->>0)::bigint, (args->'inbox_ids'->>(-1))::bigint, '[]'))
     WHERE kind = 'process_deliveries';
 
--- The ids of every processing job of the inbox row inbox_id, oldest first
--- (a delivery is in at most one batch job, which precedes the others).
+-- The ids of every processing job of the inbox row inbox_id, in no order
+-- (callers sort them; a delivery is in at most one batch job, which
+-- precedes the others).
 CREATE FUNCTION delivery_job_ids(inbox_id bigint) RETURNS SETOF bigint
 LANGUAGE sql STABLE AS $$
     SELECT id FROM river_job
