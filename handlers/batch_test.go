@@ -497,12 +497,12 @@ func TestBatchTimeoutFailsOnlyTheSlowDelivery(t *testing.T) {
 							<-ctx.Done()
 							return ctx.Err()
 						}
-						_, err := e.Tx.Exec(ctx, "INSERT INTO batch_effect VALUES ($1)", e.DeliveryID)
+						_, err := e.Tx.Exec(ctx, "INSERT INTO timeout_effect VALUES ($1)", e.DeliveryID)
 						return err
 					}),
 				}))
 			}})
-		_, err := b.pool.Exec(context.Background(), "CREATE TABLE batch_effect (delivery_id text PRIMARY KEY)")
+		_, err := b.pool.Exec(context.Background(), "CREATE TABLE timeout_effect (delivery_id text)") // no key: a second effect would count
 		require.NoError(t, err)
 		at := time.Now()
 		ps := []probeDelivery{
@@ -513,7 +513,7 @@ func TestBatchTimeoutFailsOnlyTheSlowDelivery(t *testing.T) {
 		ids := b.deliverTogether(t, ps)
 		for _, p := range []probeDelivery{ps[0], ps[2]} {
 			b.waitStatus(t, ids[p.id], "processed")
-			require.Equal(t, 1, b.count(t, "SELECT count(*) FROM batch_effect WHERE delivery_id = $1", p.id), "%s: its effect, once", p.id)
+			require.Equal(t, 1, b.count(t, "SELECT count(*) FROM timeout_effect WHERE delivery_id = $1", p.id), "%s: its effect, once", p.id)
 		}
 		b.waitStatus(t, ids[ps[1].id], "failed")
 		require.Equal(t, map[string]int{"completed": 2, "retryable": 0, "discarded": 1},

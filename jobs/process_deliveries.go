@@ -95,8 +95,9 @@ func (ProcessDeliveriesArgs) InsertOpts() river.InsertOpts {
 // a shutdown), every delivery gets a process_delivery job of its own
 // instead (split). So does a failed COMMIT unless the commit happened: then
 // the job is completed, split writes nothing and nothing runs twice. Only
-// when split cannot reach the database either does the job fail, and River
-// runs the group again.
+// when split fails too (the database unreachable) does the job fail, and
+// River runs the group again; on its last attempt it is snoozed instead,
+// since a discarded group would leave its deliveries with no job.
 type ProcessDeliveriesWorker struct {
 	river.WorkerDefaults[ProcessDeliveriesArgs]
 	w       *ProcessDeliveryWorker // pool, registry, logger, observers, retry policy
@@ -155,15 +156,28 @@ func (pw *ProcessDeliveriesWorker) Work(ctx context.Context, job *river.Job[Proc
 		pw.w.logger.Warn("processing batch failed; each of its deliveries gets a job of its own",
 			"job_id", job.ID, "deliveries", len(ids), "error", err)
 	}
-	if serr := pw.split(ctx, job, client, ids); serr != nil {
-		if commitErr != nil && errors.Is(serr, errJobTakenOver) {
-			pw.w.logger.Info("processing batch commit had happened", "job_id", job.ID)
-			return err // River's completer finds the job completed and leaves it so
-		}
-		return fmt.Errorf("%w; splitting the batch: %w", err, serr)
+	serr := pw.split(ctx, job, client, ids)
+	switch {
+	case serr == nil:
+		return nil
+	case errors.Is(serr, errJobTakenOver):
+		// The commit happened (River's completer then finds the job
+		// completed and leaves it so), or River gave the job to another run.
+		pw.w.logger.Info("processing batch committed or taken over by another run; nothing to split", "job_id", job.ID)
+		return err
+	case job.Attempt >= job.MaxAttempts:
+		// A failed last attempt would be discarded, and its deliveries left
+		// received with no job: snoozing keeps the attempt for later.
+		pw.w.logger.Error("processing batch failed on its last attempt and could not hand its deliveries on; it runs again later",
+			"job_id", job.ID, "deliveries", len(ids), "error", err, "split_error", serr, "in", splitRetryIn)
+		return river.JobSnooze(splitRetryIn)
 	}
-	return nil
+	return fmt.Errorf("%w; splitting the batch: %w", err, serr)
 }
+
+// splitRetryIn is when a batch job that failed its last attempt, split
+// included, runs again.
+const splitRetryIn = time.Minute
 
 // run processes members in one transaction with the job's completion.
 func (pw *ProcessDeliveriesWorker) run(ctx context.Context, job *river.Job[ProcessDeliveriesArgs], client *river.Client[pgx.Tx], members []*batchMember) (err error) {
@@ -256,8 +270,9 @@ func failsDelivery(job *river.Job[ProcessDeliveriesArgs], err error) bool {
 
 // splitTimeout bounds split, which runs whatever the job's context says:
 // it is what a job past its timeout, or stopped by a shutdown, still owes
-// its deliveries.
-const splitTimeout = 15 * time.Second
+// its deliveries. Under the 5 s past its timeout after which River logs a
+// job as stuck.
+const splitTimeout = 4 * time.Second
 
 // split gives each of ids a process_delivery job of its own, to run
 // alone, and completes the batch's job, in one transaction.
