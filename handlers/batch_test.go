@@ -536,3 +536,50 @@ func withZero(m map[string]int, keys ...string) map[string]int {
 	}
 	return m
 }
+
+// An operator who cancels a running batch job (River UI) stops it as
+// cancelling a delivery's own job does: its deliveries stay received, with
+// no job handed on, until replayed; a replay then processes them.
+func TestCancelledBatchJobLeavesItsDeliveriesReceived(t *testing.T) {
+	t.Parallel()
+	var slow atomic.Bool
+	slow.Store(true)
+	b := setupWith(t, setupOpts{jobPerBatch: true, jobTimeout: 2 * time.Second, register: func(r *handlers.Registry) {
+		require.NoError(t, r.Register(handlers.Registration{
+			Name: "test.hold", Source: "stripe", Events: []string{"hold"}, Ordering: handlers.EveryEvent, Batch: true,
+			Handler: handlers.HandlerFunc(func(ctx context.Context, e *handlers.Event) error {
+				if slow.Load() {
+					<-ctx.Done()
+					return ctx.Err()
+				}
+				return nil
+			}),
+		}))
+	}})
+	ctx := context.Background()
+	at := time.Now()
+	ps := []probeDelivery{
+		{"stripe", newID("hold"), "hold", standardPayload("hold", "a", at)},
+		{"stripe", newID("hold"), "hold", standardPayload("hold", "b", at)},
+	}
+	ids := b.deliverTogether(t, ps)
+	var jobID int64
+	require.Eventually(t, func() bool {
+		return b.pool.QueryRow(ctx, "SELECT id FROM river_job WHERE kind = 'process_deliveries' AND state = 'running'").Scan(&jobID) == nil
+	}, 5*time.Second, 10*time.Millisecond)
+	_, err := b.client.JobCancel(ctx, jobID)
+	require.NoError(t, err)
+	require.Equal(t, "cancelled", b.waitJobDone(t, jobID))
+	require.Zero(t, b.count(t, "SELECT count(*) FROM river_job WHERE kind = 'process_delivery'"), "nothing handed on")
+	for _, p := range ps {
+		status, _ := b.status(t, ids[p.id])
+		require.Equal(t, "received", status)
+	}
+	require.Contains(t, b.log.String(), "processing batch cancelled; its deliveries stay received until replayed")
+
+	slow.Store(false)
+	for _, p := range ps {
+		b.replay(t, ids[p.id])
+		b.waitStatus(t, ids[p.id], "processed")
+	}
+}

@@ -142,6 +142,14 @@ func (pw *ProcessDeliveriesWorker) Work(ctx context.Context, job *river.Job[Proc
 		pw.w.logger.Warn("processing batch not completed by this run", "job_id", job.ID, "error", err)
 		return err
 	}
+	if errors.Is(context.Cause(ctx), river.ErrJobCancelledRemotely) {
+		// An operator cancelled the job (River UI): its deliveries stay
+		// received, as a cancelled process_delivery job leaves its one,
+		// until they are replayed.
+		pw.w.logger.Warn("processing batch cancelled; its deliveries stay received until replayed",
+			"job_id", job.ID, "deliveries", len(ids), "error", err)
+		return err
+	}
 	// Every other failure, the job's timeout and a shutdown included,
 	// gives each delivery a job of its own: a retry of the whole group
 	// would tie them together again, and a group that used its last
