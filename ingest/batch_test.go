@@ -270,12 +270,7 @@ func TestRecordManyTxSeesAnOriginalCommittedDuringItsInsert(t *testing.T) {
 		})
 		done <- r
 	}()
-	require.Eventually(t, func() bool {
-		var waiting int
-		require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
-			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting))
-		return waiting == 1
-	}, 10*time.Second, 5*time.Millisecond, "the batch's insert waits on the uncommitted original")
+	testdb.WaitLockWaiters(t, pool, 1, "the batch's insert waits on the uncommitted original")
 	require.NoError(t, original.Commit(ctx))
 
 	r := <-done

@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"testing"
-	"time"
 
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
@@ -45,12 +44,7 @@ func TestSplitWhileTheBatchsCommitIsInFlight(t *testing.T) {
 
 			split := make(chan error, 1)
 			go func() { split <- pw.split(ctx, job, client, job.Args.InboxIDs) }()
-			require.Eventually(t, func() bool {
-				var waiting int
-				require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
-					WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting))
-				return waiting == 1
-			}, 5*time.Second, 10*time.Millisecond, "split waits for the batch's lock on the job")
+			testdb.WaitLockWaiters(t, pool, 1, "split waits for the batch's lock on the job")
 
 			if commits {
 				require.NoError(t, batch.Commit(ctx))

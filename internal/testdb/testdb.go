@@ -180,3 +180,21 @@ func SetStatus(t testing.TB, pool *pgxpool.Pool, status string, ids ...int64) {
 		t.Fatalf("testdb: set deliveries %v to %s: %v", ids, status, err)
 	}
 }
+
+// WaitLockWaiters waits until n sessions on pool's database wait for a
+// lock (a statement queued behind another transaction's row or advisory
+// lock), and fails the test with why after 10 s.
+func WaitLockWaiters(t testing.TB, pool *pgxpool.Pool, n int, why string) {
+	t.Helper()
+	var got int
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if err := pool.QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&got); err != nil {
+			t.Fatalf("testdb: read lock waiters: %v", err)
+		}
+		if got == n {
+			return
+		}
+	}
+	t.Fatalf("testdb: %d sessions wait for a lock, want %d: %s", got, n, why)
+}
