@@ -1,7 +1,6 @@
 package jobs
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -54,25 +53,23 @@ func fromBatch(inboxID int64, alone bool) river.InsertManyParams {
 func retryFromBatch(inboxID int64, scheduledAt time.Time, before, maxAttempts int) river.InsertManyParams {
 	p := fromBatch(inboxID, false)
 	p.InsertOpts.ScheduledAt, p.InsertOpts.MaxAttempts = scheduledAt, maxAttempts-before
-	p.InsertOpts.Metadata = fmt.Appendf(nil, `{%q:%d}`, metaAttemptsBefore, before)
+	p.InsertOpts.Metadata, _ = json.Marshal(batchRetryMeta{AttemptsBefore: before}) // an int: cannot fail
 	return p
 }
 
-// metaAttemptsBefore is the metadata key of retryFromBatch's count.
-const metaAttemptsBefore = "attempts_before"
+// batchRetryMeta is the metadata of retryFromBatch's job.
+type batchRetryMeta struct {
+	AttemptsBefore int `json:"attempts_before"`
+}
 
-// attemptsBefore is job's metaAttemptsBefore, 0 when it has none.
+// attemptsBefore is job's batchRetryMeta.AttemptsBefore, 0 for any other
+// job.
 func attemptsBefore(job *rivertype.JobRow) int {
-	if len(job.Metadata) == 0 || !bytes.Contains(job.Metadata, []byte(metaAttemptsBefore)) {
+	var meta batchRetryMeta
+	if len(job.Metadata) == 0 || json.Unmarshal(job.Metadata, &meta) != nil {
 		return 0
 	}
-	var meta struct {
-		N int `json:"attempts_before"`
-	}
-	if json.Unmarshal(job.Metadata, &meta) != nil {
-		return 0
-	}
-	return meta.N
+	return meta.AttemptsBefore
 }
 
 func (ProcessDeliveriesArgs) InsertOpts() river.InsertOpts {
@@ -129,12 +126,13 @@ func (pw *ProcessDeliveriesWorker) Work(ctx context.Context, job *river.Job[Proc
 		err = g.err
 	}
 	if err == nil {
-		if err = context.Cause(ctx); err == nil {
-			pw.observe(len(g.members))
-			if err = pw.run(ctx, job, client, g.members); err == nil {
-				pw.report(ctx, job, g.members, start)
-				return nil
-			}
+		err = context.Cause(ctx) // no time left to run it alone
+	}
+	if err == nil {
+		pw.observe(len(g.members))
+		if err = pw.run(ctx, job, client, g.members); err == nil {
+			pw.report(ctx, job, g.members, start)
+			return nil
 		}
 	}
 	if errors.Is(err, errJobTakenOver) {
