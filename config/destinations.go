@@ -10,8 +10,11 @@ import (
 // Destination is one of the user's HTTP services (destination.Destination
 // says what each key means).
 type Destination struct {
-	Name        string            `yaml:"name"`
-	URL         string            `yaml:"url"`
+	Name string `yaml:"name"`
+	URL  string `yaml:"url"`
+	TLS  struct {
+		CAFile string `yaml:"ca_file"`
+	} `yaml:"tls"`
 	Secret      string            `yaml:"secret"`
 	Headers     map[string]string `yaml:"headers"`
 	Timeout     Duration          `yaml:"timeout"`
@@ -53,7 +56,7 @@ func (c Config) DestinationsAndRoutes() ([]destination.Destination, []destinatio
 		for k, v := range d.Headers {
 			h.Set(k, v)
 		}
-		dd := destination.Destination{Name: d.Name, URL: d.URL, Secret: d.Secret, Header: h, Timeout: d.Timeout.Std(),
+		dd := destination.Destination{Name: d.Name, URL: d.URL, CAFile: d.TLS.CAFile, Secret: d.Secret, Header: h, Timeout: d.Timeout.Std(),
 			MaxInFlight: d.MaxInFlight, RateLimit: d.RateLimit,
 			Retry:   destination.Retry{MaxAge: d.Retry.MaxAge.Std()},
 			Circuit: destination.Circuit{Failures: d.Circuit.Failures, ProbeEvery: d.Circuit.ProbeEvery.Std()}}

@@ -1,17 +1,21 @@
 package destination
 
 import (
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
+	"os"
 	"regexp"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+
+	"github.com/hookinbox/hookinbox/internal/outbound"
 )
 
 // Destination is one of the user's HTTP services.
@@ -21,8 +25,16 @@ type Destination struct {
 	// receivers see new ids. Required.
 	Name string
 
-	// URL receives POST requests. Required: http or https.
+	// URL receives POST requests. Required: http or https. Redirects are
+	// never followed: a 3xx is a failed attempt whose error names the
+	// Location, so the URL must be the address that takes the POST. Its
+	// userinfo and query values are masked wherever it is shown.
 	URL string
+
+	// CAFile is a PEM file of the certificate authorities that sign the
+	// destination's TLS certificate (a private CA), trusted instead of the
+	// system's for this destination alone. Empty: the system's roots.
+	CAFile string
 
 	// Secret, when set, signs every request as Standard Webhooks do
 	// (webhook-signature: v1,<base64 HMAC-SHA256> of
@@ -177,7 +189,12 @@ func (d Destination) Validate() error {
 	}
 	u, err := url.Parse(d.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("url: %q is not an http(s) URL", d.URL)
+		return fmt.Errorf("url: %q is not an http(s) URL", outbound.MaskURL(d.URL))
+	}
+	if d.CAFile != "" {
+		if _, err := loadCAFile(d.CAFile); err != nil {
+			return err
+		}
 	}
 	for _, s := range d.Retry.Schedule {
 		if s <= 0 {
@@ -190,6 +207,19 @@ func (d Destination) Validate() error {
 		}
 	}
 	return nil
+}
+
+// loadCAFile reads a PEM file of CA certificates.
+func loadCAFile(path string) (*x509.CertPool, error) {
+	pem, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("ca_file: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("ca_file: %s holds no PEM certificate", path)
+	}
+	return pool, nil
 }
 
 // validate checks the whole configuration.

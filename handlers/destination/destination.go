@@ -22,6 +22,7 @@ package destination
 
 import (
 	"context"
+	"crypto/tls"
 	_ "embed"
 	"errors"
 	"fmt"
@@ -34,6 +35,7 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"github.com/hookinbox/hookinbox/handlers"
+	"github.com/hookinbox/hookinbox/internal/outbound"
 )
 
 var (
@@ -97,7 +99,17 @@ func Register(r *handlers.Registry, cfg Config) (*Service, error) {
 		d = d.WithDefaults()
 		transport := http.DefaultTransport.(*http.Transport).Clone()
 		transport.MaxIdleConnsPerHost = max(d.MaxInFlight, 2) // reuse a connection per request in flight
-		nd := &dest{Destination: d, client: &http.Client{Timeout: d.Timeout, Transport: transport}}
+		if d.CAFile != "" {
+			roots, err := loadCAFile(d.CAFile)
+			if err != nil {
+				return nil, fmt.Errorf("destination %s: %w", d.Name, err)
+			}
+			transport.TLSClientConfig = &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}
+		}
+		// A redirect is an answer, never followed (internal/outbound): the
+		// configured headers and signature go to the destination's host only.
+		client := &http.Client{Timeout: d.Timeout, Transport: transport, CheckRedirect: outbound.CheckRedirect}
+		nd := &dest{Destination: d, client: client}
 		if d.Secret != "" {
 			var err error
 			if nd.signer, err = standardwebhooks.NewWebhook(d.Secret); err != nil {

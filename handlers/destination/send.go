@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/hookinbox/hookinbox/handlers"
+	"github.com/hookinbox/hookinbox/internal/outbound"
 )
 
 // loadedSend is a claimed send and its delivery's body.
@@ -42,6 +43,7 @@ type response struct {
 	err        error
 	body       string
 	retryAfter time.Duration
+	location   string // a 3xx's Location
 	stale      bool
 	probe      bool
 }
@@ -92,7 +94,7 @@ func (s *Service) post(ctx context.Context, d *dest, send *loadedSend) response 
 	resp, err := d.client.Do(req)
 	res.took = time.Since(res.at)
 	if err != nil {
-		res.err = err
+		res.err = outbound.MaskError(err) // a URL's query may hold an api_key
 		return res
 	}
 	defer resp.Body.Close()
@@ -101,6 +103,9 @@ func (s *Service) post(ctx context.Context, d *dest, send *loadedSend) response 
 	res.status = resp.StatusCode
 	if utf8.Valid(excerpt) {
 		res.body = string(bytes.TrimSpace(excerpt))
+	}
+	if outbound.IsRedirect(res.status) {
+		res.location = resp.Header.Get("Location")
 	}
 	if res.status == http.StatusTooManyRequests || res.status == http.StatusServiceUnavailable {
 		res.retryAfter = retryAfter(resp.Header.Get("Retry-After"), res.at)
@@ -138,6 +143,9 @@ func (r response) describe() string {
 	}
 	if r.ok() {
 		return ""
+	}
+	if outbound.IsRedirect(r.status) {
+		return outbound.RedirectError(r.status, r.location)
 	}
 	msg := fmt.Sprintf("HTTP %d", r.status)
 	if r.body != "" {
