@@ -95,8 +95,9 @@ type Deps struct {
 	Pool *pgxpool.Pool
 	// Logger is the service's logger.
 	Logger *slog.Logger
-	// HTTPClient has downstream.timeout as its timeout: for follow-up jobs
-	// that call other systems.
+	// HTTPClient has downstream.timeout as its timeout and follows no
+	// redirect (a 3xx is the answer): for follow-up jobs that call other
+	// systems.
 	HTTPClient *http.Client
 	// App is the config file's app: section, untouched but for ${VAR}
 	// expansion; App.Decode(&yours) reads it.

@@ -14,6 +14,8 @@ import (
 
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
+
+	"github.com/hookinbox/hookinbox/internal/outbound"
 )
 
 // QueueDownstream is the queue of follow-up jobs that call other systems,
@@ -115,11 +117,16 @@ var defaultHTTPClient = &http.Client{Timeout: DefaultDownstreamTimeout}
 // not applied again.
 func (c Call) Post(ctx context.Context, client *http.Client) (status int, err error) {
 	if c.Key == "" {
-		return 0, Permanent(fmt.Errorf("POST %s: no Idempotency-Key", c.URL))
+		return 0, Permanent(fmt.Errorf("POST %s: no Idempotency-Key", outbound.MaskURL(c.URL)))
 	}
 	if client == nil {
 		client = defaultHTTPClient
 	}
+	// A redirect is an answer, never followed: following it would turn the
+	// POST into a GET and carry the Idempotency-Key and the caller's
+	// headers to whatever host the Location names.
+	client = outbound.NoRedirects(client)
+	shown := outbound.MaskURL(c.URL)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.URL, bytes.NewReader(c.Body))
 	if err != nil {
 		return 0, Permanent(err)
@@ -134,7 +141,7 @@ func (c Call) Post(ctx context.Context, client *http.Client) (status int, err er
 	req.Header.Set("Idempotency-Key", c.Key)
 	resp, err := client.Do(req)
 	if err != nil {
-		return 0, fmt.Errorf("POST %s: %w", c.URL, err)
+		return 0, outbound.MaskError(err) // names the URL, query and all
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
@@ -150,10 +157,14 @@ func (c Call) Post(ctx context.Context, client *http.Client) (status int, err er
 		return s, &RefusedError{Status: s, Body: string(body)}
 	case s == http.StatusConflict || s == http.StatusTooManyRequests || s == http.StatusServiceUnavailable:
 		return s, &RetryLaterError{Status: s, After: retryAfter(resp.Header.Get("Retry-After")), Body: string(body)}
+	case outbound.IsRedirect(s):
+		// Retried, not refused: a wrong URL is the operator's to fix, and
+		// a final "no" would compensate for a call nobody refused.
+		return s, fmt.Errorf("POST %s: %s", shown, outbound.RedirectError(s, resp.Header.Get("Location")))
 	case s >= 500:
-		return s, fmt.Errorf("POST %s: %s", c.URL, resp.Status)
+		return s, fmt.Errorf("POST %s: %s", shown, resp.Status)
 	default:
-		return s, Permanent(fmt.Errorf("POST %s: %s %s", c.URL, resp.Status, body))
+		return s, Permanent(fmt.Errorf("POST %s: %s %s", shown, resp.Status, body))
 	}
 }
 

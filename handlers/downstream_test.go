@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -112,4 +114,42 @@ func TestJobResult(t *testing.T) {
 	require.Equal(t, later, handlers.JobResult(job(1, `{"snoozes":3}`), later), "past MaxAttempts snoozes, it spends attempts")
 	noAfter := &handlers.RetryLaterError{Status: 409}
 	require.Equal(t, noAfter, handlers.JobResult(job(1, `{}`), noAfter), "no Retry-After: River's backoff")
+}
+
+// A downstream's redirect is retried, never followed and never taken for a
+// refusal: the landing host gets neither the POST nor its key and headers,
+// even from a client the caller configured to follow redirects, and the
+// error names the Location and the fix.
+func TestCallPostNeverFollowsARedirect(t *testing.T) {
+	t.Parallel()
+	var landed atomic.Int64
+	landing := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { landed.Add(1) }))
+	t.Cleanup(landing.Close)
+	for _, status := range []int{301, 302, 303, 307, 308} {
+		srv := httptest.NewServer(http.RedirectHandler(landing.URL+"/landing", status))
+		t.Cleanup(srv.Close)
+		for _, client := range []*http.Client{nil, {}} {
+			got, err := handlers.Call{URL: srv.URL + "/fulfill?api_key=s3cret", Key: "k", Header: http.Header{"X-Api-Key": {"k1"}}}.
+				Post(context.Background(), client)
+			require.Equal(t, status, got)
+			require.ErrorContains(t, err, "redirects are not followed")
+			require.ErrorContains(t, err, "Location "+landing.URL+"/landing")
+			require.NotContains(t, err.Error(), "s3cret")
+			require.False(t, handlers.IsPermanent(err), "a wrong URL is retried, not compensated for")
+			require.False(t, errors.As(err, new(*handlers.RefusedError)))
+		}
+	}
+	require.Zero(t, landed.Load())
+}
+
+// A failed call's error masks the URL's credentials (Go's client names the
+// URL, query and all) and still unwraps to the cause.
+func TestCallPostMasksTheURLInErrors(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.NotFoundHandler())
+	srv.Close()
+	_, err := handlers.Call{URL: srv.URL + "/fulfill?api_key=s3cret", Key: "k"}.Post(context.Background(), nil)
+	require.ErrorIs(t, err, syscall.ECONNREFUSED)
+	require.ErrorContains(t, err, "api_key=***")
+	require.NotContains(t, err.Error(), "s3cret")
 }

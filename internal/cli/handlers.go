@@ -10,6 +10,7 @@ import (
 	"github.com/hookinbox/hookinbox/config"
 	"github.com/hookinbox/hookinbox/handlers"
 	"github.com/hookinbox/hookinbox/handlers/destination"
+	"github.com/hookinbox/hookinbox/internal/outbound"
 )
 
 // buildRegistry registers the binary's handlers (ext) and the configured
@@ -23,7 +24,7 @@ func buildRegistry(cfg config.Config, pool *pgxpool.Pool, logger *slog.Logger, e
 		names[i] = s.Name
 	}
 	reg := handlers.NewRegistry(handlers.Config{Sources: sources, Logger: logger})
-	deps := Deps{Pool: pool, Logger: logger, HTTPClient: &http.Client{Timeout: cfg.Downstream.Timeout.Std()}, App: cfg.App, Config: cfg}
+	deps := Deps{Pool: pool, Logger: logger, HTTPClient: &http.Client{Timeout: cfg.Downstream.Timeout.Std(), CheckRedirect: outbound.CheckRedirect}, App: cfg.App, Config: cfg}
 	for _, register := range ext.Handlers {
 		if err := register(reg, deps); err != nil {
 			return nil, nil, err
