@@ -176,11 +176,11 @@ func deliveriesCmd(ctx context.Context, args []string, e env) error {
 			lastErr, _, _ = strings.Cut(*d.LastError, "\n")
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", d.ID, localTime(&d.ReceivedAt),
-			d.Source, d.EventType, d.Status, d.DeliveryID, lastErr)
+			printable(d.Source), printable(d.EventType), printable(d.Status), printable(d.DeliveryID), printable(lastErr))
 	}
 	tw.Flush()
 	if page.NextCursor != nil {
-		fmt.Fprintf(e.stdout, "more: hookinbox deliveries --cursor %s\n", *page.NextCursor)
+		fmt.Fprintf(e.stdout, "more: hookinbox deliveries --cursor %s\n", printable(*page.NextCursor))
 	}
 	return nil
 }
@@ -232,7 +232,7 @@ func replayCmd(ctx context.Context, args []string, e env) error {
 			return err
 		}
 		fmt.Fprintf(e.stdout, "bulk replay %d: %s, matched %d, enqueued %d, done %d\n",
-			progress.ID, progress.State, progress.Matched, progress.Enqueued, progress.Done)
+			progress.ID, printable(progress.State), progress.Matched, progress.Enqueued, progress.Done)
 		if !*wait || progress.State == "finished" && progress.Done >= progress.Enqueued {
 			return nil
 		}
@@ -287,13 +287,15 @@ func leadingID(args []string) (string, []string) {
 	return "", args
 }
 
+// printJSON prints the admin API's answer indented. The API's encoder
+// writes DEL and C1 controls inside strings raw, so even JSON output goes
+// through printableJSON, and stays JSON.
 func printJSON(e env, raw []byte) error {
 	var out bytes.Buffer
 	if err := json.Indent(&out, raw, "", "  "); err != nil {
-		_, err = e.stdout.Write(raw)
+		_, err = io.WriteString(e.stdout, printableText(string(raw)))
 		return err
 	}
-	out.WriteByte('\n')
-	_, err := out.WriteTo(e.stdout)
+	_, err := io.WriteString(e.stdout, printableJSON(out.String())+"\n")
 	return err
 }

@@ -16,15 +16,16 @@ import (
 // printDelivery prints one delivery for a person: a header block, the
 // headers, the payload (indented when it is JSON), its processing
 // attempts, the downstream keys its handlers derived and what each
-// destination got.
+// destination got. Every value in it came from a sender, a destination or
+// the database, so each is printed through printable (or printableText).
 func printDelivery(w io.Writer, raw []byte) error {
 	var d admin.DeliveryDetail
 	if err := json.Unmarshal(raw, &d); err != nil {
 		return fmt.Errorf("reading the delivery: %w", err)
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "delivery %d\t%s %s, %s\n", d.ID, d.Source, d.EventType, d.Status)
-	fmt.Fprintf(tw, "delivery id\t%s\n", d.DeliveryID)
+	fmt.Fprintf(tw, "delivery %d\t%s %s, %s\n", d.ID, printable(d.Source), printable(d.EventType), printable(d.Status))
+	fmt.Fprintf(tw, "delivery id\t%s\n", printable(d.DeliveryID))
 	fmt.Fprintf(tw, "received\t%s\n", localTime(&d.ReceivedAt))
 	if d.OccurredAt != nil {
 		fmt.Fprintf(tw, "occurred\t%s\n", localTime(d.OccurredAt))
@@ -33,12 +34,12 @@ func printDelivery(w io.Writer, raw []byte) error {
 		fmt.Fprintf(tw, "processed\t%s\n", localTime(d.ProcessedAt))
 	}
 	if d.ResourceKey != nil {
-		fmt.Fprintf(tw, "resource\t%s\n", *d.ResourceKey)
+		fmt.Fprintf(tw, "resource\t%s\n", printable(*d.ResourceKey))
 	}
-	fmt.Fprintf(tw, "origin\t%s\n", d.Origin)
-	fmt.Fprintf(tw, "size\t%d bytes, sha256 %s\n", d.Size, d.SHA256)
+	fmt.Fprintf(tw, "origin\t%s\n", printable(d.Origin))
+	fmt.Fprintf(tw, "size\t%d bytes, sha256 %s\n", d.Size, printable(d.SHA256))
 	if d.LastError != nil {
-		fmt.Fprintf(tw, "last error\t%s\n", *d.LastError)
+		fmt.Fprintf(tw, "last error\t%s\n", printableText(*d.LastError))
 	}
 	tw.Flush()
 
@@ -50,7 +51,7 @@ func printDelivery(w io.Writer, raw []byte) error {
 	sort.Strings(names)
 	for _, name := range names {
 		for _, v := range d.Headers[name] {
-			fmt.Fprintf(w, "  %s: %s\n", name, v)
+			fmt.Fprintf(w, "  %s: %s\n", printable(name), printable(v))
 		}
 	}
 
@@ -64,7 +65,9 @@ func printDelivery(w io.Writer, raw []byte) error {
 		payload.Reset()
 		payload.WriteString(d.Payload)
 	}
-	fmt.Fprintf(w, "  %s\n", strings.TrimRight(payload.String(), "\n"))
+	// json.Indent passes DEL and C1 controls inside strings through, and
+	// a payload that is not JSON is printed as it came.
+	fmt.Fprintf(w, "  %s\n", printableText(strings.TrimRight(payload.String(), "\n")))
 
 	fmt.Fprintln(w, "\nattempts")
 	if len(d.Attempts) == 0 {
@@ -74,7 +77,7 @@ func printDelivery(w io.Writer, raw []byte) error {
 		fmt.Fprintln(tw, "  JOB\tSTATE\tATTEMPT\tCREATED\tFINALIZED\tENQUEUED BY")
 		for _, a := range d.Attempts {
 			n, of := a.DeliveryAttempt()
-			fmt.Fprintf(tw, "  %d\t%s\t%d/%d\t%s\t%s\t%s\n", a.JobID, a.State, n, of,
+			fmt.Fprintf(tw, "  %d\t%s\t%d/%d\t%s\t%s\t%s\n", a.JobID, printable(a.State), n, of,
 				localTime(&a.CreatedAt), localTime(a.FinalizedAt), a.EnqueuedBy())
 			for _, raw := range a.Errors {
 				var e struct { // River's record of a failed attempt
@@ -83,7 +86,7 @@ func printDelivery(w io.Writer, raw []byte) error {
 				}
 				if json.Unmarshal(raw, &e) == nil {
 					msg, _, _ := strings.Cut(e.Error, "\n")
-					fmt.Fprintf(tw, "  \t  attempt %d: %s\n", a.AttemptsBefore+e.Attempt, msg)
+					fmt.Fprintf(tw, "  \t  attempt %d: %s\n", a.AttemptsBefore+e.Attempt, printable(msg))
 				}
 			}
 		}
@@ -102,9 +105,9 @@ func printDelivery(w io.Writer, raw []byte) error {
 				job = fmt.Sprint(*k.JobID)
 			}
 			if k.JobState != nil {
-				state = *k.JobState
+				state = printable(*k.JobState)
 			}
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", k.Handler, k.Step, k.Key, job, state)
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", printable(k.Handler), printable(k.Step), printable(k.Key), job, state)
 		}
 		tw.Flush()
 	}
@@ -120,7 +123,7 @@ func printDelivery(w io.Writer, raw []byte) error {
 		if sd.Stale {
 			stale = ", stale"
 		}
-		fmt.Fprintf(tw, "  %s\t%s%s\twebhook-id %s\n", sd.Destination, sd.State, stale, sd.Key)
+		fmt.Fprintf(tw, "  %s\t%s%s\twebhook-id %s\n", printable(sd.Destination), printable(sd.State), stale, printable(sd.Key))
 		for _, a := range sd.Attempts {
 			answer := "no answer"
 			if a.Status != nil {
@@ -134,7 +137,7 @@ func printDelivery(w io.Writer, raw []byte) error {
 				detail = *a.Response
 			}
 			msg, _, _ := strings.Cut(detail, "\n")
-			fmt.Fprintf(tw, "  \t  attempt %d\t%s  %s in %d ms  %s\n", a.Attempt, localTime(&a.AttemptedAt), answer, a.DurationMS, msg)
+			fmt.Fprintf(tw, "  \t  attempt %d\t%s  %s in %d ms  %s\n", a.Attempt, localTime(&a.AttemptedAt), answer, a.DurationMS, printable(msg))
 		}
 	}
 	return tw.Flush()

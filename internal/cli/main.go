@@ -93,7 +93,9 @@ func run(ctx context.Context, args []string, e env) int {
 	case errors.Is(err, errUsage):
 		return 2
 	default:
-		fmt.Fprintf(e.stderr, "hookinbox %s: %v\n", args[0], err)
+		// An error may quote a server's answer (the admin API's, a
+		// webhook endpoint's): escaped like any data from outside.
+		fmt.Fprintf(e.stderr, "hookinbox %s: %s\n", args[0], printableText(err.Error()))
 		return 1
 	}
 }

@@ -152,7 +152,8 @@ func sendCmd(ctx context.Context, args []string, e env) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "POST %s (delivery %s)\n%s\n%s\n", url, deliveryLabel(src.Provider, msg, body, respBody), resp.Status, bytes.TrimSpace(respBody))
+	fmt.Fprintf(e.stdout, "POST %s (delivery %s)\n%s\n%s\n", printable(url), printable(deliveryLabel(src.Provider, msg, body, respBody)),
+		printable(resp.Status), printableText(string(bytes.TrimSpace(respBody))))
 	if resp.StatusCode == http.StatusRequestEntityTooLarge {
 		return fmt.Errorf("the service answered %s (%s)", resp.Status, tooLarge)
 	}
