@@ -4,6 +4,7 @@ package ingest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -33,8 +34,11 @@ type Config struct {
 	Inbox *Inbox
 
 	// Ready reports whether the service can store deliveries (database
-	// reachable, schema migrated); /readyz answers 503 while it errs.
-	// Defaults to always ready.
+	// reachable, schema migrated); /readyz answers 503 while it errs. The
+	// listener may be public and a driver's error names the database's
+	// user, name and address, so the answer says only "starting" (an error
+	// wrapping ErrStarting) or "database unavailable"; the error itself
+	// goes to the log. Defaults to always ready.
 	Ready func(ctx context.Context) error
 
 	// Accepting reports whether deliveries may be stored: an error while
@@ -161,6 +165,8 @@ type Server struct {
 	batch   *batcher // nil: one transaction per request
 	rejects *rejectLog
 	lines   *loglimit.PerSecond // the stored deliveries' info lines
+
+	readyLines *loglimit.PerSecond // /readyz's lines about a database down
 }
 
 func NewServer(cfg Config) (*Server, error) {
@@ -169,8 +175,9 @@ func NewServer(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, sources: make(map[string]Source, len(cfg.Sources)), logger: cfg.Logger,
-		rejects: newRejectLog(cfg.Logger, cfg.RejectLogInterval),
-		lines:   loglimit.ForLogger(cfg.Logger, cfg.LogDeliveriesPerSecond)}
+		rejects:    newRejectLog(cfg.Logger, cfg.RejectLogInterval),
+		lines:      loglimit.ForLogger(cfg.Logger, cfg.LogDeliveriesPerSecond),
+		readyLines: loglimit.New(1)}
 	for _, src := range cfg.Sources {
 		src.volatile = verify.Volatile(src.Provider)
 		s.sources[src.Name] = src
@@ -213,12 +220,27 @@ func (s *Server) healthz(c *fiber.Ctx) error {
 	return c.JSON(fiber.Map{"status": "ok"})
 }
 
+// ErrStarting, wrapped in Config.Ready's error, means the process has not
+// finished starting (waiting for the database, migrating): /readyz then
+// says "starting", and nothing is logged, as the start logs its own tries.
+var ErrStarting = errors.New("starting")
+
 func (s *Server) readyz(c *fiber.Ctx) error {
 	ctx, cancel := context.WithTimeout(c.UserContext(), 2*time.Second)
 	defer cancel()
-	if err := s.cfg.Ready(ctx); err != nil {
-		c.Set(fiber.HeaderRetryAfter, retryAfterSeconds)
-		return c.Status(fiber.StatusServiceUnavailable).JSON(fiber.Map{"status": "unavailable", "reason": err.Error()})
+	err := s.cfg.Ready(ctx)
+	if err == nil {
+		return c.JSON(fiber.Map{"status": "ready"})
 	}
-	return c.JSON(fiber.Map{"status": "ready"})
+	c.Set(fiber.HeaderRetryAfter, retryAfterSeconds)
+	reason := "starting"
+	if !errors.Is(err, ErrStarting) {
+		reason = "database unavailable"
+		// Probes come every few seconds; while the database is down, one
+		// line a second at most says why.
+		if ok, held := s.readyLines.Allow(time.Now()); ok {
+			s.logger.Warn("not ready: database unavailable", "error", err, "suppressed_since_last", held)
+		}
+	}
+	return c.Status(fiber.StatusServiceUnavailable).JSON(fiber.Map{"status": "unavailable", "reason": reason})
 }

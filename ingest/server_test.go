@@ -5,10 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -20,6 +22,7 @@ import (
 
 	"github.com/hookinbox/hookinbox/ingest"
 	"github.com/hookinbox/hookinbox/internal/testdb"
+	"github.com/hookinbox/hookinbox/internal/testlog"
 	"github.com/hookinbox/hookinbox/jobs"
 	"github.com/hookinbox/hookinbox/verify"
 )
@@ -50,7 +53,8 @@ type setupOpts struct {
 	rejectEvery  time.Duration
 	linesPerSec  int
 	accepting    func() error
-	sources      []ingest.Source // besides github, stripe and billing
+	ready        func(ctx context.Context) error // defaults to pinging the pool
+	sources      []ingest.Source                 // besides github, stripe and billing
 }
 
 // modes are the two ways ingest commits: one transaction per request, and
@@ -83,6 +87,10 @@ func setupWith(t *testing.T, opts setupOpts) *testBundle {
 	}
 	river, err := jobs.NewClient(pool, jobs.ClientConfig{InsertOnly: true})
 	require.NoError(t, err)
+	ready := opts.ready
+	if ready == nil {
+		ready = func(ctx context.Context) error { return pool.Ping(ctx) }
+	}
 
 	srv, err := ingest.NewServer(ingest.Config{
 		Sources: append([]ingest.Source{
@@ -91,7 +99,7 @@ func setupWith(t *testing.T, opts setupOpts) *testBundle {
 			source(t, "billing", verify.ProviderStandard, standardSecret),
 		}, opts.sources...),
 		Inbox:        ingest.NewInbox(pool, river),
-		Ready:        func(ctx context.Context) error { return pool.Ping(ctx) },
+		Ready:        ready,
 		MaxBodyBytes: maxBody,
 		StoreTimeout: 3 * time.Second,
 		ReadTimeout:  opts.readTimeout,
@@ -204,16 +212,62 @@ func TestHealth(t *testing.T) {
 
 func TestReadyzWhenDatabaseUnreachable(t *testing.T) {
 	t.Parallel()
-	b := setupWith(t, setupOpts{pool: unreachablePool(t)})
+	logger, logs := testlog.New(t)
+	pool := unreachablePool(t)
+	b := setupWith(t, setupOpts{pool: pool, logger: logger})
 	resp, err := b.client.Get(b.baseURL + "/readyz")
 	require.NoError(t, err)
+	raw, err := io.ReadAll(resp.Body)
 	resp.Body.Close()
+	require.NoError(t, err)
 	require.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
+	require.Equal(t, "5", resp.Header.Get("Retry-After"))
+	require.JSONEq(t, `{"status":"unavailable","reason":"database unavailable"}`, string(raw))
+	// The listener is public: the driver's error, with the database's
+	// user, name and address, is for the log only.
+	port := strconv.Itoa(int(pool.Config().ConnConfig.Port))
+	for _, secret := range []string{"nobody", "none", port, "127.0.0.1"} {
+		require.NotContains(t, string(raw), secret)
+	}
+	require.Contains(t, logs.String(), "not ready: database unavailable")
+	require.Contains(t, logs.String(), "user=nobody database=none")
+	require.Contains(t, logs.String(), "127.0.0.1:"+port)
 
 	resp, err = b.client.Get(b.baseURL + "/healthz")
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode, "the process is up even when the database is not")
+}
+
+// While the process starts, /readyz says so, and leaves the log to the
+// start's own lines.
+func TestReadyzWhileStarting(t *testing.T) {
+	t.Parallel()
+	logger, logs := testlog.New(t)
+	var started atomic.Bool
+	b := setupWith(t, setupOpts{logger: logger, ready: func(ctx context.Context) error {
+		if !started.Load() {
+			return fmt.Errorf("%w: waiting for the database", ingest.ErrStarting)
+		}
+		return nil
+	}})
+	get := func() (int, string) {
+		resp, err := b.client.Get(b.baseURL + "/readyz")
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		raw, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		return resp.StatusCode, string(raw)
+	}
+	status, body := get()
+	require.Equal(t, http.StatusServiceUnavailable, status)
+	require.JSONEq(t, `{"status":"unavailable","reason":"starting"}`, body)
+	require.NotContains(t, logs.String(), "not ready")
+
+	started.Store(true)
+	status, body = get()
+	require.Equal(t, http.StatusOK, status)
+	require.JSONEq(t, `{"status":"ready"}`, body)
 }
 
 // unreachablePool points at a loopback port nothing listens on.

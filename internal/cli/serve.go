@@ -148,7 +148,7 @@ func serve(ctx context.Context, cfg config.Config, role string, migrate bool, e 
 		ObserveBatch: m.ObserveIngestBatch,
 		Ready: func(ctx context.Context) error {
 			if !ready.Load() {
-				return errors.New("starting: waiting for the database")
+				return fmt.Errorf("%w: waiting for the database", ingest.ErrStarting)
 			}
 			return db.pool.Ping(ctx)
 		},
