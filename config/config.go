@@ -15,6 +15,7 @@ import (
 	"os"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -235,6 +236,14 @@ type Admin struct {
 	// Pprof serves Go's profiler at /debug/pprof/ on the admin listener
 	// (behind the token). Defaults to false.
 	Pprof bool `yaml:"pprof"`
+
+	// Hosts are the names the admin listener answers to besides
+	// localhost, IP addresses and Listen's own host: the names operators
+	// and proxies reach it by ("hookinbox-admin", "*.internal.example").
+	// A request with another Host header gets 421, which is what stops a
+	// page on a rebinding DNS name from using a loopback listener. Env
+	// HOOKINBOX_ADMIN_HOSTS (comma-separated) overrides.
+	Hosts []string `yaml:"hosts"`
 }
 
 // GitHubAPI lets hookinbox ask GitHub about a source's webhook, to recover
@@ -399,6 +408,14 @@ func Parse(raw []byte, lookup func(string) (string, bool)) (Config, error) {
 	}
 	if v, ok := lookup("HOOKINBOX_ADMIN_TOKEN"); ok && v != "" {
 		cfg.Admin.Token = v
+	}
+	if v, ok := lookup("HOOKINBOX_ADMIN_HOSTS"); ok && v != "" {
+		cfg.Admin.Hosts = nil
+		for _, h := range strings.Split(v, ",") {
+			if h = strings.TrimSpace(h); h != "" {
+				cfg.Admin.Hosts = append(cfg.Admin.Hosts, h)
+			}
+		}
 	}
 	cfg = cfg.WithDefaults()
 	if err := cfg.validate(); err != nil {

@@ -186,6 +186,12 @@ func TestDeployConfig(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "json", cfg.Log.Format)
 	require.Equal(t, "0.0.0.0:8081", cfg.Admin.Listen)
+	require.Equal(t, []string{"hookinbox", "hookinbox-admin"}, cfg.Admin.Hosts, "the compose and Kubernetes service names")
+	env["HOOKINBOX_ADMIN_HOSTS"] = "hookinbox-admin, hookinbox-admin.ops.svc,"
+	cfg, err = Load(path, envOf(env))
+	require.NoError(t, err)
+	require.Equal(t, []string{"hookinbox-admin", "hookinbox-admin.ops.svc"}, cfg.Admin.Hosts)
+	delete(env, "HOOKINBOX_ADMIN_HOSTS")
 	require.Less(t, cfg.ShutdownTimeout.Std()+5*time.Second, 60*time.Second, "fits terminationGracePeriodSeconds")
 
 	delete(env, "STRIPE_WEBHOOK_SECRET")

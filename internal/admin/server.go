@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -80,6 +81,11 @@ type Config struct {
 	// /login, or a page loaded with Basic) lasts. Defaults to 12h.
 	SessionTTL time.Duration
 
+	// Hosts are the names, besides localhost, IP addresses and the host of
+	// Listen, that requests may carry in their Host header; others get 421
+	// (hosts.go says why). "*.example.com" allows every subdomain.
+	Hosts []string
+
 	// Logger defaults to a discard logger.
 	Logger *slog.Logger
 }
@@ -111,6 +117,11 @@ func (c Config) validate() error {
 	if c.Token == "" && !isLoopback(c.Listen) {
 		return ErrNoTokenOffLoopback
 	}
+	for i, h := range c.Hosts {
+		if err := checkHostName(h); err != nil {
+			return fmt.Errorf("admin.hosts[%d]: %q %w", i, h, err)
+		}
+	}
 	return nil
 }
 
@@ -137,6 +148,7 @@ type Server struct {
 	cancelBase context.CancelFunc
 	key        []byte // signs sessions and CSRF tokens (session.go)
 	scope      string // the token holders' idempotency scope
+	hosts      hostAllow
 }
 
 func NewServer(cfg Config) (*Server, error) {
@@ -144,7 +156,8 @@ func NewServer(cfg Config) (*Server, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, logger: cfg.Logger, key: sessionKey(cfg.Token), scope: tokenScope(cfg.Token)}
+	s := &Server{cfg: cfg, logger: cfg.Logger, key: sessionKey(cfg.Token), scope: tokenScope(cfg.Token),
+		hosts: newHostAllow(cfg.Listen, cfg.Hosts)}
 	s.base, s.cancelBase = context.WithCancel(context.Background())
 	s.app = fiber.New(fiber.Config{
 		AppName:               "hookinbox-admin",
@@ -154,7 +167,9 @@ func NewServer(cfg Config) (*Server, error) {
 		IdleTimeout:           120 * time.Second,
 		ErrorHandler:          s.errorHandler,
 	})
+	// /healthz says nothing a probe by service name should be refused.
 	s.app.Get("/healthz", func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "ok"}) })
+	s.app.Use(s.refuseForeignHost)
 	s.app.Get("/", func(c *fiber.Ctx) error { return c.Redirect("/console/", http.StatusSeeOther) })
 	s.app.Get("/login", s.loginPage)
 	s.app.Post("/login", s.login)
