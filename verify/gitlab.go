@@ -28,6 +28,8 @@ var gitLabFields = preset{
 	types:    []Field{{Header: gitLabEventHeader}},
 	occurred: []Field{{JSON: "object_attributes.updated_at"}},
 	Resource: "object_attributes.id",
+	// The secret token is the secret itself, sent with every request.
+	secretHeaders: []string{gitLabTokenHeader},
 }
 
 // gitLabSigning is the signing-token mode: Standard Webhooks' headers and

@@ -24,6 +24,9 @@ type preset struct {
 	// volatile are the top-level JSON fields the sender changes from one
 	// attempt of a delivery to the next (Volatile).
 	volatile []string
+	// secretHeaders carry a secret as it is, not a signature made with it
+	// (SecretHeaders).
+	secretHeaders []string
 }
 
 // Svix signs Standard Webhooks under its own header names; Clerk and Resend
@@ -131,6 +134,18 @@ func PresetResource(provider string) string {
 		return "resource.id"
 	}
 	return presets[provider].Resource
+}
+
+// SecretHeaders are the request headers in which provider's sender puts a
+// secret as it is (GitLab's X-Gitlab-Token, compared by equality) rather
+// than a signature made with it. Whoever reads a stored request could
+// send as the provider with them, so they must not be stored. Nil for
+// providers that only sign.
+func SecretHeaders(provider string) []string {
+	if provider == ProviderGitLab {
+		return gitLabFields.secretHeaders
+	}
+	return presets[provider].secretHeaders
 }
 
 // normalized fills the scheme's id, type and time from the alternatives,
