@@ -88,6 +88,7 @@ func (s *Server) receive(c *fiber.Ctx, src Source) (string, error) {
 	if err := checkHeaderValues(header); err != nil {
 		return "", err
 	}
+	src.redact(header)
 
 	ctx, cancel := context.WithTimeout(c.UserContext(), s.cfg.StoreTimeout)
 	defer cancel()

@@ -22,7 +22,16 @@ type Source struct {
 	Provider string
 	Verifier verify.Verifier
 
-	volatile []string // verify.Volatile(Provider), looked up once
+	// RedactHeaders are more request headers, matched case-insensitively,
+	// that are dropped once the request is verified and never stored:
+	// secrets a sender or a proxy adds. Authorization,
+	// Proxy-Authorization, Cookie and the provider's own secret headers
+	// (verify.SecretHeaders, e.g. GitLab's X-Gitlab-Token) are always
+	// dropped. Defaults to none.
+	RedactHeaders []string
+
+	volatile []string        // verify.Volatile(Provider), looked up once
+	redacted map[string]bool // lower-cased names of the headers never stored
 }
 
 // Config configures the ingest HTTP server.
@@ -152,6 +161,9 @@ func (c Config) validate() error {
 		if s.Verifier == nil {
 			return fmt.Errorf("ingest: source %q has no verifier", s.Name)
 		}
+		if err := CheckRedactHeaders(s.RedactHeaders); err != nil {
+			return fmt.Errorf("ingest: source %q: RedactHeaders%w", s.Name, err)
+		}
 	}
 	return nil
 }
@@ -180,6 +192,7 @@ func NewServer(cfg Config) (*Server, error) {
 		readyLines: loglimit.New(1)}
 	for _, src := range cfg.Sources {
 		src.volatile = verify.Volatile(src.Provider)
+		src.redacted = redactedHeaders(src.Provider, src.RedactHeaders)
 		s.sources[src.Name] = src
 	}
 	s.app = fiber.New(fiber.Config{
