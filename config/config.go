@@ -21,6 +21,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/hookinbox/hookinbox/handlers"
+	"github.com/hookinbox/hookinbox/ingest"
 	"github.com/hookinbox/hookinbox/internal/reconcile"
 	"github.com/hookinbox/hookinbox/internal/redeliver"
 	"github.com/hookinbox/hookinbox/verify"
@@ -347,6 +348,15 @@ type Source struct {
 	// AllowShortRetention accepts a retention below ReplayHorizon, and with
 	// it that a late retry of a deleted delivery is processed as new.
 	AllowShortRetention bool `yaml:"allow_short_retention"`
+
+	// RedactHeaders are request headers that verification may read but
+	// that are never stored, nor shown in the admin API, the console or
+	// the CLI: secrets a sender or a proxy in front of hookinbox adds
+	// (an API key, a shared token). Header names, matched
+	// case-insensitively. Authorization, Proxy-Authorization, Cookie and
+	// the provider's own secret headers (gitlab's X-Gitlab-Token) are
+	// always dropped. Defaults to none.
+	RedactHeaders []string `yaml:"redact_headers"`
 }
 
 var sourceName = regexp.MustCompile(`^[a-z0-9-]{1,64}$`)
@@ -656,6 +666,9 @@ func (c Config) validate() error {
 			if err := s.ReconcileConfig().Validate(); err != nil {
 				return fmt.Errorf("%s.%w", key, err)
 			}
+		}
+		if err := ingest.CheckRedactHeaders(s.RedactHeaders); err != nil {
+			return fmt.Errorf("%s.redact_headers%w", key, err)
 		}
 		if err := checkURL(s.ForwardURL); err != nil {
 			return fmt.Errorf("%s.forward_url: %w", key, err)

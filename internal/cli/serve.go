@@ -68,7 +68,7 @@ func serve(ctx context.Context, cfg config.Config, role string, migrate bool, e 
 		if err != nil {
 			return err
 		}
-		sources = append(sources, ingest.Source{Name: s.Name, Provider: s.Provider, Verifier: v})
+		sources = append(sources, ingest.Source{Name: s.Name, Provider: s.Provider, Verifier: v, RedactHeaders: s.RedactHeaders})
 		names = append(names, s.Name)
 	}
 	if len(sources) == 0 {
