@@ -196,7 +196,8 @@ func sameStoredEvent(ctx context.Context, tx pgx.Tx, id int64, stored []byte, d 
 }
 
 // storedHeaders drops credentials that a proxy in front of us may have
-// added; the rest is kept for audit and re-verification.
+// added, on every path into the inbox; the rest is kept for audit. A
+// source's secret headers are dropped earlier, on receipt (Source.redact).
 func storedHeaders(h http.Header) http.Header {
 	out := make(http.Header, len(h))
 	for k, v := range h {
