@@ -139,6 +139,12 @@ type Config struct {
 	// due). A busy sender, or one told of a new send in this process,
 	// looks every ActivePollInterval. Defaults to DefaultPollInterval.
 	PollInterval time.Duration
+
+	// SeenEvery is how often a started Service records that its process
+	// has its destinations; a destination not recorded for
+	// SeenLiveFactor × SeenEvery is configured on no running process
+	// (known.go). Defaults to DefaultSeenEvery.
+	SeenEvery time.Duration
 }
 
 const (

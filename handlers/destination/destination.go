@@ -94,6 +94,9 @@ func Register(r *handlers.Registry, cfg Config) (*Service, error) {
 	if cfg.PollInterval == 0 {
 		cfg.PollInterval = DefaultPollInterval
 	}
+	if cfg.SeenEvery == 0 {
+		cfg.SeenEvery = DefaultSeenEvery
+	}
 	s := &Service{cfg: cfg, dests: map[string]*dest{}, targets: map[string][]target{}, logger: cfg.Logger}
 	for _, d := range cfg.Destinations {
 		d = d.WithDefaults()

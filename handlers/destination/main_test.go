@@ -48,6 +48,9 @@ type setupOpts struct {
 	pool    *pgxpool.Pool                    // a replica shares the first's database
 	recv    *receiver.Receiver               // and its receiver
 	noStart bool
+	noApp   bool                // the process does not have destination "app" (nor the route to it)
+	routes  []destination.Route // more routes
+	seen    time.Duration       // Config.SeenEvery
 }
 
 func setup(t *testing.T) *bundle { return setupWith(t, setupOpts{}) }
@@ -77,12 +80,16 @@ func setupWith(t *testing.T, opts setupOpts) *bundle {
 	reg := handlers.NewRegistry(handlers.Config{Logger: logger, Sources: []handlers.Source{
 		{Name: "billing", Provider: "standard"}, {Name: "github", Provider: "github"},
 	}})
+	dests, routes := append([]destination.Destination{d}, opts.extra...), append([]destination.Route{route}, opts.routes...)
+	if opts.noApp {
+		dests, routes = opts.extra, opts.routes
+	}
 	var err error
 	b.svc, err = destination.Register(reg, destination.Config{
-		Destinations: append([]destination.Destination{d}, opts.extra...), Routes: []destination.Route{route},
+		Destinations: dests, Routes: routes,
 		Sources: []string{"billing", "github"}, Pool: b.pool, Logger: logger,
 		Observe:      func(string, string, time.Duration) { b.observed.Add(1) },
-		PollInterval: 50 * time.Millisecond,
+		PollInterval: 50 * time.Millisecond, SeenEvery: opts.seen,
 	})
 	require.NoError(t, err)
 	b.client, err = jobs.NewClient(b.pool, jobs.ClientConfig{

@@ -47,7 +47,9 @@ type Status struct {
 	Counts              map[string]int64 `json:"counts"` // sends by state: succeeded, failed, skipped, pending, waiting
 }
 
-// Statuses returns every configured destination's health.
+// Statuses returns every configured destination's health, then the
+// destinations this process does not have that still have unfinished
+// sends (StateElsewhere, StateUnknown).
 func (s *Service) Statuses(ctx context.Context) ([]Status, error) {
 	names := s.Names()
 	for _, name := range names {
@@ -103,7 +105,11 @@ func (s *Service) Statuses(ctx context.Context) ([]Status, error) {
 	}); err != nil {
 		return nil, err
 	}
-	return out, nil
+	others, err := s.others(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return append(out, others...), nil
 }
 
 // SetPausedTx pauses or resumes a destination in tx. A paused destination

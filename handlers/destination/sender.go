@@ -10,12 +10,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-
-	"github.com/hookinbox/hookinbox/internal/pgnamed"
 )
-
-//go:embed sql/sends_abandon.sql
-var sendsAbandonSQL string
 
 const (
 	// flushWindow is how long a finished request's outcome may wait to
@@ -50,7 +45,7 @@ func (s *Service) Start(ctx context.Context) error {
 	if s.run.cancel != nil {
 		return errors.New("destination: already started")
 	}
-	if err := s.abandonUnconfigured(ctx); err != nil {
+	if err := s.sayKnown(ctx); err != nil {
 		return err
 	}
 	stopCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
@@ -65,6 +60,11 @@ func (s *Service) Start(ctx context.Context) error {
 			sn.run(stopCtx, reqCtx)
 		}()
 	}
+	s.run.running.Add(1)
+	go func() {
+		defer s.run.running.Done()
+		s.sayKnownEvery(stopCtx, s.cfg.SeenEvery)
+	}()
 	return nil
 }
 
@@ -107,20 +107,6 @@ func (s *Service) hint(destination string) {
 			}
 		}
 	}
-}
-
-// abandonUnconfigured fails the unfinished sends of destinations no longer
-// configured.
-func (s *Service) abandonUnconfigured(ctx context.Context) error {
-	tag, err := s.cfg.Pool.Exec(ctx, sendsAbandonSQL, pgnamed.Args{"destinations": s.Names()})
-	if err != nil {
-		return fmt.Errorf("destination: fail sends of removed destinations: %w", err)
-	}
-	if n := tag.RowsAffected(); n > 0 {
-		s.logger.Error("destination: sends of destinations no longer configured failed; configure the destination again and retry them",
-			"sends", n)
-	}
-	return nil
 }
 
 // sender makes one destination's sends from this process.

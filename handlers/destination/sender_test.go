@@ -72,25 +72,3 @@ func TestStopLeavesACutRequestToTheNextSender(t *testing.T) {
 		require.Equal(t, key, r.WebhookID)
 	}
 }
-
-// A destination no longer configured: its unfinished sends fail for good
-// at Start, visibly, and its resources' turns are freed, so the same
-// destination configured again starts its ordered sends afresh.
-func TestRemovedDestinationsSendsFailAndFreeTheirTurns(t *testing.T) {
-	t.Parallel()
-	b := setupWith(t, setupOpts{noStart: true})
-	ctx := context.Background()
-	_, err := b.pool.Exec(ctx, `
-		INSERT INTO destination_send (destination, source, delivery_id, inbox_id, event_type, key, ordered, skip_stale,
-		                              resource_key, event_at, event_received_at, at_is_receipt, state, next_attempt_at)
-		VALUES ('old', 'billing', 'gone_1', 1, 'invoice.paid', 'hkb_gone_1', true, false, 'inv_9', now(), now(), false, 'pending', now()),
-		       ('old', 'billing', 'gone_2', 2, 'invoice.paid', 'hkb_gone_2', true, false, 'inv_9', now(), now(), false, 'waiting', NULL)`)
-	require.NoError(t, err)
-	_, err = b.pool.Exec(ctx, `INSERT INTO destination_resource (destination, source, resource_key, busy) VALUES ('old', 'billing', 'inv_9', true)`)
-	require.NoError(t, err)
-
-	b.start(t)
-	require.Equal(t, 2, b.count(t, `SELECT count(*) FROM destination_send
-		WHERE destination = 'old' AND state = 'failed' AND last_error = 'destination old is no longer configured'`))
-	require.Zero(t, b.count(t, `SELECT count(*) FROM destination_resource WHERE destination = 'old' AND busy`))
-}

@@ -133,7 +133,8 @@ func (s *Server) consoleBulkStart() fiber.Handler {
 	})
 }
 
-// consoleDestination is the Overview's pause, resume and retry buttons:
+// consoleDestination is the Overview's pause, resume, retry and abandon
+// buttons:
 // POST /admin/destinations/{name}/{action}.
 func (s *Server) consoleDestination() fiber.Handler {
 	back := func([]byte) (string, error) { return "/console/#destinations", nil }
@@ -145,6 +146,7 @@ func (s *Server) consoleDestination() fiber.Handler {
 			body, err := json.Marshal(retryRequest{Status: "failed", Since: formField(c, "since")})
 			return apiCall{body: body}, err
 		}, back),
+		"abandon": s.consoleAction("destination_abandon", s.abandonDestination, noBody, back),
 	}
 	return func(c *fiber.Ctx) error {
 		action, ok := actions[c.Params("action")]

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -79,6 +80,29 @@ func (s *Server) retryDestination(c *fiber.Ctx) error {
 		return destinationError(name, err)
 	}
 	return c.Status(http.StatusAccepted).JSON(fiber.Map{"name": name, "retried": n, "max": destination.MaxRetry})
+}
+
+// abandonDestination is POST /admin/destinations/{name}/abandon: an
+// operator fails the unfinished sends of a destination that no running
+// process has any more (state unknown), freeing its deliveries for
+// retention. A destination some running process has is refused: its sends
+// are that process's to make.
+func (s *Server) abandonDestination(c *fiber.Ctx) error {
+	name := strings.Clone(c.Params("name")) // c.Params points into a reused buffer
+	if s.cfg.Destinations == nil {
+		return errNotFound(fmt.Sprintf("no destination named %q has unfinished sends", name))
+	}
+	n, err := s.cfg.Destinations.AbandonTx(c.UserContext(), tx(c), name)
+	switch {
+	case errors.Is(err, destination.ErrConfigured):
+		return &apiError{http.StatusConflict, CodeDestinationConfigured, fmt.Sprintf(
+			"destination %q is configured on a running process, which sends its sends; remove it from every config first", name)}
+	case errors.Is(err, destination.ErrNoSends):
+		return errNotFound(fmt.Sprintf("no destination named %q has unfinished sends", name))
+	case err != nil:
+		return err
+	}
+	return c.JSON(fiber.Map{"name": name, "failed": n})
 }
 
 func (s *Server) destinationName(c *fiber.Ctx) (string, error) {

@@ -9,18 +9,19 @@ import (
 
 // Error codes of the admin API.
 const (
-	CodeUnauthorized         = "unauthorized"
-	CodeNotFound             = "not_found"
-	CodeBadRequest           = "bad_request"
-	CodeCrossSite            = "cross_site_request"
-	CodeUnsupportedMediaType = "unsupported_media_type"
-	CodeInvalidIdempotency   = "invalid_idempotency_key"
-	CodeIdempotencyKeyReused = "idempotency_key_reused"
-	CodeRequestInProgress    = "request_in_progress"
-	CodeNotConfigured        = "not_configured"
-	CodeUpstream             = "upstream_error"
-	CodeUnavailable          = "unavailable"
-	CodeInternal             = "internal_error"
+	CodeUnauthorized          = "unauthorized"
+	CodeNotFound              = "not_found"
+	CodeBadRequest            = "bad_request"
+	CodeCrossSite             = "cross_site_request"
+	CodeUnsupportedMediaType  = "unsupported_media_type"
+	CodeInvalidIdempotency    = "invalid_idempotency_key"
+	CodeIdempotencyKeyReused  = "idempotency_key_reused"
+	CodeRequestInProgress     = "request_in_progress"
+	CodeNotConfigured         = "not_configured"
+	CodeDestinationConfigured = "destination_configured"
+	CodeUpstream              = "upstream_error"
+	CodeUnavailable           = "unavailable"
+	CodeInternal              = "internal_error"
 )
 
 // apiError is an error with the status and code it is answered with.

@@ -193,6 +193,7 @@ func NewServer(cfg Config) (*Server, error) {
 	s.app.Post("/admin/destinations/:name/pause", s.mutation("destination_pause", s.setPaused(true)))
 	s.app.Post("/admin/destinations/:name/resume", s.mutation("destination_resume", s.setPaused(false)))
 	s.app.Post("/admin/destinations/:name/retry", requireJSON, s.mutation("destination_retry", s.retryDestination))
+	s.app.Post("/admin/destinations/:name/abandon", s.mutation("destination_abandon", s.abandonDestination))
 	s.app.Post("/admin/sources/:name/redeliver", s.mutation("github_redeliver", s.recover(cfg.Redeliver, "github")))
 	s.app.Post("/admin/sources/:name/reconcile", s.mutation("stripe_reconcile", s.recover(cfg.Reconcile, "stripe")))
 	if cfg.Metrics != nil {

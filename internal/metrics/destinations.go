@@ -16,6 +16,9 @@ var (
 		"1 while a destination's circuit breaker is open (only probes are sent), else 0.", []string{"destination"}, nil)
 	destinationPausedDesc = prometheus.NewDesc("hookinbox_destination_paused",
 		"1 while an operator has paused a destination, else 0.", []string{"destination"}, nil)
+	destinationUnknownDesc = prometheus.NewDesc("hookinbox_destination_unknown",
+		"1 while a destination with unfinished sends is configured on no running process (its sends wait for one, or for an operator), else 0.",
+		[]string{"destination"}, nil)
 )
 
 // ObserveDestination records one request to a destination: its outcome
@@ -39,6 +42,7 @@ func (c *destinationCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- destinationPendingDesc
 	ch <- destinationOpenDesc
 	ch <- destinationPausedDesc
+	ch <- destinationUnknownDesc
 }
 
 func (c *destinationCollector) Collect(ch chan<- prometheus.Metric) {
@@ -53,6 +57,7 @@ func (c *destinationCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(destinationPendingDesc, prometheus.GaugeValue, float64(st.Pending), st.Name)
 		ch <- prometheus.MustNewConstMetric(destinationOpenDesc, prometheus.GaugeValue, boolValue(st.State == "open"), st.Name)
 		ch <- prometheus.MustNewConstMetric(destinationPausedDesc, prometheus.GaugeValue, boolValue(st.State == "paused"), st.Name)
+		ch <- prometheus.MustNewConstMetric(destinationUnknownDesc, prometheus.GaugeValue, boolValue(st.State == destination.StateUnknown), st.Name)
 	}
 }
 
