@@ -1,0 +1,87 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+)
+
+// baseline runs every test the mutations name once, unmutated, one go test
+// per package with the mutations' regexes joined. Every test must pass:
+// a test that always fails would "kill" any mutation. It also finds the
+// mutations whose regex matches no test, a table rotting as tests are
+// renamed.
+func baseline(ctx context.Context, dir, module string, ms []Mutation, timeout time.Duration) (*testRun, error) {
+	byPkg := map[string][]string{}
+	for _, m := range ms {
+		for _, p := range m.Pkgs {
+			byPkg[p] = append(byPkg[p], "(?:"+m.Run+")")
+		}
+	}
+	pkgs := make([]string, 0, len(byPkg))
+	for p := range byPkg {
+		pkgs = append(pkgs, p)
+	}
+	sort.Strings(pkgs)
+	all := &testRun{results: map[string]string{}}
+	var errs []error
+	for _, p := range pkgs {
+		r := goTest(ctx, dir, strings.Join(dedupe(byPkg[p]), "|"), []string{p}, timeout)
+		fmt.Printf("baseline %-28s %3d tests  %s\n", p, len(r.results), round(r.elapsed))
+		if _, err := r.verdict(); err != nil || len(r.failed()) > 0 || len(r.pkgFailed) > 0 {
+			errs = append(errs, fmt.Errorf("baseline %s fails unmutated: %v %v %v", p, r.failed(), r.pkgFailed, err))
+		}
+		for k, v := range r.results {
+			all.results[k] = v
+		}
+	}
+	for _, m := range ms {
+		if len(matched(all, module, m)) == 0 {
+			errs = append(errs, fmt.Errorf("mutation %s: -run %q matches no test in %v", m.Name, m.Run, m.Pkgs))
+		}
+	}
+	return all, errors.Join(errs...)
+}
+
+// matched lists the baseline's top-level tests that m's run selects.
+func matched(b *testRun, module string, m Mutation) []string {
+	re := regexp.MustCompile(m.Run)
+	var out []string
+	for _, p := range m.Pkgs {
+		ip := importPath(module, p)
+		for k := range b.results {
+			pkg, test, _ := strings.Cut(k, " ")
+			if pkg == ip && re.MatchString(test) {
+				out = append(out, k)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// importPath turns "./ingest" into the package's import path.
+func importPath(module, pkg string) string {
+	rel := strings.TrimPrefix(strings.TrimPrefix(pkg, "."), "/")
+	if rel == "" {
+		return module
+	}
+	return module + "/" + rel
+}
+
+func dedupe(ss []string) []string {
+	sort.Strings(ss)
+	out := ss[:0]
+	for i, s := range ss {
+		if i == 0 || s != ss[i-1] {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func round(d time.Duration) time.Duration { return d.Round(100 * time.Millisecond) }

@@ -1,0 +1,153 @@
+// Command hookinbox-mutate checks that the tests defend the promises the
+// README makes. Each mutation in its table (mutations.go) breaks one
+// promise in a scratch copy of the tree; the tests mapped to it must then
+// fail. It prints a table of what was killed and what survived, and exits
+// 1 if a mutation survived or no longer applies. docs/guarantees.md lists
+// the promises, their tests and their mutations.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"time"
+)
+
+type options struct {
+	run     string
+	list    bool
+	keep    bool
+	verbose bool
+	dir     string
+	timeout time.Duration
+}
+
+func main() {
+	var o options
+	flag.StringVar(&o.run, "run", "", "run only the mutations whose name matches this regex")
+	flag.BoolVar(&o.list, "list", false, "print the table and whether each mutation applies, without running tests")
+	flag.BoolVar(&o.keep, "keep", false, "keep the scratch copy after the run")
+	flag.BoolVar(&o.verbose, "v", false, "show the test output of survivors")
+	flag.StringVar(&o.dir, "dir", filepath.Join(os.TempDir(), "hookinbox-mutate"), "the scratch copy's directory")
+	flag.DurationVar(&o.timeout, "timeout", 10*time.Minute, "go test -timeout for each run")
+	flag.Parse()
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code, err := run(ctx, o)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "hookinbox-mutate:", err)
+	}
+	os.Exit(code)
+}
+
+func run(ctx context.Context, o options) (int, error) {
+	root, module, err := moduleRoot()
+	if err != nil {
+		return 2, err
+	}
+	if err := validate(mutations); err != nil {
+		return 2, err
+	}
+	ms, err := selectMutations(mutations, o.run)
+	if err != nil {
+		return 2, err
+	}
+	// Every anchor is checked before anything runs, so a table that no
+	// longer matches the code fails in seconds, naming each mutation.
+	var anchorErrs []error
+	for _, m := range ms {
+		if err := m.check(root); err != nil {
+			anchorErrs = append(anchorErrs, err)
+		}
+	}
+	if o.list {
+		printList(os.Stdout, ms, root)
+		if len(anchorErrs) > 0 {
+			return 2, errors.Join(anchorErrs...)
+		}
+		return 0, nil
+	}
+	if len(anchorErrs) > 0 {
+		return 2, errors.Join(anchorErrs...)
+	}
+	return runAll(ctx, o, root, module, ms)
+}
+
+func runAll(ctx context.Context, o options, root, module string, ms []Mutation) (int, error) {
+	start := time.Now()
+	s, err := newScratch(root, o.dir)
+	if err != nil {
+		return 2, err
+	}
+	defer s.close(o.keep)
+	fmt.Printf("scratch copy %s (%s)\n", s.dir, round(time.Since(start)))
+	if _, err := baseline(ctx, s.dir, module, ms, o.timeout); err != nil {
+		return 2, err
+	}
+	results := make([]result, 0, len(ms))
+	for _, m := range ms {
+		if ctx.Err() != nil {
+			return 2, ctx.Err()
+		}
+		r := runOne(ctx, s, m, o.timeout)
+		fmt.Println(r.line())
+		if o.verbose && r.outcome == outcomeSurvived && r.run != nil {
+			r.run.writeOutput(os.Stdout, r.run.with("pass"))
+		}
+		results = append(results, r)
+	}
+	fmt.Println()
+	printTable(os.Stdout, results)
+	fmt.Printf("\ntotal %s\n", round(time.Since(start)))
+	return summary(results), nil
+}
+
+// moduleRoot finds go.mod from the working directory up, and the module's
+// path.
+func moduleRoot() (string, string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", "", err
+	}
+	for {
+		b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+		if err == nil {
+			for _, line := range strings.Split(string(b), "\n") {
+				if mod, ok := strings.CutPrefix(strings.TrimSpace(line), "module "); ok {
+					return dir, strings.TrimSpace(mod), nil
+				}
+			}
+			return "", "", fmt.Errorf("%s/go.mod names no module", dir)
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", "", errors.New("no go.mod here or above: run from inside the module")
+		}
+		dir = parent
+	}
+}
+
+func selectMutations(ms []Mutation, pattern string) ([]Mutation, error) {
+	re, err := regexp.Compile(pattern)
+	if err != nil {
+		return nil, fmt.Errorf("-run: %w", err)
+	}
+	var out []Mutation
+	for _, m := range ms {
+		if re.MatchString(m.Name) {
+			out = append(out, m)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("-run %q selects no mutation", pattern)
+	}
+	return out, nil
+}

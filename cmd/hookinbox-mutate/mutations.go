@@ -1,0 +1,415 @@
+package main
+
+// The promises, as docs/guarantees.md names its rows.
+const (
+	promiseAcked       = "Nothing acknowledged is lost"
+	promiseDuplicate   = "A duplicate creates nothing"
+	promiseBadInput    = "Bad input changes nothing"
+	promiseRowAndJob   = "The inbox row and its job commit together"
+	promiseCompletion  = "Effects commit with the job's completion"
+	promiseKeys        = "Derived keys are stable across retries and replays"
+	promiseCompensate  = "A compensation runs once"
+	promiseOrder       = "Per-resource order"
+	promiseIdempotency = "The Idempotency-Key contract"
+	promiseCrossSite   = "The admin listener refuses cross-site requests and foreign Host names"
+	promiseSignature   = "Only signed, fresh deliveries are accepted"
+	promiseSendOnce    = "One send per delivery and destination"
+	promiseRedirect    = "A redirect is never followed"
+	promiseRetention   = "Retention never deletes unfinished work"
+	promiseRescue      = "Work stranded by a crash resumes within minutes"
+)
+
+// rowAndJobTests hold the inbox transaction open after RecordTx and
+// RecordManyTx, then roll it back or commit it, and look at both tables.
+// Other ingest tests fail under a job insert of its own too, but only
+// because the second connection it takes exhausts their pool: that
+// defends nothing.
+const rowAndJobTests = "^TestRecordTx(RollsBack|Commits)RowAndJobTogether$"
+
+// mutations is the table. Each anchor is chosen where the promise is
+// decided (a constraint, a guard, a comparison), so that the mutation
+// breaks the promise and nothing else, and each test set is the few tests
+// that should notice, to keep the whole run within CI's budget.
+var mutations = []Mutation{
+	{
+		Name:    "ingest-always-503",
+		Promise: promiseAcked,
+		File:    "ingest/receive.go",
+		Edits: []Edit{{
+			Find:    "if err := s.cfg.Accepting(); err != nil {",
+			Replace: "if err := s.cfg.Accepting(); err != nil || true {",
+		}},
+		Pkgs: []string{"./drills"},
+		Run:  "^TestCrashDuringLoad$",
+	},
+	{
+		Name:    "unavailable-answered-2xx",
+		Promise: promiseAcked,
+		File:    "ingest/errors.go",
+		Edits: []Edit{{
+			Find: `		// stored, so ask the provider to retry. Never a 2xx.
+		return http.StatusServiceUnavailable, CodeUnavailable`,
+			Replace: `		// stored, so ask the provider to retry. Never a 2xx.
+		return http.StatusAccepted, CodeUnavailable`,
+		}},
+		Pkgs: []string{"./ingest"},
+		Run:  "^TestReceiveDatabaseUnreachableIs503$",
+	},
+	{
+		Name:    "ingest-lookup-before-insert",
+		Promise: promiseDuplicate,
+		File:    "ingest/sql/inbox_insert.sql",
+		Edits: []Edit{{
+			Find: `    VALUES (@source, @delivery_id, @event_type, @occurred_at, @headers, @payload, @payload_sha256, @origin)
+    ON CONFLICT (source, delivery_id) DO NOTHING`,
+			Replace: `    SELECT @source, @delivery_id, @event_type, @occurred_at, @headers, @payload, @payload_sha256, @origin
+    WHERE NOT EXISTS (SELECT 1 FROM inbox WHERE source = @source AND delivery_id = @delivery_id)`,
+		}},
+		Pkgs: []string{"./ingest"},
+		Run:  "^TestReceiveConcurrentDuplicatesYieldOneRowAndOneJob$",
+	},
+	{
+		Name:    "ingest-batch-conflict-unhandled",
+		Promise: promiseDuplicate,
+		File:    "ingest/sql/inbox_insert_many.sql",
+		Edits: []Edit{{
+			Find:    "    ON CONFLICT (source, delivery_id) DO NOTHING\n",
+			Replace: "",
+		}},
+		Pkgs: []string{"./ingest"},
+		Run:  "^TestRecordManyTxOutcomes$",
+	},
+	{
+		Name:    "unsigned-request-stored",
+		Promise: promiseBadInput,
+		File:    "ingest/receive.go",
+		Edits: []Edit{{
+			Find: `		verify.Request{Body: body, Header: header, RawQuery: string(c.Request().URI().QueryString())})
+	if err != nil {`,
+			Replace: `		verify.Request{Body: body, Header: header, RawQuery: string(c.Request().URI().QueryString())})
+	if err != nil && !errors.Is(err, verify.ErrInvalidSignature) {`,
+		}},
+		Pkgs: []string{"./ingest"},
+		Run:  "^TestReceiveRejectsAndWritesNothing$",
+	},
+	{
+		Name:    "ingest-job-own-transaction",
+		Promise: promiseRowAndJob,
+		File:    "ingest/inbox.go",
+		Edits: []Edit{{
+			Find: `		res, err := in.jobs.InsertTx(ctx, tx, jobs.ProcessDeliveryArgs{InboxID: id}, nil)
+		if err != nil {`,
+			Replace: `		own, err := in.pool.Begin(ctx)
+		if err != nil {
+			return Recorded{}, err
+		}
+		defer own.Rollback(ctx)
+		res, err := in.jobs.InsertTx(ctx, own, jobs.ProcessDeliveryArgs{InboxID: id}, nil)
+		if err == nil {
+			err = own.Commit(ctx)
+		}
+		if err != nil {`,
+		}},
+		Pkgs: []string{"./ingest"},
+		Run:  rowAndJobTests,
+	},
+	{
+		Name:    "ingest-batch-jobs-own-transaction",
+		Promise: promiseRowAndJob,
+		File:    "ingest/batch.go",
+		Edits: []Edit{{
+			Find: `		res, err := in.jobs.InsertManyTx(ctx, tx, params)
+		if err != nil {`,
+			Replace: `		own, err := in.pool.Begin(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		defer own.Rollback(ctx)
+		res, err := in.jobs.InsertManyTx(ctx, own, params)
+		if err == nil {
+			err = own.Commit(ctx)
+		}
+		if err != nil {`,
+		}},
+		Pkgs: []string{"./ingest"},
+		Run:  rowAndJobTests,
+	},
+	{
+		Name:    "completion-ignores-attempt",
+		Promise: promiseCompletion,
+		File:    "jobs/sql/processing_complete.sql",
+		Edits: []Edit{{
+			Find:    "WHERE j.id = k.id AND j.state = 'running' AND j.attempt = k.attempt",
+			Replace: "WHERE j.id = k.id",
+		}},
+		Pkgs: []string{"./handlers"},
+		Run:  "^TestStaleRunAloneDoesNotCompleteTheLiveAttempt$",
+	},
+	{
+		Name:    "failed-run-overrides-replay",
+		Promise: promiseCompletion,
+		File:    "jobs/sql/inbox_mark_error.sql",
+		Edits: []Edit{{
+			Find:    "AND (processed_at IS NULL OR processed_at < @attempt_started_at)",
+			Replace: "AND (processed_at IS NULL OR processed_at < @attempt_started_at OR TRUE)",
+		}},
+		Pkgs: []string{"./handlers"},
+		Run:  "^TestFailedRunDoesNotUndoAConcurrentReplaysOutcome$",
+	},
+	{
+		Name:    "derived-key-includes-time",
+		Promise: promiseKeys,
+		File:    "handlers/keys.go",
+		Edits: []Edit{{
+			Find:    "\t\"encoding/hex\"\n)",
+			Replace: "\t\"encoding/hex\"\n\t\"time\"\n)",
+		}, {
+			Find:    "return hashKey(nil, source, deliveryID, handler, step)",
+			Replace: "return hashKey(nil, source, deliveryID, handler, step, time.Now().String())",
+		}},
+		Pkgs: []string{"./handlers"},
+		Run:  "^TestDeriveKey$",
+	},
+	{
+		Name:    "refund-key-per-attempt",
+		Promise: promiseCompensate,
+		File:    "handlers/stripe_saga.go",
+		Edits: []Edit{{
+			Find:    "Call{URL: url, Key: a.Key,",
+			Replace: "Call{URL: url, Key: fmt.Sprint(a.Key, job.Attempt),",
+		}},
+		Pkgs: []string{"./handlers"},
+		Run:  "^TestSagaRefusalCompensatesExactlyOnce$",
+	},
+	{
+		Name:    "resource-lock-per-delivery",
+		Promise: promiseOrder,
+		File:    "handlers/pipeline.go",
+		Edits: []Edit{{
+			Find:    `return fmt.Sprintf("r:%d:%s:%s", len(d.Source), d.Source, r.Key)`,
+			Replace: `return fmt.Sprintf("r:%d:%s:%s:%s", len(d.Source), d.Source, r.Key, d.DeliveryID)`,
+		}},
+		Pkgs: []string{"./handlers"},
+		Run:  "^TestResourceSerialisationAndParallelism$",
+	},
+	{
+		Name:    "resource-version-moves-back",
+		Promise: promiseOrder,
+		File:    "handlers/sql/resource_version_upsert.sql",
+		Edits: []Edit{{
+			Find:    "WHERE v.applied_at IS NULL\n",
+			Replace: "WHERE TRUE\n",
+		}},
+		Pkgs: []string{"./handlers"},
+		Run:  "^(TestMirrorOutOfOrderKeepsNewest|TestOrderingTiesGoByReceipt)$",
+	},
+	{
+		Name:    "stale-check-ignores-time",
+		Promise: promiseOrder,
+		File:    "handlers/resource.go",
+		Edits: []Edit{{
+			Find:    "return r.At.Before(*v.At)",
+			Replace: "return false",
+		}},
+		Pkgs: []string{"./handlers"},
+		Run:  "^(TestMirrorOutOfOrderKeepsNewest|TestEveryEventHandlerSeesStaleEvents)$",
+	},
+	{
+		Name:    "idempotency-key-ignored",
+		Promise: promiseIdempotency,
+		File:    "internal/admin/idempotency.go",
+		Edits: []Edit{{
+			Find:    `if key == "" {`,
+			Replace: `if key == "" || true {`,
+		}},
+		Pkgs: []string{"./internal/admin"},
+		Run:  "^TestIdempotencyKeyContract$",
+	},
+	{
+		Name:    "idempotency-fingerprint-ignored",
+		Promise: promiseIdempotency,
+		File:    "internal/admin/idempotency.go",
+		Edits: []Edit{{
+			Find:    "case !bytes.Equal(hash, ref.hash):",
+			Replace: "case false && !bytes.Equal(hash, ref.hash):",
+		}},
+		Pkgs: []string{"./internal/admin"},
+		Run:  "^TestIdempotencyKeyContract$",
+	},
+	{
+		Name:    "idempotency-lock-ignored",
+		Promise: promiseIdempotency,
+		File:    "internal/admin/idempotency.go",
+		Edits: []Edit{{
+			Find:    "case !lockExpired:",
+			Replace: "case false && !lockExpired:",
+		}},
+		Pkgs: []string{"./internal/admin"},
+		Run:  "^TestIdempotencyInProgressAndTakeover$",
+	},
+	{
+		Name:    "crosssite-any-origin",
+		Promise: promiseCrossSite,
+		File:    "internal/admin/crosssite.go",
+		Edits: []Edit{{
+			Find:    `return origin != "" && origin == c.Protocol()+"://"+string(c.Request().Host())`,
+			Replace: `return origin != ""`,
+		}},
+		Pkgs: []string{"./internal/admin"},
+		Run:  "^TestCrossSite",
+	},
+	{
+		Name:    "crosssite-same-site-enough",
+		Promise: promiseCrossSite,
+		File:    "internal/admin/crosssite.go",
+		Edits: []Edit{{
+			Find:    `case "same-origin":`,
+			Replace: `case "same-origin", "same-site":`,
+		}},
+		Pkgs: []string{"./internal/admin"},
+		Run:  "^TestCrossSite",
+	},
+	{
+		Name:    "foreign-host-answered",
+		Promise: promiseCrossSite,
+		File:    "internal/admin/hosts.go",
+		Edits: []Edit{{
+			Find:    "if s.hosts.allows(host) {",
+			Replace: "if s.hosts.allows(host) || true {",
+		}},
+		Pkgs: []string{"./internal/admin"},
+		Run:  "^TestForeignHostRefusedOnEveryRoute$",
+	},
+	{
+		Name:    "signature-any-accepted",
+		Promise: promiseSignature,
+		File:    "verify/check.go",
+		Edits: []Edit{{
+			Find:    "if hmac.Equal(e, r) {",
+			Replace: "if len(e) == len(r) {",
+		}},
+		Pkgs: []string{"./verify"},
+		Run:  "^(TestStripeVerify|TestStandardVerify)$",
+	},
+	{
+		Name:    "github-signature-ignored",
+		Promise: promiseSignature,
+		File:    "verify/github.go",
+		Edits: []Edit{{
+			Find:    "if github.ValidateSignature(sig, body, secret) == nil {",
+			Replace: "if github.ValidateSignature(sig, body, secret) == nil || true {",
+		}},
+		Pkgs: []string{"./verify"},
+		Run:  "^TestGitHubVerify$",
+	},
+	{
+		Name:    "timestamp-past-accepted",
+		Promise: promiseSignature,
+		File:    "verify/check.go",
+		Edits: []Edit{{
+			Find:    "case d > tol:",
+			Replace: "case false && d > tol:",
+		}},
+		Pkgs: []string{"./verify"},
+		Run:  "^(TestCheckTolerance|TestStripeVerify)$",
+	},
+	{
+		Name:    "timestamp-future-accepted",
+		Promise: promiseSignature,
+		File:    "verify/check.go",
+		Edits: []Edit{{
+			Find:    "case d < -tol:",
+			Replace: "case false && d < -tol:",
+		}},
+		Pkgs: []string{"./verify"},
+		Run:  "^(TestCheckTolerance|TestStripeVerify)$",
+	},
+	{
+		Name:    "send-unique-per-attempt",
+		Promise: promiseSendOnce,
+		File:    "migrations/008_destinations.up.sql",
+		Edits: []Edit{{
+			Find:    "CONSTRAINT destination_send_once UNIQUE (source, delivery_id, destination)",
+			Replace: "CONSTRAINT destination_send_once UNIQUE (source, delivery_id, destination, created_at)",
+		}},
+		Pkgs: []string{"./handlers/destination"},
+		Run:  "^TestRetriesKeepOneKeyAndOneEffect$",
+	},
+	{
+		Name:    "destination-follows-redirects",
+		Promise: promiseRedirect,
+		File:    "handlers/destination/destination.go",
+		Edits: []Edit{{
+			Find:    ", CheckRedirect: outbound.CheckRedirect}",
+			Replace: "}\n\t\t_ = outbound.CheckRedirect",
+		}},
+		Pkgs: []string{"./handlers/destination"},
+		Run:  "^TestRedirectIsAFailedAttemptNeverFollowed$",
+	},
+	{
+		Name:    "call-follows-redirects",
+		Promise: promiseRedirect,
+		File:    "handlers/downstream.go",
+		Edits: []Edit{{
+			Find:    "client = outbound.NoRedirects(client)",
+			Replace: "_ = outbound.NoRedirects(client)",
+		}},
+		Pkgs: []string{"./handlers"},
+		Run:  "^TestCallPostNeverFollowsARedirect$",
+	},
+	{
+		Name:    "retention-deletes-failed",
+		Promise: promiseRetention,
+		File:    "jobs/sql/retention_inbox.sql",
+		Edits: []Edit{{
+			Find:    "o.status IN ('processed', 'skipped'))",
+			Replace: "o.status IN ('processed', 'skipped', 'failed'))",
+		}},
+		Pkgs: []string{"./jobs"},
+		Run:  "^TestRetentionDeletesOnlyExpiredHandledRows$",
+	},
+	{
+		Name:    "retention-ignores-follow-ups",
+		Promise: promiseRetention,
+		File:    "jobs/sql/retention_inbox.sql",
+		Edits: []Edit{{
+			Find:    "WHERE s.source = i.source AND s.delivery_id = i.delivery_id",
+			Replace: "WHERE FALSE AND s.source = i.source AND s.delivery_id = i.delivery_id",
+		}},
+		Pkgs: []string{"./handlers"},
+		Run:  "^TestRetentionHoldsADeliveryWhoseFollowUpStillRetries$",
+	},
+	{
+		Name:    "retention-ignores-sends",
+		Promise: promiseRetention,
+		File:    "jobs/sql/retention_inbox.sql",
+		Edits: []Edit{{
+			Find:    "AND d.state IN ('waiting', 'pending', 'held')",
+			Replace: "AND FALSE",
+		}},
+		Pkgs: []string{"./handlers/destination"},
+		Run:  "^TestRetentionHoldsUnfinishedSends$",
+	},
+	{
+		Name:    "retention-ignores-replays",
+		Promise: promiseRetention,
+		File:    "jobs/sql/retention_inbox.sql",
+		Edits: []Edit{{
+			Find:    "WHERE j.kind = 'process_delivery' AND (j.args->>'inbox_id')::bigint = i.id",
+			Replace: "WHERE FALSE AND j.kind = 'process_delivery' AND (j.args->>'inbox_id')::bigint = i.id",
+		}},
+		Pkgs: []string{"./jobs"},
+		Run:  "^TestRetentionHoldsARowWithAQueuedReplay$",
+	},
+	{
+		Name:    "rescue-setting-dropped",
+		Promise: promiseRescue,
+		File:    "jobs/client.go",
+		Edits: []Edit{{
+			Find:    " RescueStuckJobsAfter: cfg.RescueStuckJobsAfter,",
+			Replace: "",
+		}},
+		Pkgs: []string{"./drills"},
+		Run:  "^TestStrandedJob",
+	},
+}
