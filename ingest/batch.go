@@ -98,7 +98,7 @@ type recordBatch struct {
 	ds                                    []Delivery
 	sources, ids, types, headers, origins []string
 	occurred                              []*time.Time
-	payloads, sums                        [][]byte
+	payloads, sums, bodyKeys              [][]byte
 }
 
 func newRecordBatch(ds []Delivery) (*recordBatch, error) {
@@ -107,7 +107,7 @@ func newRecordBatch(ds []Delivery) (*recordBatch, error) {
 		ds:      ds,
 		sources: make([]string, n), ids: make([]string, n), types: make([]string, n), headers: make([]string, n), origins: make([]string, n),
 		occurred: make([]*time.Time, n),
-		payloads: make([][]byte, n), sums: make([][]byte, n),
+		payloads: make([][]byte, n), sums: make([][]byte, n), bodyKeys: make([][]byte, n),
 	}
 	for i, d := range ds {
 		if d.Origin == "" {
@@ -119,7 +119,7 @@ func newRecordBatch(ds []Delivery) (*recordBatch, error) {
 			return nil, err
 		}
 		rb.sources[i], rb.ids[i], rb.types[i], rb.headers[i], rb.origins[i] = d.Source, d.DeliveryID, d.EventType, string(h), d.Origin
-		rb.payloads[i], rb.sums[i] = d.Payload, sum[:]
+		rb.payloads[i], rb.sums[i], rb.bodyKeys[i] = d.Payload, sum[:], d.bodyKey()
 		if !d.OccurredAt.IsZero() {
 			t := d.OccurredAt
 			rb.occurred[i] = &t
@@ -138,8 +138,9 @@ func (rb *recordBatch) queue(b *pgx.Batch) {
 	b.Queue(inboxInsertManySQL, pgnamed.Args{
 		"sources": rb.sources, "delivery_ids": rb.ids, "event_types": rb.types, "occurred_ats": rb.occurred,
 		"headers": rb.headers, "payloads": rb.payloads, "payload_sha256s": rb.sums, "origins": rb.origins,
+		"body_keys": rb.bodyKeys,
 	})
-	b.Queue(inboxFindManySQL, pgnamed.Args{"sources": rb.sources, "delivery_ids": rb.ids})
+	b.Queue(inboxFindManySQL, pgnamed.Args{"sources": rb.sources, "delivery_ids": rb.ids, "body_keys": rb.bodyKeys})
 }
 
 // finishRecordMany reads what rb's statements found in res, decides each
@@ -162,7 +163,7 @@ func (in *Inbox) finishRecordMany(ctx context.Context, tx pgx.Tx, rb *recordBatc
 		k := inboxKey{sources[i], ids[i]}
 		if id, ok := inserted[k]; ok {
 			delete(inserted, k) // later copies in the batch are duplicates
-			existing[k] = storedRow{id: id, sum: sums[i], origin: origins[i], payload: ds[i].Payload}
+			existing[k] = storedRow{id: id, sum: sums[i], origin: origins[i], payload: ds[i].Payload, deliveryID: k.id}
 			recs[i] = Recorded{ID: id, Outcome: OutcomeAccepted}
 			params = append(params, river.InsertManyParams{Args: jobs.ProcessDeliveryArgs{InboxID: id}})
 			accepted = append(accepted, i)
@@ -183,6 +184,9 @@ func (in *Inbox) finishRecordMany(ctx context.Context, tx pgx.Tx, rb *recordBatc
 			}
 		}
 		recs[i] = Recorded{ID: s.id, Outcome: OutcomeDuplicate}
+		if s.deliveryID != k.id { // found by its body (Delivery.DedupBody)
+			recs[i].DuplicateOf = s.deliveryID
+		}
 	}
 	jobOf := make([]int, len(accepted)) // accepted delivery → its job in params
 	for j := range jobOf {
@@ -211,10 +215,11 @@ type inboxKey struct{ source, id string }
 
 // storedRow is what a batch needs of a delivery's stored row.
 type storedRow struct {
-	id      int64
-	sum     []byte
-	origin  string
-	payload []byte // a copy earlier in this batch; nil: read it when needed
+	id         int64
+	sum        []byte
+	origin     string
+	payload    []byte // a copy earlier in this batch; nil: read it when needed
+	deliveryID string // the stored row's: another than the key's when found by body
 }
 
 // readInsertAndFind reads the batch's insert (the rows it created) and
@@ -241,7 +246,7 @@ func readInsertAndFind(res pgx.BatchResults) (map[inboxKey]int64, map[inboxKey]s
 	}
 	existing := map[inboxKey]storedRow{}
 	var s storedRow
-	if _, err := pgx.ForEachRow(rows, []any{&s.id, &k.source, &k.id, &s.sum, &s.origin}, func() error {
+	if _, err := pgx.ForEachRow(rows, []any{&s.id, &k.source, &k.id, &s.sum, &s.origin, &s.deliveryID}, func() error {
 		if _, ok := inserted[k]; !ok {
 			existing[k] = s
 		}

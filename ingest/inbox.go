@@ -54,6 +54,24 @@ type Delivery struct {
 	// attempts (verify.Volatile): a body that differs from the stored one
 	// only there is a duplicate, not a conflict.
 	Volatile []string
+	// DedupBody makes a body already stored for the source under the same
+	// event type a duplicate, whatever its delivery id: for senders that
+	// sign neither their id nor a time (verify.Covered), whose captured
+	// requests anyone could post again under a fresh id.
+	DedupBody bool
+}
+
+// bodyKey is what the inbox's (source, body_key) constraint compares: the
+// event type and the body. nil unless d.DedupBody.
+func (d Delivery) bodyKey() []byte {
+	if !d.DedupBody {
+		return nil
+	}
+	h := sha256.New()
+	h.Write([]byte(d.EventType))
+	h.Write([]byte{0})
+	h.Write(d.Payload)
+	return h.Sum(nil)
 }
 
 // Origins of a delivery.
@@ -75,6 +93,9 @@ type Recorded struct {
 	ID      int64
 	Outcome Outcome
 	JobID   int64 // zero for a duplicate: its job was enqueued the first time
+	// DuplicateOf is, for a duplicate found by its body (Delivery.DedupBody)
+	// under another delivery id, the stored delivery's id.
+	DuplicateOf string
 }
 
 // Inbox records deliveries and enqueues their processing jobs atomically.
@@ -134,6 +155,7 @@ func (in *Inbox) RecordTx(ctx context.Context, tx pgx.Tx, d Delivery) (Recorded,
 		"headers":        storedHeaders(d.Headers),
 		"payload":        d.Payload,
 		"payload_sha256": sum[:],
+		"body_key":       d.bodyKey(),
 	}
 
 	var id int64
@@ -154,8 +176,10 @@ func (in *Inbox) RecordTx(ctx context.Context, tx pgx.Tx, d Delivery) (Recorded,
 	var (
 		storedSum    []byte
 		storedOrigin string
+		storedID     string
+		byBody       bool
 	)
-	err = tx.QueryRow(ctx, inboxFindSQL, args).Scan(&id, &storedSum, &storedOrigin)
+	err = tx.QueryRow(ctx, inboxFindSQL, args).Scan(&id, &storedSum, &storedOrigin, &storedID, &byBody)
 	if errors.Is(err, pgx.ErrNoRows) {
 		// Deleted (retention) between the two statements: rare enough that
 		// the provider's retry is the right answer.
@@ -176,7 +200,11 @@ func (in *Inbox) RecordTx(ctx context.Context, tx pgx.Tx, d Delivery) (Recorded,
 			return Recorded{ID: id}, ErrDeliveryConflict
 		}
 	}
-	return Recorded{ID: id, Outcome: OutcomeDuplicate}, nil
+	rec := Recorded{ID: id, Outcome: OutcomeDuplicate}
+	if byBody {
+		rec.DuplicateOf = storedID
+	}
+	return rec, nil
 }
 
 // sameStoredEvent reports whether d, whose body differs from the one

@@ -21,7 +21,15 @@ type receiveResponse struct {
 	Source     string  `json:"source"`
 	DeliveryID string  `json:"delivery_id"`
 	Status     Outcome `json:"status"`
+	// DuplicateOf names the stored delivery whose body this one repeats
+	// under another id (Source.DedupBodies).
+	DuplicateOf string `json:"duplicate_of,omitempty"`
 }
+
+// outcomeDuplicateBody is the observed outcome of a duplicate found by its
+// body under a new delivery id: a sender's repeat, or a captured request
+// replayed.
+const outcomeDuplicateBody = "duplicate_body"
 
 // outcomeHandshake is the observed outcome of a handshake answered.
 const outcomeHandshake = "handshake"
@@ -100,6 +108,7 @@ func (s *Server) receive(c *fiber.Ctx, src Source) (string, error) {
 		Headers:    header,
 		Payload:    body,
 		Volatile:   src.volatile,
+		DedupBody:  src.DedupBodies,
 	}
 	var rec Recorded
 	if s.batch != nil {
@@ -119,7 +128,12 @@ func (s *Server) receive(c *fiber.Ctx, src Source) (string, error) {
 		status = fiber.StatusOK
 	}
 	s.logStored(c.UserContext(), src.Name, d, rec)
-	return string(rec.Outcome), c.Status(status).JSON(receiveResponse{ID: rec.ID, Source: src.Name, DeliveryID: d.ID, Status: rec.Outcome})
+	observed := string(rec.Outcome)
+	if rec.DuplicateOf != "" {
+		observed = outcomeDuplicateBody
+	}
+	return observed, c.Status(status).JSON(receiveResponse{ID: rec.ID, Source: src.Name, DeliveryID: d.ID, Status: rec.Outcome,
+		DuplicateOf: rec.DuplicateOf})
 }
 
 // logStored writes a stored delivery's info line, unless this second's
@@ -130,9 +144,13 @@ func (s *Server) logStored(ctx context.Context, source string, d verify.Delivery
 	if !ok {
 		return
 	}
-	attrs := [6]slog.Attr{slog.String("source", source), slog.String("delivery_id", d.ID),
+	attrs := [7]slog.Attr{slog.String("source", source), slog.String("delivery_id", d.ID),
 		slog.Int64("inbox_id", rec.ID), slog.String("event_type", d.EventType)}
 	n := 4
+	if rec.DuplicateOf != "" {
+		attrs[n] = slog.String("duplicate_of", rec.DuplicateOf)
+		n++
+	}
 	if rec.JobID != 0 { // a duplicate's job was enqueued the first time
 		attrs[n] = slog.Int64("job_id", rec.JobID)
 		n++

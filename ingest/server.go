@@ -30,6 +30,15 @@ type Source struct {
 	// dropped. Defaults to none.
 	RedactHeaders []string
 
+	// DedupBodies makes a body this source already sent under the same
+	// event type a duplicate (200, "duplicate_of" the stored delivery)
+	// whatever its delivery id, for as long as the inbox keeps the stored
+	// one. Set it for senders whose signature covers neither their
+	// delivery id nor a time (verify.Covered.ReplayableUnderNewID): anyone
+	// holding a captured request could otherwise post it again under a
+	// fresh id. Defaults to false.
+	DedupBodies bool
+
 	volatile []string        // verify.Volatile(Provider), looked up once
 	redacted map[string]bool // lower-cased names of the headers never stored
 }

@@ -7,11 +7,20 @@
 -- the whole table. A cached generic plan made then keeps scanning as the
 -- inbox grows: 5 ms a call for 19 keys in the steady benchmark, 0.1 ms
 -- with the lookups (bench/README.md, "Stop 25").
-SELECT i.id, i.source, i.delivery_id, i.payload_sha256, i.origin
-FROM unnest(@sources::text[], @delivery_ids::text[]) AS k (source, delivery_id)
+-- Where the source dedupes bodies, a delivery with no row of its id is
+-- looked up by its body_key too (only then: the Append stops at the first
+-- branch's row): its duplicate is the row that body came in first.
+SELECT i.id, k.source, k.delivery_id, i.payload_sha256, i.origin, i.delivery_id
+FROM unnest(@sources::text[], @delivery_ids::text[], @body_keys::bytea[]) AS k (source, delivery_id, body_key)
 CROSS JOIN LATERAL (
-    SELECT id, source, delivery_id, payload_sha256, origin
-    FROM inbox
-    WHERE inbox.source = k.source AND inbox.delivery_id = k.delivery_id
+    (SELECT id, delivery_id, payload_sha256, origin
+     FROM inbox
+     WHERE inbox.source = k.source AND inbox.delivery_id = k.delivery_id
+     LIMIT 1)
+    UNION ALL
+    (SELECT id, delivery_id, payload_sha256, origin
+     FROM inbox
+     WHERE k.body_key IS NOT NULL AND inbox.source = k.source AND inbox.body_key = k.body_key
+     LIMIT 1)
     LIMIT 1
 ) AS i

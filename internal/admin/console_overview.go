@@ -27,12 +27,10 @@ const chartWindow = 24 * time.Hour
 // outcomeGroups are the charts' series, bottom to top, and the ingest
 // outcomes (hookinbox_deliveries_total's) each one counts. Everything
 // else ingest answered with a 4xx is "rejected".
-var outcomeGroups = []struct {
-	Name, Color string
-	outcomes    []string
-}{
+var outcomeGroups = []chartSeries{
 	{"accepted", "#2e9e5b", []string{"accepted"}},
 	{"duplicate", "#7aa6d8", []string{"duplicate"}},
+	{"duplicate_body", "#b3c9e6", []string{"duplicate_body"}},
 	{"conflict", "#e0a100", []string{"conflict"}},
 	{"invalid_signature", "#d0453a", []string{"invalid_signature", "timestamp_out_of_tolerance"}},
 	{"rejected", "#9b6fc4", nil},
@@ -45,8 +43,17 @@ func outcomeGroup(outcome string) int {
 			return i
 		}
 	}
-	return 4 // rejected
+	return rejectedGroup
 }
+
+// chartSeries is one series of the ingest charts.
+type chartSeries struct {
+	Name, Color string
+	outcomes    []string
+}
+
+// rejectedGroup is the index of "rejected" in outcomeGroups.
+var rejectedGroup = slices.IndexFunc(outcomeGroups, func(g chartSeries) bool { return g.Name == "rejected" })
 
 type overviewView struct {
 	pageBase

@@ -28,6 +28,7 @@ func TestConsoleOverview(t *testing.T) {
 		(date_trunc('minute', now()) - interval '5 minutes', 'github', 'invalid_signature', 2),
 		(date_trunc('minute', now()) - interval '4 minutes', 'github', 'timestamp_out_of_tolerance', 1),
 		(date_trunc('minute', now()) - interval '4 minutes', 'github', 'missing_header', 1),
+		(date_trunc('minute', now()) - interval '4 minutes', 'github', 'duplicate_body', 2),
 		(date_trunc('minute', now()) - interval '25 hours', 'github', 'accepted', 100)`)
 	require.NoError(t, err)
 
@@ -36,9 +37,10 @@ func TestConsoleOverview(t *testing.T) {
 	page := string(r.body)
 	require.Contains(t, page, `id="backlog">1<`)
 	require.Contains(t, page, `href="/console/deliveries?source=github&amp;status=failed">1</a>`)
-	// accepted, duplicate, conflict, invalid_signature, rejected, unavailable:
-	// the minute 25 hours ago is outside the chart's day.
-	require.Regexp(t, `(?s)<td class="num">3</td><td class="num">0</td><td class="num">0</td><td class="num">3</td><td class="num">1</td><td class="num">0</td>`, page)
+	// accepted, duplicate, duplicate_body, conflict, invalid_signature,
+	// rejected, unavailable: the minute 25 hours ago is outside the chart's
+	// day.
+	require.Regexp(t, `(?s)<td class="num">3</td><td class="num">0</td><td class="num">2</td><td class="num">0</td><td class="num">3</td><td class="num">1</td><td class="num">0</td>`, page)
 	require.Regexp(t, `<script type="application/json" id="chart-data">\{"start":\d+,"groups":\["accepted",`, page)
 	require.Contains(t, page, "No destination is configured")
 }

@@ -90,7 +90,9 @@ func TestForeignHostRefusedOnEveryRoute(t *testing.T) {
 						require.Contains(t, string(body), admin.CodeHostNotAllowed) // the console's error page
 						continue
 					}
-					var e struct{ Error struct{ Code, Message string } }
+					var e struct {
+						Error struct{ Code, Message string }
+					}
 					require.NoError(t, json.Unmarshal(body, &e), string(body))
 					require.Equal(t, admin.CodeHostNotAllowed, e.Error.Code)
 					require.Contains(t, e.Error.Message, "admin.hosts")

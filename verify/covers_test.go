@@ -1,0 +1,34 @@
+package verify_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/hookinbox/hookinbox/verify"
+)
+
+// What each provider's signature covers: the senders whose requests can
+// be replayed under a fresh id are the ones ingest deduplicates by body.
+func TestSignatureCovers(t *testing.T) {
+	t.Parallel()
+	replayable := map[string]bool{}
+	for _, p := range verify.Providers() {
+		if p == verify.ProviderHMAC {
+			continue
+		}
+		replayable[p] = verify.SignatureCovers(p, nil).ReplayableUnderNewID()
+	}
+	want := map[string]bool{"github": true, "gitlab": true, "twilio": true, "shopify": true, "razorpay": true, "bitbucket": true}
+	for p, r := range replayable {
+		require.Equal(t, want[p], r, p)
+	}
+	require.Equal(t, verify.Covered{ID: true, Timestamp: true}, verify.SignatureCovers("svix", nil))
+	require.Equal(t, verify.Covered{ID: false, Timestamp: true}, verify.SignatureCovers("linear", nil), "a header id, a signed time")
+	require.Equal(t, verify.Covered{ID: true, Timestamp: false}, verify.SignatureCovers("checkout", nil), "the id is in the body")
+
+	scheme := verify.HMACScheme{SignatureHeader: "X-Sig", ID: verify.Field{Header: "X-Id"}}
+	require.True(t, verify.SignatureCovers("hmac", &scheme).ReplayableUnderNewID())
+	scheme.SignedContent = "{id}.{body}"
+	require.False(t, verify.SignatureCovers("hmac", &scheme).ReplayableUnderNewID())
+}
