@@ -59,11 +59,15 @@ var mutations = []Mutation{
 		Name:    "ingest-lookup-before-insert",
 		Promise: promiseDuplicate,
 		File:    "ingest/sql/inbox_insert.sql",
+		// Anchored on the statement's shape, not its column list: the
+		// VALUES row becomes a SELECT guarded by a look-up, and the ON
+		// CONFLICT clause a comment.
 		Edits: []Edit{{
-			Find: `    VALUES (@source, @delivery_id, @event_type, @occurred_at, @headers, @payload, @payload_sha256, @origin)
-    ON CONFLICT (source, delivery_id) DO NOTHING`,
-			Replace: `    SELECT @source, @delivery_id, @event_type, @occurred_at, @headers, @payload, @payload_sha256, @origin
-    WHERE NOT EXISTS (SELECT 1 FROM inbox WHERE source = @source AND delivery_id = @delivery_id)`,
+			Find:    "\n    VALUES (",
+			Replace: "\n    SELECT ",
+		}, {
+			Find:    ")\n    ON CONFLICT",
+			Replace: "\n    WHERE NOT EXISTS (SELECT 1 FROM inbox WHERE source = @source AND delivery_id = @delivery_id)\n    -- ON CONFLICT",
 		}},
 		Pkgs: []string{"./ingest"},
 		Run:  "^TestReceiveConcurrentDuplicatesYieldOneRowAndOneJob$",
@@ -73,8 +77,8 @@ var mutations = []Mutation{
 		Promise: promiseDuplicate,
 		File:    "ingest/sql/inbox_insert_many.sql",
 		Edits: []Edit{{
-			Find:    "    ON CONFLICT (source, delivery_id) DO NOTHING\n",
-			Replace: "",
+			Find:    "\n    ON CONFLICT",
+			Replace: "\n    -- ON CONFLICT",
 		}},
 		Pkgs: []string{"./ingest"},
 		Run:  "^TestRecordManyTxOutcomes$",
@@ -356,6 +360,17 @@ var mutations = []Mutation{
 		}},
 		Pkgs: []string{"./handlers"},
 		Run:  "^TestCallPostNeverFollowsARedirect$",
+	},
+	{
+		Name:    "handler-client-follows-redirects",
+		Promise: promiseRedirect,
+		File:    "internal/cli/handlers.go",
+		Edits: []Edit{{
+			Find:    "CheckRedirect: outbound.CheckRedirect}",
+			Replace: "CheckRedirect: func(*http.Request, []*http.Request) error { _ = outbound.CheckRedirect; return nil }}",
+		}},
+		Pkgs: []string{"./internal/cli"},
+		Run:  "^TestDepsHTTPClientFollowsNoRedirect$",
 	},
 	{
 		Name:    "retention-deletes-failed",
