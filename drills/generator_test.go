@@ -49,12 +49,19 @@ func (r *record) Answers() []answer {
 
 // Acked reports whether any attempt got a 2xx, and the inbox id it named.
 func (r *record) Acked() (bool, int64) {
+	a, ok := r.firstAck()
+	return ok, a.InboxID
+}
+
+// firstAck is the first attempt that got a 2xx: its End is when the
+// delivery was acknowledged.
+func (r *record) firstAck() (answer, bool) {
 	for _, a := range r.Answers() {
 		if a.acked() {
-			return true, a.InboxID
+			return a, true
 		}
 	}
-	return false, 0
+	return answer{}, false
 }
 
 // generator signs and sends deliveries like GitHub and Stripe do, retrying
@@ -191,6 +198,9 @@ type loadOpts struct {
 	// them: a group shares an ingest batch, and so a processing job
 	// (ingest.job_per_batch). 0 or 1: evenly.
 	Burst int
+	// Until, when set, keeps new deliveries starting after Duration until
+	// it is closed: load that outlasts the faults, whenever they end.
+	Until <-chan struct{}
 }
 
 // load starts deliveries at o.Rate for o.Duration, each retried as a
@@ -203,7 +213,18 @@ func (g *generator) load(ctx context.Context, o loadOpts) float64 {
 	start := time.Now()
 	started := 0
 	burst := max(o.Burst, 1)
-	for n := 0; time.Since(start) < o.Duration && ctx.Err() == nil; n++ {
+	more := func() bool {
+		if time.Since(start) < o.Duration {
+			return true
+		}
+		select {
+		case <-o.Until: // nil when unset: never ready
+			return false
+		default:
+			return o.Until != nil
+		}
+	}
+	for n := 0; more() && ctx.Err() == nil; n++ {
 		// Pace against the clock, so a slow moment is made up for.
 		if wait := time.Until(start.Add(time.Duration(n-n%burst) * interval)); wait > 0 {
 			time.Sleep(wait)
