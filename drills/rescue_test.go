@@ -13,13 +13,15 @@ import (
 
 // A job that a killed process was running stays "running" in river_job:
 // nothing is lost, but River's rescuer retries it only once it has been
-// running for RescueStuckJobsAfter, which hookinbox leaves at River's
-// default of one hour. A drill cannot wait that long, so after its faults
-// it fast-forwards those jobs' clock by two hours and restarts hookinbox
-// gracefully, whose new leader runs the rescuer at once. The audit then
-// checks that the rescue, a re-run of work whose first run may have half
-// happened, causes no second effect. The hour itself is reported as a
-// product finding (README.md, TestReproStrandedAfterCrash).
+// running for RescueStuckJobsAfter (jobs.rescue_stuck_after, 2m by
+// default), and the rescuer runs every 30 s. The drills do not wait for
+// that: after their faults, they fast-forward those jobs' clock by two
+// hours and restart hookinbox gracefully, whose new leader runs the
+// rescuer at once. This bypasses jobs.rescue_stuck_after, so it proves
+// nothing about it; TestStrandedJobRescuedAfterCrash (regressions_test.go)
+// waits for River's own rescue under a short setting instead. The audit
+// then checks that the rescue, a re-run of work whose first run may have
+// half happened, causes no second effect.
 
 // strandedWhere selects the work jobs still "running" that the live
 // process (River client $2) is not running: attempted before the last fault
