@@ -93,6 +93,10 @@ type ClientConfig struct {
 	Retention      *RetentionConfig
 	RetentionEvery time.Duration
 
+	// OrphanSweep, when set, runs the sweep that enqueues a job again for
+	// deliveries River has none left for (OrphanSweepConfig).
+	OrphanSweep *OrphanSweepConfig
+
 	// RiverCompletedRetention, RiverCancelledRetention and
 	// RiverDiscardedRetention are how long River keeps finished jobs.
 	// Defaults to River's (24h, 24h, 7d).
@@ -232,6 +236,13 @@ func NewClient(pool *pgxpool.Pool, cfg ClientConfig) (*river.Client[pgx.Tx], err
 				return nil, err
 			}
 			rc.PeriodicJobs = append(rc.PeriodicJobs, RetentionPeriodicJob(cfg.RetentionEvery))
+		}
+		if cfg.OrphanSweep != nil {
+			sweeper := NewOrphanSweeper(pool, *cfg.OrphanSweep)
+			if err := river.AddWorkerSafely(workers, NewOrphanSweepWorker(sweeper, cfg.Logger)); err != nil {
+				return nil, err
+			}
+			rc.PeriodicJobs = append(rc.PeriodicJobs, OrphanSweepPeriodicJob(sweeper.cfg.Every))
 		}
 		rc.Workers = workers
 		queues, err := queueConfigs(cfg)
