@@ -41,6 +41,7 @@ type Metrics struct {
 	handlerRuns     *prometheus.CounterVec
 	handlerDuration *prometheus.HistogramVec
 	batchSize       *prometheus.HistogramVec
+	orphansRequeued *prometheus.CounterVec
 
 	destinationAttempts *prometheus.CounterVec
 	destinationDuration *prometheus.HistogramVec
@@ -83,6 +84,7 @@ func newMetrics(pool *pgxpool.Pool, logger *slog.Logger, exactLimit int64) *Metr
 		}, []string{"stage"}),
 	}
 	m.logger = logger
+	m.orphansRequeued = newOrphansRequeued()
 	m.destinationAttempts = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "hookinbox_destination_attempts_total",
 		Help: "Requests to destinations by outcome (succeeded, retry, failed: failed for good).",
@@ -93,7 +95,7 @@ func newMetrics(pool *pgxpool.Pool, logger *slog.Logger, exactLimit int64) *Metr
 		Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
 	}, []string{"destination"})
 	m.registry.MustRegister(m.destinationAttempts, m.destinationDuration)
-	m.registry.MustRegister(m.deliveries, m.requestDuration, m.handlerRuns, m.handlerDuration, m.batchSize,
+	m.registry.MustRegister(m.deliveries, m.requestDuration, m.handlerRuns, m.handlerDuration, m.batchSize, m.orphansRequeued,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		&dbCollector{pool: pool, logger: logger, exactLimit: exactLimit})
 	return m
