@@ -176,6 +176,7 @@ func NewServer(cfg Config) (*Server, error) {
 	s.app.Post("/logout", s.logout)
 	s.app.Use(s.authenticate)
 	s.app.Use(s.refuseCrossSite)
+	s.app.Get("/readyz", s.readyz)
 
 	s.app.Get("/admin/deliveries", s.listDeliveries)
 	s.app.Get("/admin/deliveries/:id", s.getDelivery)
