@@ -24,6 +24,7 @@ import (
 	"github.com/hookinbox/hookinbox/ingest"
 	"github.com/hookinbox/hookinbox/internal/reconcile"
 	"github.com/hookinbox/hookinbox/internal/redeliver"
+	"github.com/hookinbox/hookinbox/jobs"
 	"github.com/hookinbox/hookinbox/verify"
 )
 
@@ -161,6 +162,15 @@ type Jobs struct {
 	// taken for dead (its process was killed) and run again; it must exceed
 	// Timeout. Defaults to 2m.
 	RescueStuckAfter Duration `yaml:"rescue_stuck_after"`
+
+	// OrphanGrace is how long a delivery left with no job to process it
+	// (its job discarded by River's rescuer, or deleted in River UI) waits
+	// before the orphan sweep enqueues one: counted from its receipt and
+	// from the end of its last job River still has. A delivery whose job
+	// is queued, retrying or running is never swept, and neither is one
+	// whose last job an operator cancelled. At least 1m. Defaults to 5m
+	// (jobs.DefaultOrphanGrace).
+	OrphanGrace Duration `yaml:"orphan_grace"`
 }
 
 // Log configures the process's logs.
@@ -548,6 +558,9 @@ func (c Config) WithDefaults() Config {
 	if c.Jobs.RescueStuckAfter == 0 {
 		c.Jobs.RescueStuckAfter = Duration(2 * time.Minute)
 	}
+	if c.Jobs.OrphanGrace == 0 {
+		c.Jobs.OrphanGrace = Duration(jobs.DefaultOrphanGrace)
+	}
 	if c.Log.Format == "" {
 		c.Log.Format = "text"
 	}
@@ -604,6 +617,9 @@ func (c Config) validate() error {
 	if c.Jobs.RescueStuckAfter <= c.Jobs.Timeout {
 		return fmt.Errorf("jobs.rescue_stuck_after: %s must exceed jobs.timeout (%s), or running jobs would be run twice",
 			c.Jobs.RescueStuckAfter.Std(), c.Jobs.Timeout.Std())
+	}
+	if c.Jobs.OrphanGrace.Std() < time.Minute {
+		return fmt.Errorf("jobs.orphan_grace: %s is under 1m", c.Jobs.OrphanGrace.Std())
 	}
 	if w := c.Ingest.BatchWindow.Std(); w < 0 || w > 100*time.Millisecond {
 		return errors.New("ingest.batch_window: must be between 0 (no batching) and 100ms")

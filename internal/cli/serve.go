@@ -108,6 +108,7 @@ func serve(ctx context.Context, cfg config.Config, role string, migrate bool, e 
 		InsertOnly:   role == "ingest", // enqueues; works nothing
 		PeriodicJobs: periodic, AddWorkers: addRecoveryWorker,
 		Retention: retentionConfig(cfg), RetentionEvery: cfg.Retention.Every.Std(),
+		OrphanSweep:             &jobs.OrphanSweepConfig{Grace: cfg.Jobs.OrphanGrace.Std(), Observe: m.ObserveOrphansRequeued},
 		RiverCompletedRetention: cfg.Retention.RiverCompleted.Std(),
 		RiverCancelledRetention: cfg.Retention.RiverCancelled.Std(),
 		RiverDiscardedRetention: cfg.Retention.RiverDiscarded.Std(),
