@@ -10,9 +10,10 @@ import (
 // EnqueuedBy says, for a person, why a processing job exists: the job
 // ingest enqueued for the delivery alone or for its whole ingest batch,
 // one that batch's job gave the delivery when it could not decide it in
-// the batch (a busy resource, a handler that failed), or a replay's. The
-// console and `hookinbox deliveries N` show it, so that a delivery with
-// two jobs reads as what happened rather than as a duplicate.
+// the batch (a busy resource, a handler that failed), a replay's, or the
+// orphan sweep's, when River had no job left to process it. The console
+// and `hookinbox deliveries N` show it, so that a delivery with two jobs
+// reads as what happened rather than as a duplicate.
 func (a Attempt) EnqueuedBy() string {
 	switch {
 	case a.ReplayID != nil:
@@ -21,6 +22,8 @@ func (a Attempt) EnqueuedBy() string {
 		return "Ingest, with its batch"
 	case slices.Contains(a.Tags, jobs.TagFromBatch):
 		return "Its batch, alone"
+	case slices.Contains(a.Tags, jobs.TagOrphanSweep):
+		return "Orphan sweep: its job was discarded or deleted"
 	default:
 		return "Ingest"
 	}

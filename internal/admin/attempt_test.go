@@ -23,6 +23,7 @@ func TestAttemptEnqueuedBy(t *testing.T) {
 		{admin.Attempt{Kind: "process_deliveries"}, "Ingest, with its batch"},
 		{admin.Attempt{Kind: "process_delivery", Tags: []string{jobs.TagFromBatch}}, "Its batch, alone"},
 		{admin.Attempt{Kind: "process_delivery", ReplayID: &replay}, "Replay #7"},
+		{admin.Attempt{Kind: "process_delivery", Tags: []string{jobs.TagOrphanSweep}}, "Orphan sweep: its job was discarded or deleted"},
 	} {
 		require.Equal(t, tc.want, tc.attempt.EnqueuedBy(), "%+v", tc.attempt)
 	}
