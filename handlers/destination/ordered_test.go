@@ -22,6 +22,7 @@ import (
 func TestOrderedSendsOneResourceAtATime(t *testing.T) {
 	t.Parallel()
 	b := setupWith(t, setupOpts{route: func(r *destination.Route) { r.Ordered = true }, dest: func(d *destination.Destination) {
+		patient(d)
 		d.MaxInFlight = 20
 	}})
 	b.recv.SetFallback(receiver.Action{Delay: 5 * time.Millisecond})
@@ -92,7 +93,7 @@ func TestOrderedSendsOneResourceAtATime(t *testing.T) {
 // skip_stale: an event older than what the destination got is not sent.
 func TestSkipStaleDoesNotSendOlderEvents(t *testing.T) {
 	t.Parallel()
-	b := setupWith(t, setupOpts{route: func(r *destination.Route) { r.Ordered, r.SkipStale = true, true }})
+	b := setupWith(t, setupOpts{dest: patient, route: func(r *destination.Route) { r.Ordered, r.SkipStale = true, true }})
 	base := time.Now().Add(-time.Hour).Truncate(time.Second)
 	newer, _ := b.deliver(t, "invoice.updated", "inv_s", base.Add(time.Minute))
 	require.Equal(t, "succeeded", b.waitSend(t, newer, "succeeded"))
@@ -101,21 +102,38 @@ func TestSkipStaleDoesNotSendOlderEvents(t *testing.T) {
 	require.Len(t, b.recv.Requests(), 1)
 }
 
-// A dead destination delays nothing else: ingest answers at once and
-// another destination's sends go on.
+// A dead destination delays nothing else: processing finishes and another
+// destination's sends are made while the dead one's still wait for their
+// retry, each tried once and failed.
 func TestDeadDestinationDoesNotHoldUpOthers(t *testing.T) {
 	t.Parallel()
 	live := receiver.New(t, "")
 	b := setupWith(t, setupOpts{
-		dest:  func(d *destination.Destination) { d.URL = "http://127.0.0.1:1/dead"; d.MaxInFlight = 2 },
-		extra: []destination.Destination{{Name: "live", URL: live.URL}},
+		dest: func(d *destination.Destination) {
+			d.URL = "http://127.0.0.1:1/dead"
+			d.MaxInFlight = 2
+			// Far beyond the test: its sends stay unfinished throughout.
+			d.Retry = destination.Retry{Schedule: []time.Duration{time.Hour}}
+			d.Circuit.Failures = 100
+		},
+		extra: []destination.Destination{{Name: "live", URL: live.URL, Timeout: 10 * time.Second}},
 		route: func(r *destination.Route) { r.To = []string{"app", "live"} },
 	})
-	for i := range 20 {
-		start := time.Now()
+	const n = 20
+	for i := range n {
 		b.deliver(t, "invoice.paid", fmt.Sprintf("inv_d%d", i), time.Now())
-		require.Less(t, time.Since(start), time.Second)
 	}
-	require.Eventually(t, func() bool { return len(live.Effects()) == 20 }, 20*time.Second, 20*time.Millisecond)
-	require.Empty(t, b.recv.Requests())
+	require.Eventually(t, func() bool { return len(live.Effects()) == n }, 20*time.Second, 20*time.Millisecond)
+	require.Eventually(t, func() bool {
+		return b.count(t, "SELECT count(*) FROM delivery WHERE status = 'processed'") == n
+	}, 20*time.Second, 20*time.Millisecond, "processing waits for no send")
+	// The dead destination was really sent to: every one of its sends was
+	// tried, got no answer, and waits.
+	require.Eventually(t, func() bool {
+		return b.count(t, `SELECT count(DISTINCT s.id) FROM destination_send s JOIN destination_attempt a ON a.send_id = s.id
+			WHERE s.destination = 'app' AND a.status IS NULL`) == n
+	}, 20*time.Second, 20*time.Millisecond, "every send to the dead destination tried")
+	require.Equal(t, n, b.count(t, "SELECT count(*) FROM destination_send WHERE destination = 'app' AND state = 'pending'"),
+		"the dead destination's sends all wait for their retry")
+	require.Equal(t, n, b.count(t, "SELECT count(*) FROM destination_send WHERE destination = 'live' AND state = 'succeeded'"))
 }
