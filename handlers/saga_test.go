@@ -78,9 +78,15 @@ func TestSagaFulfillsOnceWithDerivedKey(t *testing.T) {
 	s := b.waitSaga(t, pi, "fulfilled")
 	require.Equal(t, sagaState{state: "fulfilled", credits: 1, balance: 4200}, s)
 
+	// A request answered slower than the client's timeout is retried, so
+	// the requests are counted by key: one key, one effect.
+	key := handlers.DeriveKey("stripe", evt, handlers.SagaHandlerName, "fulfill")
 	reqs := b.downstream.Requests("/fulfill")
-	require.Len(t, reqs, 1)
-	require.Equal(t, handlers.DeriveKey("stripe", evt, handlers.SagaHandlerName, "fulfill"), reqs[0].Key)
+	require.NotEmpty(t, reqs)
+	for _, r := range reqs {
+		require.Equal(t, key, r.Key)
+	}
+	require.Equal(t, map[string]int{key: 1}, b.downstream.Effects("/fulfill"))
 	var body map[string]any
 	require.NoError(t, json.Unmarshal(reqs[0].Body, &body))
 	require.Equal(t, map[string]any{"payment_intent": pi, "amount": 4200.0, "currency": "eur"}, body)
@@ -99,7 +105,7 @@ func TestSagaResponseLostRetriesWithSameKey(t *testing.T) {
 
 		b.waitSaga(t, pi, "fulfilled")
 		reqs := b.downstream.Requests("/fulfill")
-		require.Len(t, reqs, 3, "lost response, 500, success")
+		require.GreaterOrEqual(t, len(reqs), 3, "lost response, 500, success (and a retry for any answer slower than the timeout)")
 		for _, r := range reqs {
 			require.Equal(t, reqs[0].Key, r.Key, "every retry sends the same key")
 		}
@@ -109,10 +115,11 @@ func TestSagaResponseLostRetriesWithSameKey(t *testing.T) {
 
 // A final refusal triggers the compensation exactly once: one refund, even
 // though the refund job is retried three times and the delivery replayed.
+// Every fulfillment request is refused, a retry of a slow answer too.
 func TestSagaRefusalCompensatesExactlyOnce(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	b.downstream.Script("/fulfill", downstreamstub.Refuse)
+	b.downstream.SetFallback("/fulfill", downstreamstub.Refuse)
 	b.downstream.Script("/v1/refunds", downstreamstub.Fail, downstreamstub.Fail, downstreamstub.Fail)
 	evt, pi := newID("evt"), newID("pi")
 	id := b.deliver(t, "stripe", evt, "payment_intent.succeeded", paymentSucceededPayload(evt, pi, 2500, time.Now()), time.Now())
@@ -120,7 +127,7 @@ func TestSagaRefusalCompensatesExactlyOnce(t *testing.T) {
 	s := b.waitSaga(t, pi, "refunded")
 	require.Equal(t, sagaState{state: "refunded", credits: 1, refunds: 1, balance: 0}, s)
 	refunds := b.downstream.Requests("/v1/refunds")
-	require.Len(t, refunds, 4, "three failures, then success")
+	require.GreaterOrEqual(t, len(refunds), 4, "three failures, then success")
 	require.Equal(t, handlers.DeriveKey("stripe", evt, handlers.SagaHandlerName, "refund"), refunds[0].Key)
 	for _, r := range refunds {
 		require.Equal(t, refunds[0].Key, r.Key)
@@ -128,13 +135,16 @@ func TestSagaRefusalCompensatesExactlyOnce(t *testing.T) {
 	require.Len(t, b.downstream.Effects("/v1/refunds"), 1)
 
 	// Replay the delivery twice: no new credit, fulfillment or refund.
+	b.waitJobsFinalized(t, "stripe_fulfill")
+	b.waitJobsFinalized(t, "stripe_refund")
+	fulfills, refundsBefore := len(b.downstream.Requests("/fulfill")), len(b.downstream.Requests("/v1/refunds"))
 	for i := 0; i < 2; i++ {
 		require.Equal(t, "completed", b.waitJobDone(t, b.replay(t, id)))
 	}
 	b.waitJobsFinalized(t, "stripe_refund")
 	require.Equal(t, s, b.saga(t, pi))
-	require.Len(t, b.downstream.Requests("/fulfill"), 1)
-	require.Len(t, b.downstream.Requests("/v1/refunds"), 4)
+	require.Len(t, b.downstream.Requests("/fulfill"), fulfills)
+	require.Len(t, b.downstream.Requests("/v1/refunds"), refundsBefore)
 	require.Equal(t, map[string]int{"completed": 1}, b.jobStates(t, "stripe_fulfill"))
 	require.Equal(t, map[string]int{"completed": 1}, b.jobStates(t, "stripe_refund"))
 }
@@ -145,12 +155,15 @@ func TestSagaReplayAfterProcessedCausesNothingNew(t *testing.T) {
 	evt, pi := newID("evt"), newID("pi")
 	id := b.deliver(t, "stripe", evt, "payment_intent.succeeded", paymentSucceededPayload(evt, pi, 700, time.Now()), time.Now())
 	before := b.waitSaga(t, pi, "fulfilled")
+	require.Equal(t, map[string]int{"completed": 1}, b.waitJobsFinalized(t, "stripe_fulfill"))
+	calls := len(b.downstream.Requests("/fulfill"))
 
 	require.Equal(t, "completed", b.waitJobDone(t, b.replay(t, id)))
 	status, _ := b.status(t, id)
 	require.Equal(t, "processed", status)
 	require.Equal(t, before, b.saga(t, pi))
-	require.Len(t, b.downstream.Requests("/fulfill"), 1)
+	require.Len(t, b.downstream.Requests("/fulfill"), calls)
+	require.Len(t, b.downstream.Effects("/fulfill"), 1)
 	require.Equal(t, map[string]int{"completed": 1}, b.waitJobsFinalized(t, "stripe_fulfill"))
 }
 
@@ -163,19 +176,21 @@ func TestSagaJobRerunAfterCommitHasNoSecondEffect(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	pi, before := b.fulfilled(t, 990)
+	calls := len(b.downstream.Requests("/fulfill"))
 
 	b.rerunCompletedJobs(t, "process_delivery")
 	b.rerunCompletedJobs(t, "stripe_fulfill")
 	require.Eventually(t, func() bool {
-		return len(b.downstream.Requests("/fulfill")) >= 2
+		return len(b.downstream.Requests("/fulfill")) > calls
 	}, 15*time.Second, 20*time.Millisecond, "the re-run never called again")
 	require.Equal(t, map[string]int{"completed": 1}, b.waitJobsFinalized(t, "process_delivery"))
 	require.Equal(t, map[string]int{"completed": 1}, b.waitJobsFinalized(t, "stripe_fulfill"))
 
 	require.Equal(t, before, b.saga(t, pi))
 	reqs := b.downstream.Requests("/fulfill")
-	require.Len(t, reqs, 2, "the re-run called again…")
-	require.Equal(t, reqs[0].Key, reqs[1].Key, "…with the same key")
+	for _, r := range reqs[1:] {
+		require.Equal(t, reqs[0].Key, r.Key, "the re-run called again with the same key")
+	}
 	require.Len(t, b.downstream.Effects("/fulfill"), 1)
 }
 
@@ -194,7 +209,13 @@ func TestSagaConcurrentProcessingOfOneDelivery(t *testing.T) {
 	require.Equal(t, map[string]int{"completed": 4}, b.waitJobsFinalized(t, "process_delivery"))
 	require.Equal(t, map[string]int{"completed": 1}, b.waitJobsFinalized(t, "stripe_fulfill"))
 	require.Equal(t, sagaState{state: "fulfilled", credits: 1, balance: 1234}, b.saga(t, pi))
-	require.Len(t, b.downstream.Requests("/fulfill"), 1)
+	// One fulfillment job (above) under one key; a retry of an answer
+	// slower than the client's timeout carries the same one.
+	key := handlers.DeriveKey("stripe", evt, handlers.SagaHandlerName, "fulfill")
+	for _, r := range b.downstream.Requests("/fulfill") {
+		require.Equal(t, key, r.Key)
+	}
+	require.Equal(t, map[string]int{key: 1}, b.downstream.Effects("/fulfill"))
 }
 
 // The fulfillment request outlives the client's timeout while the
