@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -147,75 +148,27 @@ func (s *OrphanSweeper) Sweep(ctx context.Context, ins Inserter, now time.Time) 
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	res := OrphanSweepResult{ByLastJob: map[string]int{}}
-	cutoff := now.Add(-s.cfg.Grace)
+	var (
+		lastID int64
+		found  []orphan
+	)
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		// With no statistics on a job's args the planner expects hundreds
-		// of jobs a delivery, and the window's query costs enough to be
-		// compiled: 300 ms of JIT against 80-250 ms of running it on a
-		// window of 10,000.
-		if _, err := tx.Exec(ctx, "SET LOCAL jit = off"); err != nil {
+		var err error
+		if res.Scanned, lastID, found, err = s.findTx(ctx, tx, now.Add(-s.cfg.Grace)); err != nil {
 			return err
 		}
-		rows, err := tx.Query(ctx, orphanSweepFindSQL, pgnamed.Args{
-			"after": s.after, "cutoff": cutoff, "scan": s.cfg.Scan, "batch": s.cfg.Batch,
-		})
-		if err != nil {
-			return err
-		}
-		var (
-			lastID    int64
-			inboxID   *int64
-			lastJobID *int64
-			lastState *string
-			params    []river.InsertManyParams
-			states    []string
-		)
-		_, err = pgx.ForEachRow(rows, []any{&res.Scanned, &lastID, &inboxID, &lastJobID, &lastState}, func() error {
-			if inboxID == nil {
-				return nil
-			}
-			var meta orphanSweepMeta
-			meta.OrphanSweep.LastJobID, meta.OrphanSweep.LastJobState = lastJobID, "none"
-			if lastState != nil {
-				meta.OrphanSweep.LastJobState = *lastState
-			}
-			raw, err := json.Marshal(meta)
-			if err != nil {
-				return err
-			}
-			params = append(params, river.InsertManyParams{Args: ProcessDeliveryArgs{InboxID: *inboxID, Alone: true},
-				InsertOpts: &river.InsertOpts{Tags: []string{TagOrphanSweep}, Metadata: raw,
-					UniqueOpts: river.UniqueOpts{ByArgs: true}}})
-			res.Requeued = append(res.Requeued, *inboxID)
-			states = append(states, meta.OrphanSweep.LastJobState)
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-		s.advance(res.Scanned, lastID, res.Requeued)
-		if len(params) == 0 {
-			return nil
-		}
-		inserted, err := ins.InsertManyTx(ctx, tx, params)
-		if err != nil {
-			return fmt.Errorf("enqueue: %w", err)
-		}
-		requeued := res.Requeued[:0]
-		for i, r := range inserted {
-			if r.UniqueSkippedAsDuplicate {
-				continue // another run's job, live
-			}
-			requeued = append(requeued, res.Requeued[i])
-			res.Jobs = append(res.Jobs, r.Job.ID)
-			res.ByLastJob[states[i]]++
-		}
-		res.Requeued = requeued
-		return nil
+		res.Requeued, res.Jobs, err = enqueueOrphansTx(ctx, tx, ins, found)
+		return err
 	})
 	if err != nil {
 		// The window is looked at again.
 		return OrphanSweepResult{ByLastJob: map[string]int{}}, fmt.Errorf("orphan sweep: %w", err)
+	}
+	s.advance(res.Scanned, lastID, found)
+	for _, o := range found {
+		if slices.Contains(res.Requeued, o.inboxID) {
+			res.ByLastJob[o.lastJobState]++
+		}
 	}
 	for state, n := range res.ByLastJob {
 		s.cfg.Observe(state, n)
@@ -223,13 +176,89 @@ func (s *OrphanSweeper) Sweep(ctx context.Context, ins Inserter, now time.Time) 
 	return res, nil
 }
 
+// orphan is a delivery River has no job left for, and the last job it
+// still has, if any.
+type orphan struct {
+	inboxID      int64
+	lastJobID    *int64
+	lastJobState string // "none" when River has no job of it
+}
+
+// findTx reads the window (orphan_sweep_find.sql): how many pending
+// deliveries it held, the last one's id, and the orphans among them,
+// locked.
+func (s *OrphanSweeper) findTx(ctx context.Context, tx pgx.Tx, cutoff time.Time) (scanned int, lastID int64, found []orphan, err error) {
+	// With no statistics on a job's args the planner expects hundreds of
+	// jobs a delivery, and the window's query costs enough to be compiled:
+	// 300 ms of JIT against 80-250 ms of running it on a window of 10,000.
+	if _, err := tx.Exec(ctx, "SET LOCAL jit = off"); err != nil {
+		return 0, 0, nil, err
+	}
+	rows, err := tx.Query(ctx, orphanSweepFindSQL, pgnamed.Args{
+		"after": s.after, "cutoff": cutoff, "scan": s.cfg.Scan, "batch": s.cfg.Batch,
+	})
+	if err != nil {
+		return 0, 0, nil, err
+	}
+	var (
+		inboxID   *int64
+		lastJobID *int64
+		lastState *string
+	)
+	_, err = pgx.ForEachRow(rows, []any{&scanned, &lastID, &inboxID, &lastJobID, &lastState}, func() error {
+		if inboxID == nil {
+			return nil
+		}
+		o := orphan{inboxID: *inboxID, lastJobID: lastJobID, lastJobState: "none"}
+		if lastState != nil {
+			o.lastJobState = *lastState
+		}
+		found = append(found, o)
+		return nil
+	})
+	return scanned, lastID, found, err
+}
+
+// enqueueOrphansTx enqueues a job for each orphan in tx, tagged, with what
+// River still had of its jobs in the metadata, and returns the deliveries
+// that got one and their jobs. A delivery that another run gave a job
+// since this one looked gets none: the job is unique by its args.
+func enqueueOrphansTx(ctx context.Context, tx pgx.Tx, ins Inserter, found []orphan) (requeued, jobIDs []int64, err error) {
+	if len(found) == 0 {
+		return nil, nil, nil
+	}
+	params := make([]river.InsertManyParams, len(found))
+	for i, o := range found {
+		var meta orphanSweepMeta
+		meta.OrphanSweep.LastJobID, meta.OrphanSweep.LastJobState = o.lastJobID, o.lastJobState
+		raw, err := json.Marshal(meta)
+		if err != nil {
+			return nil, nil, err
+		}
+		params[i] = river.InsertManyParams{Args: ProcessDeliveryArgs{InboxID: o.inboxID, Alone: true},
+			InsertOpts: &river.InsertOpts{Tags: []string{TagOrphanSweep}, Metadata: raw,
+				UniqueOpts: river.UniqueOpts{ByArgs: true}}}
+	}
+	inserted, err := ins.InsertManyTx(ctx, tx, params)
+	if err != nil {
+		return nil, nil, fmt.Errorf("enqueue: %w", err)
+	}
+	for i, r := range inserted {
+		if r.UniqueSkippedAsDuplicate {
+			continue
+		}
+		requeued, jobIDs = append(requeued, found[i].inboxID), append(jobIDs, r.Job.ID)
+	}
+	return requeued, jobIDs, nil
+}
+
 // advance moves the window on: past the last orphan taken when the run
 // took a full batch (the rest of its window is looked at again), past the
 // window when it was full, else back to the start.
-func (s *OrphanSweeper) advance(scanned int, lastID int64, taken []int64) {
+func (s *OrphanSweeper) advance(scanned int, lastID int64, taken []orphan) {
 	switch {
 	case len(taken) == s.cfg.Batch:
-		s.after = taken[len(taken)-1]
+		s.after = taken[len(taken)-1].inboxID
 	case scanned == s.cfg.Scan:
 		s.after = lastID
 	default:

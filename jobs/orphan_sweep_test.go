@@ -369,3 +369,28 @@ func TestOrphanSweepRunsInTheClient(t *testing.T) {
 	require.Contains(t, b.log.String(), "deliveries left with no job were enqueued again")
 	require.Contains(t, b.log.String(), "requeued=2")
 }
+
+// A run skips the orphans another run holds, rather than waiting for it,
+// and takes them once it is gone (had that run committed, its jobs would
+// keep them).
+func TestOrphanSweepSkipsDeliveriesAnotherRunHolds(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setupSweep(t, nil)
+	held, heldJob := b.record(t, 1)
+	free, freeJob := b.record(t, 1)
+	b.riverUI(t, "delete", heldJob, freeJob)
+	other, err := b.pool.Begin(ctx)
+	require.NoError(t, err)
+	defer other.Rollback(ctx) //nolint:errcheck // a no-op after the test's own
+	_, err = other.Exec(ctx, "SELECT 1 FROM inbox_pending WHERE inbox_id = $1 FOR UPDATE", held[0])
+	require.NoError(t, err)
+
+	sweepCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	res, err := b.sweeper.Sweep(sweepCtx, b.client, time.Now().Add(pastGrace))
+	require.NoError(t, err, "a run does not wait for another")
+	require.Equal(t, free, res.Requeued)
+	require.NoError(t, other.Rollback(ctx))
+	require.Equal(t, held, b.sweep(t, pastGrace).Requeued)
+}
