@@ -12,7 +12,9 @@
 //
 // # Quick start
 //
-// A module of your own, with this main.go:
+// A module of your own (the module is not published: "go work init .
+// <your clone of hookinbox>" builds against a clone, as the README's "Use
+// hookinbox as a library" shows), with this main.go:
 //
 //	package main
 //
@@ -48,9 +50,9 @@
 // and migrations/001_stars.up.sql holding
 // CREATE TABLE stars (delivery_id text PRIMARY KEY). Then
 //
-//	go build -o myinbox . && ./myinbox serve
+//	go build -o myinbox . && ./myinbox init && ./myinbox serve
 //
-// runs hookinbox with your handler: the same flags, the same
+// writes a hookinbox.yaml with fresh secrets and runs hookinbox with your handler: the same flags, the same
 // hookinbox.yaml (its app: section is yours, read with Deps.App.Decode),
 // the same exit codes. Your migrations are applied after hookinbox's,
 // tracked apart from them in hookinbox_app_migration, under the same lock.

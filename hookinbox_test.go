@@ -2,11 +2,12 @@ package hookinbox_test
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -19,68 +20,63 @@ import (
 
 func TestMain(m *testing.M) { testdb.Main(m) }
 
-// readmeLibrary returns the README's library main.go and its migration,
-// as a user copies them.
-func readmeLibrary(t *testing.T) (mainGo, migrationName, migrationSQL string) {
+// readmeLibrary returns the README's library steps as a user copies them:
+// the shell block that makes the module, its main.go, and the block that
+// builds it and writes its config.
+func readmeLibrary(t *testing.T) (setup, mainGo, build string) {
 	t.Helper()
 	raw, err := os.ReadFile("README.md")
 	require.NoError(t, err)
-	readme := string(raw)
-	block := regexp.MustCompile("(?s)<!-- begin library main.go -->\n```go\n(.*?)```\n<!-- end library main.go -->").FindStringSubmatch(readme)
-	require.NotNil(t, block, "README.md has no library main.go block")
-	mig := regexp.MustCompile(`echo '([^']+)' > migrations/(\S+)`).FindStringSubmatch(readme)
-	require.NotNil(t, mig, "README.md has no migration for the library example")
-	return block[1], mig[2], mig[1]
+	block := func(name, lang string) string {
+		m := regexp.MustCompile("(?s)<!-- begin library " + regexp.QuoteMeta(name) + " -->\n```" + lang + "\n(.*?)```\n<!-- end library " + regexp.QuoteMeta(name) + " -->").FindSubmatch(raw)
+		require.NotNil(t, m, "README.md has no library %s block", name)
+		return string(m[1])
+	}
+	return block("setup", "sh"), block("main.go", "go"), block("build", "sh")
 }
 
 func freeAddr(t *testing.T) string { return testproc.FreeAddr(t) }
 
-// What a user does: a module outside this repository whose main.go is the
-// README's, built against this checkout (replace stands in for go get),
-// serving with its own handler and table.
+// What a user does: the README's library steps, run as written from a
+// clone (a copy of this checkout) into a new module beside it, then its
+// binary serving with the config its init wrote, its own handler and its
+// own table.
 func TestOutsideModuleUsesTheLibrary(t *testing.T) {
 	t.Parallel()
-	mainGo, migName, migSQL := readmeLibrary(t)
-	checkout, err := filepath.Abs(".")
-	require.NoError(t, err)
-	dir := t.TempDir()
-	write := func(name, content string) {
-		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755))
-		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644))
-	}
-	write("go.mod", fmt.Sprintf("module example.com/myinbox\n\ngo 1.26.0\n\nrequire github.com/hookinbox/hookinbox v0.0.0\n\nreplace github.com/hookinbox/hookinbox => %s\n", checkout))
-	sum, err := os.ReadFile("go.sum")
-	require.NoError(t, err)
-	write("go.sum", string(sum)) // every module it needs is one of ours
-	write("main.go", mainGo)
-	write("migrations/"+migName, migSQL+"\n")
+	setupSh, mainGo, buildSh := readmeLibrary(t)
+	parent := t.TempDir()
+	clone := filepath.Join(parent, "hookinbox")
+	copyCheckout(t, clone)
+	dir := filepath.Join(parent, "myinbox")
 
-	// The offline build below reads the module cache; fill it as .ci/run
-	// does, or a fresh machine's first go test ./... fails here (a
-	// dependency's go.mod names modules the build never compiles).
+	// The builds below read the module cache; fill it as .ci/run does, or
+	// a fresh machine's first go test ./... fails here (a dependency's
+	// go.mod names modules the build never compiles).
 	download := exec.Command("go", "mod", "download")
-	download.Dir = checkout
+	download.Dir = clone
 	downloaded, err := download.CombinedOutput()
 	require.NoError(t, err, "go mod download:\n%s", downloaded)
 
-	goCmd := func(args ...string) {
-		cmd := exec.Command("go", args...)
-		cmd.Dir = dir
-		// Offline: the module cache already holds everything (go mod download).
-		cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOSUMDB=off", "GOWORK=off")
+	sh := func(where, script string) string {
+		cmd := exec.Command("bash", "-euo", "pipefail", "-c", script)
+		cmd.Dir = where
+		// Offline: the module cache already holds everything. GOWORK is
+		// the user's default (the go.work the steps write), whatever this
+		// test's caller set.
+		cmd.Env = append(withoutEnv(os.Environ(), "GOWORK", "GOFLAGS"), "GOPROXY=off", "GOSUMDB=off")
 		out, err := cmd.CombinedOutput()
-		require.NoError(t, err, "go %v:\n%s", args, out)
+		require.NoError(t, err, "in %s:\n%s\n%s", where, script, out)
+		return string(out)
 	}
-	// go build -mod=mod adds the requirements the build needs, as go get
-	// does; go mod tidy would also want the dependencies' test-only ones.
-	goCmd("build", "-o", "myinbox", ".")
+	sh(clone, setupSh)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "main.go"), []byte(mainGo), 0o644))
+	initOut := sh(dir, buildSh)
+	require.Contains(t, initOut, "wrote hookinbox.yaml (mode 0600)")
+	require.Contains(t, initOut, "next: ./myinbox serve")
 	bin := filepath.Join(dir, "myinbox")
 
 	dbURL := testdb.URL(t)
 	listen := freeAddr(t)
-	committed, err := os.ReadFile("hookinbox.yaml")
-	require.NoError(t, err)
-	write("hookinbox.yaml", string(committed)) // "this repository's is a start"
 	env := append(os.Environ(), "DATABASE_URL="+dbURL, "HOOKINBOX_LISTEN="+listen, "HOOKINBOX_ADMIN_LISTEN="+freeAddr(t))
 
 	serve := exec.Command(bin, "serve")
@@ -104,4 +100,16 @@ func TestOutsideModuleUsesTheLibrary(t *testing.T) {
 	var version int
 	require.NoError(t, pool.QueryRow(context.Background(), "SELECT version FROM hookinbox_app_migration").Scan(&version))
 	require.Equal(t, 1, version)
+}
+
+// withoutEnv drops the named variables from environ.
+func withoutEnv(environ []string, names ...string) []string {
+	var kept []string
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		if !slices.Contains(names, name) {
+			kept = append(kept, kv)
+		}
+	}
+	return kept
 }

@@ -22,6 +22,7 @@ import (
 const usage = `usage: hookinbox <command> [flags]
 
 commands:
+  init      write a starter hookinbox.yaml with freshly generated secrets
   serve     migrate, then receive webhooks and process them
   migrate   apply database migrations and exit
   send      sign a sample (or your) payload as a provider would and POST it
@@ -62,6 +63,8 @@ func run(ctx context.Context, args []string, e env) int {
 	}
 	var err error
 	switch args[0] {
+	case "init":
+		err = initCmd(args[1:], e)
 	case "serve":
 		err = serveCmd(ctx, args[1:], e)
 	case "migrate":
@@ -151,7 +154,18 @@ func loadOptionalConfig(flags *flag.FlagSet, e env) (config.Config, error) {
 		}
 		return cfg, nil
 	}
-	return config.Load(path, e.lookup)
+	return loadConfig(path, e)
+}
+
+// loadConfig is config.Load, naming the way out when the file is missing:
+// a new binary (a library user's own) has no config beside it.
+func loadConfig(path string, e env) (config.Config, error) {
+	cfg, err := config.Load(path, e.lookup)
+	var pathErr *fs.PathError
+	if errors.As(err, &pathErr) && pathErr.Path == path && errors.Is(err, fs.ErrNotExist) {
+		return cfg, fmt.Errorf("%w — run \"%s init\" to write one", err, commandName())
+	}
+	return cfg, err
 }
 
 // newLogger is the logger of commands run before a config is read.

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 
-	"github.com/hookinbox/hookinbox/config"
 	"github.com/hookinbox/hookinbox/migrations"
 )
 
@@ -13,7 +12,7 @@ func migrateCmd(ctx context.Context, args []string, e env) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	cfg, err := config.Load(*configPath, e.lookup)
+	cfg, err := loadConfig(*configPath, e)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,134 @@
+package cli
+
+import (
+	"context"
+	"encoding/base64"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/hookinbox/hookinbox/config"
+	"github.com/hookinbox/hookinbox/internal/testdb"
+	"github.com/hookinbox/hookinbox/internal/testlog"
+)
+
+// runCmd runs one command with lookup as its environment and returns its
+// exit code and output.
+func runCmd(lookup map[string]string, args ...string) (int, string) {
+	out := &testlog.Buffer{}
+	e := env{stdout: out, stderr: out, ext: shipped, lookup: func(k string) (string, bool) {
+		v, ok := lookup[k]
+		return v, ok
+	}}
+	return run(context.Background(), args, e), out.String()
+}
+
+// init writes a private config whose secrets are its own, loads as written,
+// and never overwrites one unless told to.
+func TestInitWritesAStarterConfig(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "hookinbox.yaml")
+
+	code, out := runCmd(nil, "init", "--config", path)
+	require.Equal(t, 0, code, out)
+	require.Contains(t, out, "wrote "+path+" (mode 0600)")
+	require.Contains(t, out, "serve --config "+path, "it names the next command")
+	info, err := os.Stat(path)
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o600), info.Mode().Perm())
+	first, err := os.ReadFile(path)
+	require.NoError(t, err)
+
+	cfg, err := config.Load(path, func(string) (string, bool) { return "", false })
+	require.NoError(t, err)
+	require.Equal(t, "127.0.0.1:8080", cfg.Listen, "loopback until exposed on purpose")
+	require.Len(t, cfg.Admin.Token, 64)
+	committed, err := os.ReadFile(filepath.Join("..", "..", "hookinbox.yaml"))
+	require.NoError(t, err)
+	var names []string
+	for _, s := range cfg.Sources {
+		names = append(names, s.Name)
+		require.Len(t, s.Secrets, 1, s.Name)
+		require.NotContains(t, string(committed), s.Secrets[0], "%s: not a development secret", s.Name)
+		_, err := s.Verifier()
+		require.NoError(t, err, s.Name)
+	}
+	require.Equal(t, []string{"github", "stripe", "billing"}, names)
+	billing, _ := cfg.Source("billing")
+	key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(billing.Secrets[0], "whsec_"))
+	require.NoError(t, err)
+	require.Len(t, key, 24, "a Standard Webhooks secret of fresh bytes")
+
+	// An existing file is refused and left as it was, whatever its mode.
+	require.NoError(t, os.Chmod(path, 0o644))
+	code, out = runCmd(nil, "init", "--config", path)
+	require.Equal(t, 1, code, out)
+	require.Contains(t, out, "exists; --force overwrites it")
+	unchanged, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Equal(t, string(first), string(unchanged))
+
+	code, out = runCmd(nil, "init", "--config", path, "--force")
+	require.Equal(t, 0, code, out)
+	info, err = os.Stat(path)
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o600), info.Mode().Perm(), "--force makes an existing file private too")
+	second, err := os.ReadFile(path)
+	require.NoError(t, err)
+	again, err := config.Load(path, func(string) (string, bool) { return "", false })
+	require.NoError(t, err)
+	require.NotEqual(t, string(first), string(second))
+	require.NotEqual(t, cfg.Admin.Token, again.Admin.Token, "every file gets secrets of its own")
+	for i := range cfg.Sources {
+		require.NotEqual(t, cfg.Sources[i].Secrets, again.Sources[i].Secrets)
+	}
+}
+
+// What a new binary's user meets: serve finds no config and names init;
+// init's config then serves, takes a signed webhook and opens the admin API
+// to its own token.
+func TestInitConfigServes(t *testing.T) {
+	t.Parallel()
+	dir, err := os.MkdirTemp("", "hookinbox-init-test-")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	path := filepath.Join(dir, "hookinbox.yaml")
+
+	for _, cmd := range []string{"migrate"} {
+		code, out := runCmd(nil, cmd, "--config", path, "--source", "github")
+		if cmd != "send" {
+			code, out = runCmd(nil, cmd, "--config", path)
+		}
+		require.Equal(t, 1, code, out)
+		require.Contains(t, out, "no such file or directory — run \"", cmd)
+		require.Contains(t, out, " init\" to write one", cmd)
+	}
+
+	code, out := runCmd(nil, "init", "--config", path)
+	require.Equal(t, 0, code, out)
+	b := &testBundle{configPath: path, listen: freeAddr(t), adminAddr: freeAddr(t), stderr: &testlog.Buffer{}}
+	vars := map[string]string{"DATABASE_URL": testdb.URL(t), "HOOKINBOX_LISTEN": b.listen, "HOOKINBOX_ADMIN_LISTEN": b.adminAddr}
+	b.env = env{stdout: &testlog.Buffer{}, stderr: b.stderr, ext: shipped, lookup: func(k string) (string, bool) {
+		v, ok := vars[k]
+		return v, ok
+	}}
+	b.serve(t)
+
+	code, out = b.send(t, "--source", "github", "--event", "issues")
+	require.Equal(t, 0, code, out)
+	require.Contains(t, out, "202 Accepted")
+	code, out = b.send(t, "--source", "billing", "--event", "invoice.paid")
+	require.Equal(t, 0, code, out)
+	require.Contains(t, out, "202 Accepted")
+
+	status, _ := b.adminGet(t, "/admin/deliveries", true)
+	require.Equal(t, 401, status, "the test's token is not this config's")
+	code, out = runCmd(vars, "deliveries", "--config", path)
+	require.Equal(t, 0, code, "the admin commands read the token init wrote: %s", out)
+	require.Contains(t, out, "issues")
+	require.Contains(t, out, "invoice.paid")
+}
