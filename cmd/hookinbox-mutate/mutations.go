@@ -15,6 +15,8 @@ const (
 	promiseSignature   = "Only signed, fresh deliveries are accepted"
 	promiseSendOnce    = "One send per delivery and destination"
 	promiseRedirect    = "A redirect is never followed"
+	promisePause       = "A paused destination sends nothing"
+	promiseLimits      = "A destination's limits hold across replicas"
 	promiseRetention   = "Retention never deletes unfinished work"
 	promiseRescue      = "Work stranded by a crash resumes within minutes"
 )
@@ -338,6 +340,28 @@ var mutations = []Mutation{
 		}},
 		Pkgs: []string{"./handlers/destination"},
 		Run:  "^TestRetriesKeepOneKeyAndOneEffect$",
+	},
+	{
+		Name:    "pause-ignored",
+		Promise: promisePause,
+		File:    "handlers/destination/claim.go",
+		Edits: []Edit{{
+			Find:    "if paused {",
+			Replace: "if paused && false {",
+		}},
+		Pkgs: []string{"./handlers/destination"},
+		Run:  "^TestPauseHoldsAndResumeSends$",
+	},
+	{
+		Name:    "in-flight-limit-ignored",
+		Promise: promiseLimits,
+		File:    "handlers/destination/claim.go",
+		Edits: []Edit{{
+			Find:    "free := d.MaxInFlight - inFlight",
+			Replace: "free := d.MaxInFlight - inFlight + 1<<20",
+		}},
+		Pkgs: []string{"./handlers/destination"},
+		Run:  "^TestLimitsHoldAcrossReplicas$",
 	},
 	{
 		Name:    "destination-follows-redirects",
