@@ -3,6 +3,7 @@ package destination_test
 import (
 	"context"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -75,10 +76,18 @@ func TestCircuitOpensProbesAndCloses(t *testing.T) {
 		id, _ := b.deliver(t, "invoice.paid", "inv_c"+string(rune('a'+i)), time.Now())
 		ids = append(ids, id)
 	}
+	var failing destination.Status
 	require.Eventually(t, func() bool {
 		sts, err := b.svc.Statuses(context.Background())
-		return err == nil && sts[0].State == "open"
+		if err != nil {
+			return false
+		}
+		failing = sts[0]
+		return sts[0].State == "open"
 	}, 10*time.Second, 10*time.Millisecond)
+	require.NotNil(t, failing.LastError, "the failure's error is current while open")
+	require.Contains(t, *failing.LastError, "HTTP 500")
+	require.NotNil(t, failing.LastErrorAt)
 	// While open, only probes go. Their claims are probe_every apart on
 	// the database's clock; each request starts after its claim by however
 	// long a loaded machine takes, so the gap is held to half of it. A
@@ -106,6 +115,13 @@ func TestCircuitOpensProbesAndCloses(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "active", sts[0].State)
 	require.Nil(t, sts[0].FailingSince)
+	// Recovered: no error is shown as current, and the last one keeps
+	// its time for whoever asks when the outage was.
+	require.Nil(t, sts[0].LastError, "a recovered destination shows no current error")
+	require.NotNil(t, sts[0].LastErrorAt)
+	require.False(t, sts[0].LastErrorAt.Before(*failing.LastErrorAt))
+	require.Less(t, time.Since(*sts[0].LastErrorAt), time.Minute)
+	require.Equal(t, 1, strings.Count(b.log.String(), "destination: circuit closed"), "the close is logged, once:\n%s", b.log)
 	require.Len(t, b.recv.Effects(), 5)
 }
 

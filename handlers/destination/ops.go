@@ -38,13 +38,20 @@ type Status struct {
 	Name string `json:"name"`
 	// State is active, paused or open (the circuit breaker stopped
 	// sending, but for a probe every circuit.probe_every).
-	State               string           `json:"state"`
-	InFlight            int64            `json:"in_flight"`
-	Pending             int64            `json:"pending"` // sends not yet finished
-	FailingSince        *time.Time       `json:"failing_since"`
-	ConsecutiveFailures int              `json:"consecutive_failures"`
-	LastError           *string          `json:"last_error"`
-	Counts              map[string]int64 `json:"counts"` // sends by state: succeeded, failed, skipped, pending, waiting
+	State               string     `json:"state"`
+	InFlight            int64      `json:"in_flight"`
+	Pending             int64      `json:"pending"` // sends not yet finished
+	FailingSince        *time.Time `json:"failing_since"`
+	ConsecutiveFailures int        `json:"consecutive_failures"`
+	// LastError is the error of the last failed request while the
+	// destination is failing (FailingSince set); nil once a request
+	// succeeded, so a recovered destination shows no error as current.
+	LastError *string `json:"last_error"`
+	// LastErrorAt is when the last failed request was made, kept after
+	// the destination recovers: with FailingSince nil, its error was
+	// resolved. Nil: no request to it has failed.
+	LastErrorAt *time.Time       `json:"last_error_at"`
+	Counts      map[string]int64 `json:"counts"` // sends by state: succeeded, failed, skipped, pending, waiting
 }
 
 // Statuses returns every configured destination's health, then the
@@ -68,7 +75,7 @@ func (s *Service) Statuses(ctx context.Context) ([]Status, error) {
 			st           Status
 			paused, open bool
 		)
-		if err := rows.Scan(&st.Name, &paused, &open, &st.FailingSince, &st.LastError, &st.ConsecutiveFailures, &st.InFlight, &st.Pending); err != nil {
+		if err := rows.Scan(&st.Name, &paused, &open, &st.FailingSince, &st.LastError, &st.LastErrorAt, &st.ConsecutiveFailures, &st.InFlight, &st.Pending); err != nil {
 			rows.Close()
 			return nil, err
 		}

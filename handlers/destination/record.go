@@ -91,6 +91,7 @@ type recorded struct {
 	sends    []result
 	outcomes []outcome
 	opened   bool // the circuit is open
+	closed   bool // the circuit was open and a success closed it
 	woke     bool // a send of the destination became due
 }
 
@@ -138,7 +139,7 @@ func (s *Service) recordTx(ctx context.Context, tx pgx.Tx, d *dest, results []re
 		if err != nil {
 			return err
 		}
-		rec.opened, rec.woke = opened, closed
+		rec.opened, rec.closed, rec.woke = opened, closed, closed
 		// The resources' turn rows are locked in one order, (source,
 		// resource), so two transactions finishing several never wait on
 		// each other crosswise.
@@ -320,6 +321,11 @@ func (s *Service) finishOrderedTx(ctx context.Context, tx pgx.Tx, d *dest, send 
 
 // report tells metrics and the log what the recorded results were.
 func (s *Service) report(ctx context.Context, d *dest, rec recorded) {
+	if rec.closed {
+		// Its opening was logged with every failed send; without this
+		// line a log reader would think it still open.
+		s.logger.Info("destination: circuit closed; the waiting sends go now", "destination", d.Name)
+	}
 	for i, r := range rec.sends {
 		o := rec.outcomes[i]
 		if o.attempted {

@@ -72,6 +72,18 @@ func TestConsoleDestinationButtons(t *testing.T) {
 		t.Fatalf("no %s button: %s", name, page.body)
 	}
 
+	retryButton := regexp.MustCompile(`<button type="submit"( disabled)?[^>]*>Retry failed</button>`)
+	row := func() string {
+		t.Helper()
+		page := b.do(t, http.MethodGet, "/console/", "", browser)
+		require.Equal(t, http.StatusOK, page.status, "%s", page.body)
+		return regexp.MustCompile(`(?s)<tr id="dest-app">.*?</tr>`).FindString(string(page.body))
+	}
+	m := retryButton.FindStringSubmatch(row())
+	require.NotNil(t, m)
+	require.Equal(t, " disabled", m[1], "nothing to retry: the button is off")
+	require.Contains(t, row(), "<td class=\"last-error\">—</td>", "never failed")
+
 	click("pause")
 	require.Equal(t, "paused", b.destinations(t)[0].State)
 	require.Equal(t, 1, b.count(t, "SELECT count(*) FROM api_idempotency WHERE operation = 'destination_pause'"))
@@ -82,9 +94,20 @@ func TestConsoleDestinationButtons(t *testing.T) {
 	require.Eventually(t, func() bool { return b.sendState(t, id) == "failed" }, 10*time.Second, 20*time.Millisecond)
 	page := b.do(t, http.MethodGet, "/console/", "", browser)
 	require.Regexp(t, `<td class="num">1</td>\s*<td class="actions">`, string(page.body), "one failed send")
+	failing := row()
+	require.Empty(t, retryButton.FindStringSubmatch(failing)[1], "a failed send to retry: the button is on")
+	require.Regexp(t, `<span class="error">HTTP 500[^<]*</span> <span class="hint">at \d{4}-`, failing, "the current error, with its time")
 
 	recv.SetFallback(receiver.Apply)
 	click("retry")
 	require.Eventually(t, func() bool { return b.sendState(t, id) == "succeeded" }, 10*time.Second, 20*time.Millisecond)
 	require.Len(t, recv.Effects(), 1)
+	// Recovered: the old error is no longer shown as current.
+	require.Eventually(t, func() bool { return b.destinations(t)[0].FailingSince == nil }, 10*time.Second, 20*time.Millisecond)
+	st := b.destinations(t)[0]
+	require.Nil(t, st.LastError, "the API shows no current error either")
+	require.NotNil(t, st.LastErrorAt, "and keeps the time of the last")
+	recovered := row()
+	require.NotContains(t, recovered, "HTTP 500")
+	require.Regexp(t, `none; the last, at \d{4}-[^,]+, was resolved`, recovered)
 }

@@ -3,6 +3,7 @@ UPDATE destination_state
 SET consecutive_failures = consecutive_failures + @failures,
     failing_since = coalesce(failing_since, @attempted_at),
     last_error = @last_error,
+    last_error_at = @attempted_at,
     next_probe_at = CASE WHEN circuit_open_since IS NULL AND consecutive_failures + @failures >= @threshold
                          THEN clock_timestamp() + @probe_every::interval ELSE next_probe_at END,
     circuit_open_since = CASE WHEN circuit_open_since IS NULL AND consecutive_failures + @failures >= @threshold
