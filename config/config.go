@@ -359,6 +359,16 @@ type Source struct {
 	// it that a late retry of a deleted delivery is processed as new.
 	AllowShortRetention bool `yaml:"allow_short_retention"`
 
+	// BodyDedup makes a body the source already sent under the same event
+	// type a duplicate whatever its delivery id (200 "duplicate", with
+	// "duplicate_of"), while the inbox keeps the first. Defaults to true
+	// for providers whose signature covers neither the delivery id nor a
+	// time (github, gitlab, shopify, razorpay, bitbucket, twilio; an hmac
+	// scheme that signs neither), whose captured requests anyone could
+	// post again under a fresh id, and to false for the others. Set false
+	// for a sender that sends identical bodies as distinct events.
+	BodyDedup *bool `yaml:"body_dedup"`
+
 	// RedactHeaders are request headers that verification may read but
 	// that are never stored, nor shown in the admin API, the console or
 	// the CLI: secrets a sender or a proxy in front of hookinbox adds
@@ -775,6 +785,15 @@ func (s Source) Verifier() (verify.Verifier, error) {
 func (s Source) VerifyConfig() verify.Config {
 	return verify.Config{Provider: s.Provider, Secrets: s.Secrets, Tolerance: s.Tolerance.Std(),
 		HMAC: s.HMAC, NotificationURL: s.NotificationURL, PayPal: s.PayPal}
+}
+
+// DedupBodies says whether ingest treats a body the source already sent
+// under the same event type as a duplicate (BodyDedup).
+func (s Source) DedupBodies() bool {
+	if s.BodyDedup != nil {
+		return *s.BodyDedup
+	}
+	return verify.SignatureCovers(s.Provider, s.HMAC).ReplayableUnderNewID()
 }
 
 // Source returns the named source.

@@ -216,6 +216,15 @@ func message(src config.Source, event string, body []byte, sample, newID bool) (
 	if renewed {
 		body = bytes.ReplaceAll(body, []byte(sampleIDStem), []byte(hex.EncodeToString(seed)[:len(sampleIDStem)]))
 	}
+	if newID && sample && !renewed && src.DedupBodies() {
+		// The source takes the same body under a new id for a replay
+		// (config.Source.BodyDedup), so a new sample event needs a body of
+		// its own: a field no handler reads marks it.
+		var err error
+		if body, err = setJSONField(body, "hookinbox_sample_nonce", hex.EncodeToString(seed)[:16]); err != nil {
+			return verify.Message{}, nil, err
+		}
+	}
 	switch src.Provider {
 	case verify.ProviderGitHub:
 		if event == "" {

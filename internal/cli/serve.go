@@ -68,7 +68,8 @@ func serve(ctx context.Context, cfg config.Config, role string, migrate bool, e 
 		if err != nil {
 			return err
 		}
-		sources = append(sources, ingest.Source{Name: s.Name, Provider: s.Provider, Verifier: v, RedactHeaders: s.RedactHeaders})
+		sources = append(sources, ingest.Source{Name: s.Name, Provider: s.Provider, Verifier: v, RedactHeaders: s.RedactHeaders,
+			DedupBodies: s.DedupBodies()})
 		names = append(names, s.Name)
 	}
 	if len(sources) == 0 {
