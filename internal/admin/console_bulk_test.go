@@ -29,10 +29,17 @@ func TestConsoleBulkReplay(t *testing.T) {
 	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
 	require.NotContains(t, string(r.body), `id="start"`, "nothing to start before a preview")
 
+	r = b.do(t, http.MethodGet, "/console/bulk-replays/new?source=github&status=failed", "", browser)
+	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+	require.Contains(t, string(r.body), `<button type="submit" id="start" disabled>Nothing to replay</button>`, "no active button for none")
+	r = b.do(t, http.MethodGet, "/console/bulk-replays/new?source=github&status=skipped&limit=1", "", browser)
+	require.Contains(t, string(r.body), `<button type="submit" id="start">Replay 1 delivery</button>`)
+
 	r = b.do(t, http.MethodGet, "/console/bulk-replays/new?source=github&status=skipped&limit=2", "", browser)
 	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
 	require.Contains(t, string(r.body), "<strong>3</strong> deliveries match")
 	require.Contains(t, string(r.body), `id="preview-replays">2<`)
+	require.Contains(t, string(r.body), `<button type="submit" id="start">Replay 2 deliveries</button>`)
 	form := formOf(t, r.body)
 	for k, v := range map[string]string{"source": "github", "status": "skipped", "limit": "2", "event_type": "", "since": "", "until": ""} {
 		form.Set(k, v)

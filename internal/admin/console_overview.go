@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -21,8 +22,17 @@ var (
 	consoleBacklogSQL string
 )
 
-// chartWindow is how far back the Overview's charts go.
-const chartWindow = 24 * time.Hour
+// chartWindows are the spans the Overview's charts offer, shortest first.
+// The longest is within the 48 h of counts retention keeps.
+var chartWindows = []chartWindow{{"1h", time.Hour}, {"6h", 6 * time.Hour}, {"24h", 24 * time.Hour}}
+
+type chartWindow struct {
+	Name string
+	span time.Duration
+}
+
+// maxChartWindow is the longest span, the one the counts are read for.
+var maxChartWindow = chartWindows[len(chartWindows)-1]
 
 // outcomeGroups are the charts' series, bottom to top, and the ingest
 // outcomes (hookinbox_deliveries_total's) each one counts. Everything
@@ -60,6 +70,9 @@ type overviewView struct {
 	Sources      []*sourceOverview
 	Groups       []string
 	Chart        chartData
+	Window       string   // the chart's span
+	Windows      []string // the spans on offer
+	AutoWindow   bool     // Window was chosen to fit the data, not asked for
 	Destinations []destination.Status
 	Backlog      int64
 	Oldest       *time.Time
@@ -107,10 +120,18 @@ func (s *Server) consoleOverview(c *fiber.Ctx) error {
 	if err := s.overviewBacklog(ctx, &v, source); err != nil {
 		return err
 	}
+	asked := c.Query("window")
+	for _, w := range chartWindows {
+		v.Windows = append(v.Windows, w.Name)
+	}
+	if asked != "" && !slices.Contains(v.Windows, asked) {
+		return errBadRequest("window must be one of " + strings.Join(v.Windows, ", "))
+	}
 	var err error
-	if v.Chart, err = s.overviewChart(ctx, source); err != nil {
+	if v.Chart, v.Window, err = s.overviewChart(ctx, asked, source); err != nil {
 		return err
 	}
+	v.AutoWindow = asked == ""
 	for _, g := range outcomeGroups {
 		v.Groups = append(v.Groups, g.Name)
 	}
@@ -148,39 +169,59 @@ func (s *Server) overviewBacklog(ctx context.Context, v *overviewView, source fu
 	return err
 }
 
-func (s *Server) overviewChart(ctx context.Context, source func(string) *sourceOverview) (chartData, error) {
-	start := time.Now().Truncate(time.Minute).Add(-chartWindow + time.Minute)
-	minutes := int(chartWindow / time.Minute)
+// overviewChart reads the last day's counts and lays out the window asked
+// for, or, when none is, the shortest that holds them all: a new install's
+// first hour of traffic is then a chart, not a spike at the edge of a day.
+func (s *Server) overviewChart(ctx context.Context, asked string, source func(string) *sourceOverview) (chartData, string, error) {
+	now := time.Now().Truncate(time.Minute)
+	type count struct {
+		minute        time.Time
+		name, outcome string
+		n             int64
+	}
+	var counts []count
+	rows, err := s.cfg.Pool.Query(ctx, consoleIngestMinutesSQL, pgx.NamedArgs{"since": now.Add(-maxChartWindow.span + time.Minute)})
+	if err != nil {
+		return chartData{}, "", err
+	}
+	var c count
+	if _, err = pgx.ForEachRow(rows, []any{&c.minute, &c.name, &c.outcome, &c.n}, func() error {
+		counts = append(counts, c)
+		return nil
+	}); err != nil {
+		return chartData{}, "", err
+	}
+
+	window := maxChartWindow
+	for _, w := range chartWindows {
+		holdsAll := !slices.ContainsFunc(counts, func(c count) bool { return c.minute.Before(now.Add(-w.span + time.Minute)) })
+		if w.Name == asked || asked == "" && holdsAll {
+			window = w
+			break
+		}
+	}
+	start := now.Add(-window.span + time.Minute)
+	minutes := int(window.span / time.Minute)
 	d := chartData{Start: start.Unix(), Series: map[string][][]int{}}
 	for _, g := range outcomeGroups {
 		d.Groups, d.Colors = append(d.Groups, g.Name), append(d.Colors, g.Color)
 	}
-	rows, err := s.cfg.Pool.Query(ctx, consoleIngestMinutesSQL, pgx.NamedArgs{"since": start})
-	if err != nil {
-		return d, err
-	}
-	var (
-		minute        time.Time
-		name, outcome string
-		n             int64
-	)
-	_, err = pgx.ForEachRow(rows, []any{&minute, &name, &outcome, &n}, func() error {
-		i := int(minute.Sub(start) / time.Minute)
+	for _, c := range counts {
+		i := int(c.minute.Sub(start) / time.Minute)
 		if i < 0 || i >= minutes {
-			return nil
+			continue
 		}
-		series, ok := d.Series[name]
+		series, ok := d.Series[c.name]
 		if !ok {
 			series = make([][]int, len(outcomeGroups))
 			for g := range series {
 				series[g] = make([]int, minutes)
 			}
-			d.Series[name] = series
+			d.Series[c.name] = series
 		}
-		g := outcomeGroup(outcome)
-		series[g][i] += int(n)
-		source(name).Totals[g] += n
-		return nil
-	})
-	return d, err
+		g := outcomeGroup(c.outcome)
+		series[g][i] += int(c.n)
+		source(c.name).Totals[g] += c.n
+	}
+	return d, window.Name, nil
 }

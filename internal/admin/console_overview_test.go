@@ -2,6 +2,7 @@ package admin_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"regexp"
 	"testing"
@@ -43,6 +44,43 @@ func TestConsoleOverview(t *testing.T) {
 	require.Regexp(t, `(?s)<td class="num">3</td><td class="num">0</td><td class="num">2</td><td class="num">0</td><td class="num">3</td><td class="num">1</td><td class="num">0</td>`, page)
 	require.Regexp(t, `<script type="application/json" id="chart-data">\{"start":\d+,"groups":\["accepted",`, page)
 	require.Contains(t, page, "No destination is configured")
+	// Minutes ago and a day ago: the chart spans the shortest window that
+	// holds the day's counts, so they are not a spike at a day's edge.
+	require.Contains(t, page, `last <span id="window">1h</span>`)
+	require.Equal(t, 60, chartMinutes(t, page))
+
+	_, err = b.pool.Exec(ctx, `INSERT INTO ingest_minute (minute, source, outcome, count) VALUES
+		(date_trunc('minute', now()) - interval '3 hours', 'github', 'accepted', 4)`)
+	require.NoError(t, err)
+	page = string(b.do(t, http.MethodGet, "/console/", "", nil).body)
+	require.Contains(t, page, `last <span id="window">6h</span>`, "the older count widens it")
+	require.Equal(t, 6*60, chartMinutes(t, page))
+	require.Regexp(t, `<td class="num">7</td>`, page, "the totals are the window's")
+
+	r = b.do(t, http.MethodGet, "/console/?window=1h", "", nil)
+	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+	require.Contains(t, string(r.body), `<strong>1h</strong>`, "a window asked for")
+	require.Equal(t, 60, chartMinutes(t, string(r.body)))
+	require.Regexp(t, `<td class="num">3</td><td class="num">0</td>`, string(r.body), "the 3-hour-old count is outside it")
+	require.Equal(t, 24*60, chartMinutes(t, string(b.do(t, http.MethodGet, "/console/?window=24h", "", nil).body)))
+	r = b.do(t, http.MethodGet, "/console/?window=7d", "", nil)
+	require.Equal(t, http.StatusBadRequest, r.status, "counts are kept 48 h: no longer window")
+}
+
+// chartMinutes is how many minutes the page's chart data spans.
+func chartMinutes(t *testing.T, page string) int {
+	t.Helper()
+	m := regexp.MustCompile(`id="chart-data">(.*?)</script>`).FindStringSubmatch(page)
+	require.NotNil(t, m)
+	var d struct {
+		Series map[string][][]int `json:"series"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(m[1]), &d))
+	for _, s := range d.Series {
+		return len(s[0])
+	}
+	t.Fatal("no series")
+	return 0
 }
 
 // The Overview's destination buttons run the API's pause, resume and

@@ -87,6 +87,7 @@ func TestConsoleReadsWithoutJavaScript(t *testing.T) {
 	require.Contains(t, page, "&#34;issue&#34;: {\n    &#34;number&#34;: 7", "pretty-printed")
 	require.Regexp(t, `id="sha256">[0-9a-f]{64}<`, page)
 	require.Contains(t, page, "Ingest</strong>", "its processing job")
+	require.Contains(t, page, `<dd id="occurred">— <span class="hint">the provider sent no event time (GitHub never does)`, "an empty time says why")
 
 	r = b.do(t, http.MethodGet, fmt.Sprintf("/console/deliveries/%d", bin), "", nil)
 	require.Contains(t, string(r.body), "Not UTF-8")

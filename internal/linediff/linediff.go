@@ -132,6 +132,8 @@ type Row struct {
 // SideBySide lays edits out in rows: equal lines face each other, a run
 // of deleted lines faces the run of inserted lines that replaced it, and
 // equal lines more than context away from a change are folded into gaps.
+// A single such line is kept: its gap row would take the same room and
+// hide it.
 func SideBySide(a, b []string, edits []Edit, context int) []Row {
 	var rows []Row
 	var dels, ins []int
@@ -180,7 +182,11 @@ func SideBySide(a, b []string, edits []Edit, context int) []Row {
 		for j < len(rows) && !keep[j] {
 			j++
 		}
-		out = append(out, Row{Gap: j - i})
+		if j-i == 1 {
+			out = append(out, rows[i])
+		} else {
+			out = append(out, Row{Gap: j - i})
+		}
 		i = j
 	}
 	return out

@@ -104,4 +104,17 @@ func TestSideBySide(t *testing.T) {
 		{Right: linediff.Cell{N: 10, Text: "new2", Changed: true}},
 		{Left: linediff.Cell{N: 10, Text: "10"}, Right: linediff.Cell{N: 11, Text: "10"}},
 	}, rows)
+
+	// One equal line between two changes' contexts is shown, not folded
+	// into a gap of one.
+	a = strings.Fields("x 2 3 4 y")
+	b = strings.Fields("X 2 3 4 Y")
+	edits, ok = linediff.Lines(a, b, 100)
+	require.True(t, ok)
+	rows = linediff.SideBySide(a, b, edits, 1)
+	require.Len(t, rows, 5)
+	require.Equal(t, linediff.Row{Left: linediff.Cell{N: 3, Text: "3"}, Right: linediff.Cell{N: 3, Text: "3"}}, rows[2])
+	for _, r := range rows {
+		require.Zero(t, r.Gap)
+	}
 }
