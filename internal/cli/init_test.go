@@ -98,7 +98,7 @@ func TestInitConfigServes(t *testing.T) {
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	path := filepath.Join(dir, "hookinbox.yaml")
 
-	for _, cmd := range []string{"migrate"} {
+	for _, cmd := range []string{"serve", "migrate", "send"} {
 		code, out := runCmd(nil, cmd, "--config", path, "--source", "github")
 		if cmd != "send" {
 			code, out = runCmd(nil, cmd, "--config", path)
@@ -117,6 +117,8 @@ func TestInitConfigServes(t *testing.T) {
 		return v, ok
 	}}
 	b.serve(t)
+	require.Contains(t, b.stderr.String(), "console=http://"+b.adminAddr+"/console/ sign_in=\"admin.token, at http://"+b.adminAddr+"/login\"",
+		"the log names the console and how to get in")
 
 	code, out = b.send(t, "--source", "github", "--event", "issues")
 	require.Equal(t, 0, code, out)

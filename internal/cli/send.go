@@ -81,7 +81,7 @@ func sendCmd(ctx context.Context, args []string, e env) error {
 	if *sourceName == "" {
 		return errors.New("--source is required")
 	}
-	cfg, err := config.Load(*configPath, e.lookup)
+	cfg, err := loadConfig(*configPath, e)
 	if err != nil {
 		return err
 	}

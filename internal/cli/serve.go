@@ -36,7 +36,7 @@ func serveCmd(ctx context.Context, args []string, e env) error {
 	if *role != "all" && *role != "ingest" && *role != "worker" {
 		return fmt.Errorf("--role %q: want ingest, worker or all", *role)
 	}
-	cfg, err := config.Load(*configPath, e.lookup)
+	cfg, err := loadConfig(*configPath, e)
 	if err != nil {
 		return err
 	}
@@ -176,8 +176,15 @@ func serve(ctx context.Context, cfg config.Config, role string, migrate bool, e 
 	go func() { serveErr <- srv.Serve(ln) }()
 	go func() { serveErr <- adminSrv.Serve(adminLn) }()
 	logger.Info("hookinbox listening", "addr", ln.Addr().String(), "sources", names)
-	logger.Info("admin listening", "addr", adminLn.Addr().String(), "river_ui", "http://"+adminLn.Addr().String()+"/riverui/",
-		"authenticated", cfg.Admin.Token != "")
+	// The console is what a new user looks for first: the line names its
+	// URL and how to get in.
+	adminURL := "http://" + adminLn.Addr().String()
+	signIn := "none: no admin.token, so loopback only"
+	if cfg.Admin.Token != "" {
+		signIn = "admin.token, at " + adminURL + "/login"
+	}
+	logger.Info("admin listening", "addr", adminLn.Addr().String(), "console", adminURL+"/console/", "sign_in", signIn,
+		"river_ui", adminURL+"/riverui/", "authenticated", cfg.Admin.Token != "")
 
 	// The listener is up before the database: /healthz answers and /readyz
 	// says 503 while we wait, so an orchestrator can tell the two apart.
