@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -24,6 +25,15 @@ var orphanSweepFindSQL string
 // a delivery River had no job left to process (in River UI, and for the
 // console's and the CLI's list of a delivery's jobs).
 const TagOrphanSweep = "orphan_sweep"
+
+// HoldNote is the last error the sweep writes on a delivery whose last job
+// an operator cancelled (%d: the job; orphan_sweep_find.sql reads it back
+// from the start of the note), so that the delivery stays held once River
+// has pruned that job (retention.river_cancelled).
+const HoldNote = "job %d was cancelled by an operator: the delivery stays received until it is replayed"
+
+// heldLike is the LIKE pattern of a HoldNote.
+var heldLike = strings.Replace(HoldNote, "%d", "%", 1)
 
 // DefaultOrphanGrace is OrphanSweepConfig.Grace's default.
 const DefaultOrphanGrace = 5 * time.Minute
@@ -200,6 +210,7 @@ func (s *OrphanSweeper) findTx(ctx context.Context, tx pgx.Tx, cutoff time.Time)
 	}
 	rows, err := tx.Query(ctx, orphanSweepFindSQL, pgnamed.Args{
 		"after": s.after, "cutoff": cutoff, "scan": s.cfg.Scan, "batch": s.cfg.Batch,
+		"hold_note": strings.Replace(HoldNote, "%d", "%s", 1), "held_like": heldLike,
 	})
 	if err != nil {
 		return 0, 0, nil, err

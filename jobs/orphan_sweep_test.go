@@ -166,6 +166,16 @@ func (b *sweepBundle) requireProcessedOnce(t *testing.T, ids []int64) {
 	}
 }
 
+func (b *sweepBundle) lastError(t *testing.T, id int64) string {
+	t.Helper()
+	var e *string
+	require.NoError(t, b.pool.QueryRow(context.Background(), "SELECT last_error FROM delivery WHERE id = $1", id).Scan(&e))
+	if e == nil {
+		return ""
+	}
+	return *e
+}
+
 func (b *sweepBundle) count(t *testing.T, sql string, args ...any) int {
 	t.Helper()
 	var n int
@@ -249,7 +259,8 @@ func TestOrphanSweepRequeuesADeliveryWhoseFollowUpWasDeleted(t *testing.T) {
 
 // Cancelling a job is how an operator holds deliveries back (the README's
 // River UI section): the sweep leaves them received, whether the job was
-// cancelled before it ran or while its process died.
+// cancelled before it ran or while its process died, and after River has
+// pruned the cancelled job, until the operator replays them.
 func TestOrphanSweepLeavesACancelledJobsDeliveries(t *testing.T) {
 	t.Parallel()
 	b := setupSweep(t, nil)
@@ -269,10 +280,24 @@ func TestOrphanSweepLeavesACancelledJobsDeliveries(t *testing.T) {
 
 	require.Empty(t, b.sweep(t, pastGrace).Requeued)
 	require.Empty(t, b.sweep(t, 30*24*time.Hour).Requeued, "however long ago")
-	for _, id := range append(append(batch, rescued...), replayed...) {
+	held := map[int64]int64{batch[0]: batchJob, batch[1]: batchJob, rescued[0]: rescuedJob, replayed[0]: replay.Job.ID}
+	for id, job := range held {
 		require.Equal(t, "received", b.status(t, id))
+		require.Equal(t, fmt.Sprintf(jobs.HoldNote, job), b.lastError(t, id), "the console and the API say why")
 	}
+
+	// River prunes cancelled jobs (retention.river_cancelled): the
+	// deliveries stay held.
+	b.exec(t, "DELETE FROM river_job WHERE state = 'cancelled'")
+	require.Empty(t, b.sweep(t, 30*24*time.Hour).Requeued)
 	require.Zero(t, b.count(t, "SELECT count(*) FROM river_job WHERE tags = '{orphan_sweep}'"))
+
+	// Until the operator replays one.
+	_, err = b.client.Insert(context.Background(), jobs.ProcessDeliveryArgs{InboxID: batch[0]}, nil)
+	require.NoError(t, err)
+	b.start(t)
+	b.requireProcessedOnce(t, batch[:1])
+	require.Equal(t, "received", b.status(t, batch[1]))
 }
 
 // A delivery whose job is queued, scheduled, retrying, waiting or running

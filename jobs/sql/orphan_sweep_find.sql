@@ -4,7 +4,11 @@
 -- job whose process died on its last attempt, and River UI deletes jobs;
 -- either way a process_deliveries job takes its whole batch with it. A
 -- cancelled job is an operator's decision: its deliveries stay received
--- until replayed.
+-- until replayed. River prunes cancelled jobs after a while
+-- (retention.river_cancelled), so the statement writes the decision on
+-- the pending row, as its last error (@hold_note, with the job's id), and
+-- a delivery whose last error says so (@held_like) is held still while no
+-- later job of it is left.
 --
 -- Only deliveries received before @cutoff whose last job, if River still
 -- has it, ended before @cutoff: an operator has that long to retry a
@@ -43,15 +47,24 @@ facts AS MATERIALIZED (
 ), lost AS MATERIALIZED (
     SELECT f.inbox_id, f.last_job_id,
            (SELECT j.state::text FROM river_job j WHERE j.id = f.last_job_id) AS last_job_state,
-           (SELECT j.finalized_at FROM river_job j WHERE j.id = f.last_job_id) AS last_job_finalized_at
+           (SELECT j.finalized_at FROM river_job j WHERE j.id = f.last_job_id) AS last_job_finalized_at,
+           (SELECT substring(p.last_error FROM '^job ([0-9]+) ')::bigint
+            FROM inbox_pending p
+            WHERE p.inbox_id = f.inbox_id AND p.last_error LIKE @held_like) AS held_by_job
     FROM facts f
     WHERE NOT f.live
+), hold AS (
+    UPDATE inbox_pending p
+    SET last_error = h.note
+    FROM (SELECT inbox_id, format(@hold_note, last_job_id) AS note FROM lost WHERE last_job_state = 'cancelled') h
+    WHERE p.inbox_id = h.inbox_id AND p.last_error IS DISTINCT FROM h.note
 ), orphan AS (
     SELECT p.inbox_id
     FROM inbox_pending p
     WHERE p.inbox_id = ANY (ARRAY(
         SELECT inbox_id FROM lost
         WHERE last_job_state IS DISTINCT FROM 'cancelled'
+          AND NOT coalesce(held_by_job > coalesce(last_job_id, 0), false)
           AND (last_job_finalized_at IS NULL OR last_job_finalized_at < @cutoff)))
     ORDER BY p.inbox_id
     LIMIT @batch
