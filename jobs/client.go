@@ -93,6 +93,11 @@ type ClientConfig struct {
 	Retention      *RetentionConfig
 	RetentionEvery time.Duration
 
+	// Generation, when set, leaves processing to the processes of a newer
+	// configuration while one runs (StartGeneration). Nil: this process
+	// processes whatever it fetches.
+	Generation *Generation
+
 	// OrphanSweep, when set, runs the sweep that enqueues a job again for
 	// deliveries River has none left for (OrphanSweepConfig).
 	OrphanSweep *OrphanSweepConfig
@@ -245,6 +250,9 @@ func NewClient(pool *pgxpool.Pool, cfg ClientConfig) (*river.Client[pgx.Tx], err
 			rc.PeriodicJobs = append(rc.PeriodicJobs, OrphanSweepPeriodicJob(sweeper.cfg.Every))
 		}
 		rc.Workers = workers
+		if cfg.Generation != nil {
+			rc.Middleware = append(rc.Middleware, cfg.Generation.Middleware())
+		}
 		queues, err := queueConfigs(cfg)
 		if err != nil {
 			return nil, err

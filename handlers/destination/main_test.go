@@ -51,6 +51,9 @@ type setupOpts struct {
 	noApp   bool                // the process does not have destination "app" (nor the route to it)
 	routes  []destination.Route // more routes
 	seen    time.Duration       // Config.SeenEvery
+	// fingerprint, when set, runs a jobs.Generation of it: the process
+	// leaves processing to one of a newer configuration.
+	fingerprint string
 }
 
 func setup(t *testing.T) *bundle { return setupWith(t, setupOpts{}) }
@@ -92,8 +95,16 @@ func setupWith(t *testing.T, opts setupOpts) *bundle {
 		PollInterval: 50 * time.Millisecond, SeenEvery: opts.seen,
 	})
 	require.NoError(t, err)
+	var gen *jobs.Generation
+	if opts.fingerprint != "" {
+		ctx, stop := context.WithCancel(context.Background())
+		t.Cleanup(stop)
+		gen, err = jobs.StartGeneration(ctx, b.pool, jobs.GenerationConfig{Fingerprint: opts.fingerprint, Every: 50 * time.Millisecond, Logger: logger})
+		require.NoError(t, err)
+		require.NoError(t, gen.Settle(ctx))
+	}
 	b.client, err = jobs.NewClient(b.pool, jobs.ClientConfig{
-		Registry: reg, FetchPollInterval: 50 * time.Millisecond, Logger: logger, RetryPolicy: fastRetry{},
+		Registry: reg, FetchPollInterval: 50 * time.Millisecond, Logger: logger, RetryPolicy: fastRetry{}, Generation: gen,
 	})
 	require.NoError(t, err)
 	b.inbox = ingest.NewInbox(b.pool, b.client)

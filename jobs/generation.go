@@ -1,0 +1,186 @@
+package jobs
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/hookinbox/hookinbox/internal/pgnamed"
+)
+
+var (
+	//go:embed sql/worker_config_publish.sql
+	workerConfigPublishSQL string
+	//go:embed sql/worker_config_newest.sql
+	workerConfigNewestSQL string
+)
+
+// GenerationConfig configures a Generation.
+type GenerationConfig struct {
+	// Fingerprint names this process's configuration of processing: what
+	// decides the handlers a delivery runs and the destinations it is
+	// routed to (the binary's version, sources, handlers, destinations and
+	// routes). Processes with equal fingerprints are interchangeable.
+	// Required.
+	Fingerprint string
+
+	// Every is how often the process says it runs Fingerprint and looks
+	// for a newer one. A configuration no process has said so of for
+	// GenerationLiveFactor × Every is no longer running. Defaults to 1s.
+	Every time.Duration
+
+	// Logger defaults to a discard logger.
+	Logger *slog.Logger
+}
+
+// GenerationLiveFactor × GenerationConfig.Every is how long a
+// configuration counts as running after its last process said so.
+const GenerationLiveFactor = 10
+
+// Generation leaves the processing of deliveries to the newest
+// configuration running. During a rolling deploy that adds a destination,
+// a route or a handler, replicas of the old configuration would process
+// some deliveries without it: no send for the new destination, ever. With
+// a Generation, a worker whose configuration is older than one a live
+// process runs snoozes its processing jobs (Middleware), so the newer
+// processes take them; it goes on working every other job, and resumes
+// processing once no newer configuration runs (a failed deploy rolled
+// back, say).
+type Generation struct {
+	pool     *pgxpool.Pool
+	cfg      GenerationConfig
+	outdated atomic.Bool
+	others   bool // another configuration ran when this one started
+}
+
+// StartGeneration says this process runs cfg.Fingerprint, and keeps
+// saying so and looking for a newer configuration until ctx ends.
+func StartGeneration(ctx context.Context, pool *pgxpool.Pool, cfg GenerationConfig) (*Generation, error) {
+	if cfg.Fingerprint == "" {
+		return nil, errors.New("jobs: GenerationConfig.Fingerprint is required")
+	}
+	if cfg.Every == 0 {
+		cfg.Every = time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	g := &Generation{pool: pool, cfg: cfg}
+	newest, err := g.look(ctx)
+	if err != nil {
+		return nil, err
+	}
+	g.others = newest != cfg.Fingerprint
+	if err := g.publish(ctx); err != nil {
+		return nil, err
+	}
+	if newest, err = g.look(ctx); err != nil {
+		return nil, err
+	}
+	g.set(newest != cfg.Fingerprint, newest)
+	go g.run(ctx)
+	return g, nil
+}
+
+// Settle waits, when another configuration was running as this one
+// started, until every process of it has seen this one: two of its looks.
+// A process that reports ready after Settle processes every delivery
+// received from then on under its configuration.
+func (g *Generation) Settle(ctx context.Context) error {
+	if !g.others {
+		return nil
+	}
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(2 * g.cfg.Every):
+		return nil
+	}
+}
+
+// Outdated reports whether a newer configuration than this process's
+// runs, as of the last look.
+func (g *Generation) Outdated() bool { return g.outdated.Load() }
+
+func (g *Generation) live() float64 { return (GenerationLiveFactor * g.cfg.Every).Seconds() }
+
+func (g *Generation) publish(ctx context.Context) error {
+	_, err := g.pool.Exec(ctx, workerConfigPublishSQL, pgnamed.Args{"fingerprint": g.cfg.Fingerprint, "live_secs": g.live()})
+	if err != nil {
+		return fmt.Errorf("jobs: record this process's configuration: %w", err)
+	}
+	return nil
+}
+
+func (g *Generation) look(ctx context.Context) (string, error) {
+	var newest string
+	err := g.pool.QueryRow(ctx, workerConfigNewestSQL, pgnamed.Args{"live_secs": g.live()}).Scan(&newest)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return g.cfg.Fingerprint, nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("jobs: look for a newer configuration: %w", err)
+	}
+	return newest, nil
+}
+
+// run says and looks every Every until ctx ends. A look that fails keeps
+// the last answer: a process that cannot reach the database processes
+// nothing either way.
+func (g *Generation) run(ctx context.Context) {
+	t := time.NewTicker(g.cfg.Every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		err := g.publish(ctx)
+		var newest string
+		if err == nil {
+			newest, err = g.look(ctx)
+		}
+		if err != nil {
+			if ctx.Err() == nil {
+				g.cfg.Logger.Warn(err.Error())
+			}
+			continue
+		}
+		g.set(newest != g.cfg.Fingerprint, newest)
+	}
+}
+
+func (g *Generation) set(outdated bool, newest string) {
+	if g.outdated.Swap(outdated) == outdated {
+		return
+	}
+	if outdated {
+		g.cfg.Logger.Warn("a process with a newer configuration runs: this process leaves deliveries to it until it stops",
+			"this", g.cfg.Fingerprint, "newest", newest)
+		return
+	}
+	g.cfg.Logger.Info("no newer configuration runs: this process processes deliveries again", "this", g.cfg.Fingerprint)
+}
+
+// Middleware snoozes the processing jobs (process_delivery,
+// process_deliveries) this process takes while it is outdated, for one
+// look: a newer process fetches them in the meantime. Snoozing spends no
+// attempt. Every other job runs.
+func (g *Generation) Middleware() rivertype.WorkerMiddleware {
+	return river.WorkerMiddlewareFunc(func(ctx context.Context, job *rivertype.JobRow, doInner func(context.Context) error) error {
+		if g.outdated.Load() && (job.Kind == (ProcessDeliveryArgs{}).Kind() || job.Kind == (ProcessDeliveriesArgs{}).Kind()) {
+			return river.JobSnooze(g.cfg.Every)
+		}
+		return doInner(ctx)
+	})
+}

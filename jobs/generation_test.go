@@ -1,0 +1,49 @@
+package jobs_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/hookinbox/hookinbox/internal/testdb"
+	"github.com/hookinbox/hookinbox/jobs"
+)
+
+// Which configuration is the newest: the one first seen last among those
+// a live process runs. A replica of the old one that restarts stays
+// outdated; once the new one stops running, the old one processes again;
+// a configuration deployed again after it stopped running is the newest.
+func TestGenerationNewestIsFirstSeenLast(t *testing.T) {
+	t.Parallel()
+	pool := testdb.New(t)
+	const every = 50 * time.Millisecond
+	start := func(fp string) (*jobs.Generation, context.CancelFunc) {
+		ctx, stop := context.WithCancel(context.Background())
+		t.Cleanup(stop)
+		g, err := jobs.StartGeneration(ctx, pool, jobs.GenerationConfig{Fingerprint: fp, Every: every})
+		require.NoError(t, err)
+		return g, stop
+	}
+	eventually := func(cond func() bool, msg string) {
+		t.Helper()
+		require.Eventually(t, cond, 10*time.Second, every/2, msg)
+	}
+
+	v1, _ := start("v1")
+	require.False(t, v1.Outdated(), "alone")
+	v2, stopV2 := start("v2")
+	require.False(t, v2.Outdated(), "the newest from its start")
+	eventually(v1.Outdated, "v1 sees v2")
+
+	v1again, _ := start("v1") // a replica of v1 restarts
+	require.True(t, v1again.Outdated(), "a restart does not make v1 the newest")
+
+	stopV2()
+	eventually(func() bool { return !v1.Outdated() && !v1again.Outdated() }, "v2 stopped running: v1 processes again")
+
+	v2, _ = start("v2") // deployed again
+	require.False(t, v2.Outdated())
+	eventually(v1.Outdated, "v2 is the newest again")
+}
