@@ -59,12 +59,12 @@ type Generation struct {
 	pool     *pgxpool.Pool
 	cfg      GenerationConfig
 	outdated atomic.Bool
+	running  atomic.Bool
 	others   bool // another configuration ran when this one started
 }
 
-// StartGeneration says this process runs cfg.Fingerprint, and keeps
-// saying so and looking for a newer configuration until ctx ends.
-func StartGeneration(ctx context.Context, pool *pgxpool.Pool, cfg GenerationConfig) (*Generation, error) {
+// NewGeneration returns a Generation for cfg; Start begins it.
+func NewGeneration(pool *pgxpool.Pool, cfg GenerationConfig) (*Generation, error) {
 	if cfg.Fingerprint == "" {
 		return nil, errors.New("jobs: GenerationConfig.Fingerprint is required")
 	}
@@ -74,21 +74,38 @@ func StartGeneration(ctx context.Context, pool *pgxpool.Pool, cfg GenerationConf
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	g := &Generation{pool: pool, cfg: cfg}
-	newest, err := g.look(ctx)
+	return &Generation{pool: pool, cfg: cfg}, nil
+}
+
+// StartGeneration is NewGeneration, then Start.
+func StartGeneration(ctx context.Context, pool *pgxpool.Pool, cfg GenerationConfig) (*Generation, error) {
+	g, err := NewGeneration(pool, cfg)
 	if err != nil {
 		return nil, err
 	}
-	g.others = newest != cfg.Fingerprint
+	return g, g.Start(ctx)
+}
+
+// Start says this process runs the configuration, and keeps saying so
+// and looking for a newer one until ctx ends. Call it once the schema is
+// migrated, before the River client starts working.
+func (g *Generation) Start(ctx context.Context) error {
+	newest, err := g.look(ctx)
+	if err != nil {
+		return err
+	}
+	g.others = newest != g.cfg.Fingerprint
 	if err := g.publish(ctx); err != nil {
-		return nil, err
+		return err
 	}
 	if newest, err = g.look(ctx); err != nil {
-		return nil, err
+		return err
 	}
-	g.set(newest != cfg.Fingerprint, newest)
-	go g.run(ctx)
-	return g, nil
+	g.set(newest != g.cfg.Fingerprint, newest)
+	if g.running.CompareAndSwap(false, true) { // a start retried after a later step failed
+		go g.run(ctx)
+	}
+	return nil
 }
 
 // Settle waits, when another configuration was running as this one

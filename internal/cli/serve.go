@@ -104,8 +104,15 @@ func serve(ctx context.Context, cfg config.Config, role string, migrate bool, e 
 		m.WatchDestinations(dests)
 	}
 	periodic, addRecoveryWorker := recoveryJobs(cfg, db.pool, logger)
+	var gen *jobs.Generation
+	if role != "ingest" {
+		if gen, err = jobs.NewGeneration(db.pool, jobs.GenerationConfig{Fingerprint: processingFingerprint(cfg, registry), Logger: logger}); err != nil {
+			return err
+		}
+	}
 	riverClient, err := jobs.NewClient(db.pool, jobs.ClientConfig{
-		Registry: registry, Logger: logger, ObserveDelivery: m.ObserveDelivery, ObserveBatch: m.ObserveProcessingBatch,
+		Generation: gen,
+		Registry:   registry, Logger: logger, ObserveDelivery: m.ObserveDelivery, ObserveBatch: m.ObserveProcessingBatch,
 		InsertOnly:   role == "ingest", // enqueues; works nothing
 		PeriodicJobs: periodic, AddWorkers: addRecoveryWorker,
 		Retention: retentionConfig(cfg), RetentionEvery: cfg.Retention.Every.Std(),
@@ -192,7 +199,10 @@ func serve(ctx context.Context, cfg config.Config, role string, migrate bool, e 
 	startDone := make(chan struct{})
 	go func() {
 		defer close(startDone)
-		if startWorkers(startCtx, db, riverClient, migrate, migs, role != "ingest", func() { migrated.Store(true) }, logger) != nil {
+		if startWorkers(startCtx, db, riverClient, gen, migrate, migs, func() { migrated.Store(true) }, logger) != nil {
+			return
+		}
+		if gen != nil && gen.Settle(startCtx) != nil {
 			return
 		}
 		riverStarted.Store(role != "ingest")
@@ -237,10 +247,10 @@ func listen(key, envVar, addr string) (net.Listener, error) {
 }
 
 // startWorkers waits for the database with backoff, migrates (or checks
-// that someone did), calls migrated, and starts River when this process
-// works jobs. It returns nil once River runs, or ctx's error if shutdown
-// came first.
-func startWorkers(ctx context.Context, db *database, rc *river.Client[pgx.Tx], migrate bool, migs migrations.Options, work bool, migrated func(), logger *slog.Logger) error {
+// that someone did), calls migrated, and, when this process works jobs
+// (gen is set), records its configuration and starts River. It returns nil
+// once River runs, or ctx's error if shutdown came first.
+func startWorkers(ctx context.Context, db *database, rc *river.Client[pgx.Tx], gen *jobs.Generation, migrate bool, migs migrations.Options, migrated func(), logger *slog.Logger) error {
 	return retryUntilDone(ctx, logger, "not ready, retrying", func() error {
 		pingCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
@@ -255,8 +265,11 @@ func startWorkers(ctx context.Context, db *database, rc *river.Client[pgx.Tx], m
 			return err
 		}
 		migrated()
-		if !work {
+		if gen == nil {
 			return nil // an ingest-only process inserts jobs and never works them
+		}
+		if err := gen.Start(ctx); err != nil {
+			return err
 		}
 		// River's own context must outlive startup: shutdown goes through
 		// Stop, which lets running jobs finish.
