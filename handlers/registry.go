@@ -137,6 +137,19 @@ func (r *Registry) Names() []string {
 	return names
 }
 
+// Events lists, per provider, the event types the registered handlers
+// take (as their Registrations name them; handlers registered by source
+// name are left out), for tools that show what a binary handles.
+func (r *Registry) Events() map[string][]string {
+	out := map[string][]string{}
+	for _, reg := range r.regs {
+		if reg.Provider != "" {
+			out[reg.Provider] = append(out[reg.Provider], reg.Events...)
+		}
+	}
+	return out
+}
+
 // Provider returns the provider of a configured source.
 func (r *Registry) Provider(source string) string { return r.sources[source].Provider }
 
