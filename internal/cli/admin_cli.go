@@ -146,7 +146,11 @@ func deliveriesCmd(ctx context.Context, args []string, e env) error {
 			q.Set(strings.ReplaceAll(name, "-", "_"), *v)
 		}
 	}
-	_, raw, err := client.call(ctx, http.MethodGet, "/admin/deliveries?"+q.Encode(), nil, "")
+	list := "/admin/deliveries"
+	if len(q) > 0 {
+		list += "?" + q.Encode()
+	}
+	_, raw, err := client.call(ctx, http.MethodGet, list, nil, "")
 	if err != nil {
 		return err
 	}

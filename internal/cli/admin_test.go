@@ -167,7 +167,7 @@ func TestAdminCommandsWithoutConfigFile(t *testing.T) {
 
 	code, out = runIn(map[string]string{"HOOKINBOX_ADMIN_URL": adminURL, "HOOKINBOX_ADMIN_TOKEN": "wrong"}, "deliveries")
 	require.Equal(t, 1, code)
-	require.Contains(t, out, "401 Unauthorized")
+	require.Contains(t, out, "GET /admin/deliveries: 401 Unauthorized", "the path as asked, no stray ?")
 
 	// healthcheck reads only listen, so it too works without the file.
 	code, out = runIn(map[string]string{"HOOKINBOX_LISTEN": b.listen}, "healthcheck", "--ready")
