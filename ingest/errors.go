@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -118,6 +119,13 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 		s.cfg.Observe(source, code, 0)
 	}
 	msg := err.Error()
+	if status == http.StatusRequestEntityTooLarge {
+		// fasthttp's text names no size; the sender needs both to act.
+		msg = fmt.Sprintf("the body is over max_body_bytes (%d bytes)", s.cfg.MaxBodyBytes)
+		if n := c.Request().Header.ContentLength(); n > 0 {
+			msg = fmt.Sprintf("the body is %d bytes, over max_body_bytes (%d bytes)", n, s.cfg.MaxBodyBytes)
+		}
+	}
 	if status < 500 {
 		s.rejects.log(c.UserContext(), time.Now(), source, code, status, c.IP(), msg)
 	}

@@ -184,6 +184,9 @@ func TestReceiveRejectsAndWritesNothing(t *testing.T) {
 			require.Equal(t, tc.wantStatus, r.status, "%s: %s", tc.name, r.raw)
 			require.Equal(t, tc.wantCode, r.Error.Code, tc.name)
 			require.NotEmpty(t, r.Error.Message, tc.name)
+			if tc.wantStatus == http.StatusRequestEntityTooLarge {
+				require.Equal(t, fmt.Sprintf("the body is %d bytes, over max_body_bytes (%d bytes)", maxBody+1, maxBody), r.Error.Message)
+			}
 			require.Equal(t, counts{0, 0}, b.counts(t), "%s wrote something", tc.name)
 		}
 	})
