@@ -189,5 +189,5 @@ func TestRemoteAnswersPrintControlCharactersEscaped(t *testing.T) {
 	code, out = b.run(t, "deliveries", "--admin-url", hostile.URL)
 	require.Equal(t, 1, code, out)
 	require.NotContains(t, out, "\x1b")
-	require.Contains(t, out, "hookinbox deliveries: GET /admin/deliveries?: 400 Bad Request no"+escapedNote+"\n")
+	require.Contains(t, out, "hookinbox deliveries: GET /admin/deliveries: 400 Bad Request no"+escapedNote+"\n")
 }
