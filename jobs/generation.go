@@ -3,6 +3,7 @@ package jobs
 import (
 	"context"
 	_ "embed"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -46,6 +47,13 @@ type GenerationConfig struct {
 // configuration counts as running after its last process said so.
 const GenerationLiveFactor = 10
 
+// MaxDeferrals bounds how often an outdated worker snoozes one
+// processing job: a job still not taken by a newer process after that
+// many looks (the newer processes are wedged, or none of them works the
+// deliveries queue) is processed here all the same, with a warning,
+// rather than left waiting for ever.
+const MaxDeferrals = 30
+
 // Generation leaves the processing of deliveries to the newest
 // configuration running. During a rolling deploy that adds a destination,
 // a route or a handler, replicas of the old configuration would process
@@ -87,8 +95,9 @@ func StartGeneration(ctx context.Context, pool *pgxpool.Pool, cfg GenerationConf
 }
 
 // Start says this process runs the configuration, and keeps saying so
-// and looking for a newer one until ctx ends. Call it once the schema is
-// migrated, before the River client starts working.
+// and looking for a newer one until ctx ends. Call it once the River
+// client works jobs: a process that cannot must not draw the processing
+// of older ones to itself.
 func (g *Generation) Start(ctx context.Context) error {
 	newest, err := g.look(ctx)
 	if err != nil {
@@ -195,9 +204,23 @@ func (g *Generation) set(outdated bool, newest string) {
 // attempt. Every other job runs.
 func (g *Generation) Middleware() rivertype.WorkerMiddleware {
 	return river.WorkerMiddlewareFunc(func(ctx context.Context, job *rivertype.JobRow, doInner func(context.Context) error) error {
-		if g.outdated.Load() && (job.Kind == (ProcessDeliveryArgs{}).Kind() || job.Kind == (ProcessDeliveriesArgs{}).Kind()) {
+		if !g.outdated.Load() || (job.Kind != (ProcessDeliveryArgs{}).Kind() && job.Kind != (ProcessDeliveriesArgs{}).Kind()) {
+			return doInner(ctx)
+		}
+		if n := snoozes(job); n < MaxDeferrals {
 			return river.JobSnooze(g.cfg.Every)
 		}
+		g.cfg.Logger.Warn("no process of the newer configuration took this job: processing it under this one",
+			"job_id", job.ID, "kind", job.Kind, "deferrals", MaxDeferrals)
 		return doInner(ctx)
 	})
+}
+
+// snoozes is how often River snoozed job (its metadata's "snoozes").
+func snoozes(job *rivertype.JobRow) int {
+	var m struct {
+		Snoozes int `json:"snoozes"`
+	}
+	_ = json.Unmarshal(job.Metadata, &m)
+	return m.Snoozes
 }

@@ -1,6 +1,7 @@
 package destination_test
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/hookinbox/hookinbox/handlers/destination"
 	"github.com/hookinbox/hookinbox/internal/receiver"
+	"github.com/hookinbox/hookinbox/jobs"
 )
 
 // A rolling deploy that adds a destination: once a process of the new
@@ -41,4 +43,25 @@ func TestEveryDeliveryAfterTheNewConfigStartsReachesTheNewDestination(t *testing
 	require.Zero(t, older.count(t, "SELECT count(*) FROM destination_send WHERE state = 'failed'"))
 	require.Len(t, goodRecv.Effects(), n)
 	require.Zero(t, older.count(t, "SELECT count(*) FROM inbox_pending"), "every delivery was processed")
+}
+
+// A newer configuration that records itself but takes no processing job
+// (its processes wedged) holds the older workers' deliveries back only
+// for jobs.MaxDeferrals looks: then they are processed all the same.
+func TestAWedgedNewerConfigDelaysProcessingBoundedly(t *testing.T) {
+	t.Parallel()
+	older := setupWith(t, setupOpts{fingerprint: "config-v1"})
+	ctx, stop := context.WithCancel(context.Background())
+	t.Cleanup(stop)
+	wedged, err := jobs.StartGeneration(ctx, older.pool, jobs.GenerationConfig{Fingerprint: "config-v2", Every: 50 * time.Millisecond})
+	require.NoError(t, err)
+	require.NoError(t, wedged.Settle(ctx))
+
+	id, _ := older.deliver(t, "invoice.paid", "inv_wedged", time.Now())
+	require.Equal(t, "succeeded", older.waitSend(t, id, "succeeded"))
+	var snoozes int
+	require.NoError(t, older.pool.QueryRow(ctx,
+		`SELECT coalesce((metadata->>'snoozes')::int, 0) FROM river_job WHERE kind = 'process_delivery'`).Scan(&snoozes))
+	require.Equal(t, jobs.MaxDeferrals, snoozes, "left to the newer configuration first, as long as allowed")
+	require.Contains(t, older.log.String(), "no process of the newer configuration took this job")
 }

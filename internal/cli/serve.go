@@ -202,7 +202,7 @@ func serve(ctx context.Context, cfg config.Config, role string, migrate bool, e 
 		if startWorkers(startCtx, db, riverClient, gen, migrate, migs, func() { migrated.Store(true) }, logger) != nil {
 			return
 		}
-		if gen != nil && gen.Settle(startCtx) != nil {
+		if gen != nil && startGeneration(startCtx, gen, logger) != nil {
 			return
 		}
 		riverStarted.Store(role != "ingest")
@@ -268,13 +268,20 @@ func startWorkers(ctx context.Context, db *database, rc *river.Client[pgx.Tx], g
 		if gen == nil {
 			return nil // an ingest-only process inserts jobs and never works them
 		}
-		if err := gen.Start(ctx); err != nil {
-			return err
-		}
 		// River's own context must outlive startup: shutdown goes through
 		// Stop, which lets running jobs finish.
 		return rc.Start(context.WithoutCancel(ctx))
 	})
+}
+
+// startGeneration records this worker's configuration once River works
+// (a process that cannot must never draw older processes' work to
+// itself), then waits until older processes have seen it.
+func startGeneration(ctx context.Context, gen *jobs.Generation, logger *slog.Logger) error {
+	if err := retryUntilDone(ctx, logger, "configuration not recorded, retrying", func() error { return gen.Start(ctx) }); err != nil {
+		return err
+	}
+	return gen.Settle(ctx)
 }
 
 // startSenders starts the destinations' senders, retrying with backoff
