@@ -362,11 +362,11 @@ type Source struct {
 	// BodyDedup makes a body the source already sent under the same event
 	// type a duplicate whatever its delivery id (200 "duplicate", with
 	// "duplicate_of"), while the inbox keeps the first. Defaults to true
-	// for providers whose signature covers neither the delivery id nor a
-	// time (github, gitlab, shopify, razorpay, bitbucket, twilio; an hmac
-	// scheme that signs neither), whose captured requests anyone could
-	// post again under a fresh id, and to false for the others. Set false
-	// for a sender that sends identical bodies as distinct events.
+	// for providers whose signature does not cover the delivery id (github,
+	// gitlab, shopify, razorpay, bitbucket, twilio, linear; an hmac scheme
+	// that does not sign it), whose captured requests anyone could post
+	// again under a fresh id, and to false for the others. Set false for a
+	// sender that sends identical bodies as distinct events.
 	BodyDedup *bool `yaml:"body_dedup"`
 
 	// RedactHeaders are request headers that verification may read but

@@ -173,7 +173,8 @@ func (in *Inbox) finishRecordMany(ctx context.Context, tx pgx.Tx, rb *recordBatc
 		if !ok {
 			return nil, nil, fmt.Errorf("inbox row for %s/%s: %w", k.source, k.id, errRowVanished)
 		}
-		if !bytes.Equal(s.sum, sums[i]) && s.origin == origins[i] {
+		byBody := s.deliveryID != k.id // found by its body (Delivery.DedupBody): the same event
+		if !byBody && !bytes.Equal(s.sum, sums[i]) && s.origin == origins[i] {
 			same, err := sameStoredEvent(ctx, tx, s.id, s.payload, ds[i])
 			if err != nil {
 				return nil, nil, err
@@ -184,7 +185,7 @@ func (in *Inbox) finishRecordMany(ctx context.Context, tx pgx.Tx, rb *recordBatc
 			}
 		}
 		recs[i] = Recorded{ID: s.id, Outcome: OutcomeDuplicate}
-		if s.deliveryID != k.id { // found by its body (Delivery.DedupBody)
+		if byBody {
 			recs[i].DuplicateOf = s.deliveryID
 		}
 	}

@@ -134,3 +134,33 @@ func TestBodyReplaysRacingAreOneDelivery(t *testing.T) {
 		require.Equal(t, 1, rows)
 	})
 }
+
+// Twilio signs its form's parameters sorted, not the bytes sent: the same
+// signature verifies the captured body reordered or re-encoded. Every such
+// variant under a fresh idempotency token is a duplicate of the original.
+func TestTwilioBodyReorderedUnderAFreshIDIsADuplicate(t *testing.T) {
+	t.Parallel()
+	forModes(t, func(t *testing.T, opts setupOpts) {
+		url := presetURL + "sms"
+		v, err := verify.New(verify.Config{Provider: "twilio", Secrets: []string{"twilio-test-secret"}, NotificationURL: url})
+		require.NoError(t, err)
+		opts.sources = []ingest.Source{{Name: "sms", Provider: "twilio", Verifier: v, DedupBodies: true}}
+		b := setupWith(t, opts)
+		s, err := verify.NewConfigSigner(verify.Config{Provider: "twilio", Secrets: []string{"twilio-test-secret"}, NotificationURL: url})
+		require.NoError(t, err)
+		body := []byte("MessageSid=SM1&From=%2B15550001&To=%2B15550002&Body=pay+now")
+		h, err := s.Sign(body, verify.Message{ID: "tok-orig", EventType: "message"}, time.Now())
+		require.NoError(t, err)
+		first := b.post(t, "/webhooks/sms", body, h)
+		require.Equal(t, http.StatusAccepted, first.status, "%s", first.raw)
+		for i, variant := range []string{
+			"To=%2B15550002&Body=pay+now&MessageSid=SM1&From=%2B15550001",
+			"MessageSid=SM%31&From=%2b15550001&To=%2B15550002&Body=pay%20now&",
+		} {
+			replay := b.post(t, "/webhooks/sms", []byte(variant), withFreshID(h, "tok-orig", fmt.Sprintf("tok-fresh-%d", i)))
+			require.Equal(t, http.StatusOK, replay.status, "%s: %s", variant, replay.raw)
+			require.Equal(t, first.ID, replay.ID)
+		}
+		require.Equal(t, 1, b.counts(t).inbox)
+	})
+}

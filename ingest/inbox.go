@@ -59,6 +59,10 @@ type Delivery struct {
 	// sign neither their id nor a time (verify.Covered), whose captured
 	// requests anyone could post again under a fresh id.
 	DedupBody bool
+	// DedupContent is what body dedup compares, when the signature covers
+	// something else than the body's bytes (verify.DedupContent: Twilio's
+	// sorted parameters). nil: Payload.
+	DedupContent []byte
 }
 
 // bodyKey is what the inbox's (source, body_key) constraint compares: the
@@ -67,10 +71,14 @@ func (d Delivery) bodyKey() []byte {
 	if !d.DedupBody {
 		return nil
 	}
+	content := d.DedupContent
+	if content == nil {
+		content = d.Payload
+	}
 	h := sha256.New()
 	h.Write([]byte(d.EventType))
 	h.Write([]byte{0})
-	h.Write(d.Payload)
+	h.Write(content)
 	return h.Sum(nil)
 }
 
@@ -191,7 +199,10 @@ func (in *Inbox) RecordTx(ctx context.Context, tx pgx.Tx, d Delivery) (Recorded,
 	// A different body under one id is a conflict only between two copies
 	// that came the same way: an event recovered through the provider's API
 	// is the same event as its late webhook even when the bytes differ.
-	if !bytes.Equal(storedSum, sum[:]) && storedOrigin == d.Origin {
+	// A row found by its body (byBody) matched on what the signature
+	// covers, which is the same event even where the bytes differ (Twilio's
+	// reordered parameters).
+	if !byBody && !bytes.Equal(storedSum, sum[:]) && storedOrigin == d.Origin {
 		same, err := sameStoredEvent(ctx, tx, id, nil, d)
 		if err != nil {
 			return Recorded{}, err

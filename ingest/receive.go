@@ -110,6 +110,9 @@ func (s *Server) receive(c *fiber.Ctx, src Source) (string, error) {
 		Volatile:   src.volatile,
 		DedupBody:  src.DedupBodies,
 	}
+	if src.DedupBodies {
+		delivery.DedupContent = verify.DedupContent(src.Provider, body)
+	}
 	var rec Recorded
 	if s.batch != nil {
 		rec, err = s.batch.record(ctx, delivery)

@@ -12,10 +12,24 @@ type Covered struct {
 }
 
 // ReplayableUnderNewID reports whether a captured request can be sent
-// again, as long as anyone likes, under a fresh delivery id that the
-// signature does not cover: only the body's content can tell it from the
-// original.
-func (c Covered) ReplayableUnderNewID() bool { return !c.ID && !c.Timestamp }
+// again under a fresh delivery id that the signature does not cover: as
+// long as anyone likes, or, with a signed time, within the tolerance. Only
+// the body's content can tell it from the original.
+func (c Covered) ReplayableUnderNewID() bool { return !c.ID }
+
+// DedupContent is what body dedup compares for provider: what its
+// signature covers of the request's content. Twilio signs its form's
+// parameters sorted, not the bytes sent, so a reordered or re-encoded
+// body verifies with the same signature and must dedupe alike; every
+// other provider signs the body's bytes.
+func DedupContent(provider string, body []byte) []byte {
+	if provider == ProviderTwilio {
+		if params, err := sortedParams(body); err == nil {
+			return []byte(params)
+		}
+	}
+	return body
+}
 
 // coveredOf are the providers that are not presets (a preset's scheme
 // says it itself).

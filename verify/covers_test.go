@@ -19,7 +19,8 @@ func TestSignatureCovers(t *testing.T) {
 		}
 		replayable[p] = verify.SignatureCovers(p, nil).ReplayableUnderNewID()
 	}
-	want := map[string]bool{"github": true, "gitlab": true, "twilio": true, "shopify": true, "razorpay": true, "bitbucket": true}
+	want := map[string]bool{"github": true, "gitlab": true, "twilio": true, "shopify": true, "razorpay": true, "bitbucket": true,
+		"linear": true} // Linear's time is signed, its id is not: a replay within the tolerance
 	for p, r := range replayable {
 		require.Equal(t, want[p], r, p)
 	}
@@ -31,4 +32,16 @@ func TestSignatureCovers(t *testing.T) {
 	require.True(t, verify.SignatureCovers("hmac", &scheme).ReplayableUnderNewID())
 	scheme.SignedContent = "{id}.{body}"
 	require.False(t, verify.SignatureCovers("hmac", &scheme).ReplayableUnderNewID())
+}
+
+// Twilio signs its parameters sorted: every body that verifies with one
+// signature has one dedup content, whatever its order or encoding.
+func TestDedupContentIsWhatTheSignatureCovers(t *testing.T) {
+	t.Parallel()
+	a := verify.DedupContent("twilio", []byte("To=%2B1555&From=%2B1666&Body=hi"))
+	for _, b := range []string{"From=%2B1666&Body=hi&To=%2B1555", "Body=h%69&To=%2B1555&From=%2B1666&", "To=%2b1555&From=%2b1666&Body=hi"} {
+		require.Equal(t, string(a), string(verify.DedupContent("twilio", []byte(b))), b)
+	}
+	require.NotEqual(t, string(a), string(verify.DedupContent("twilio", []byte("To=%2B1555&From=%2B1666&Body=ho"))))
+	require.Equal(t, "raw&b=1&a=2", string(verify.DedupContent("shopify", []byte("raw&b=1&a=2"))), "others: the bytes")
 }
