@@ -22,6 +22,7 @@ import (
 
 	"github.com/hookinbox/hookinbox/handlers"
 	"github.com/hookinbox/hookinbox/ingest"
+	"github.com/hookinbox/hookinbox/internal/outbound"
 	"github.com/hookinbox/hookinbox/internal/reconcile"
 	"github.com/hookinbox/hookinbox/internal/redeliver"
 	"github.com/hookinbox/hookinbox/jobs"
@@ -742,7 +743,7 @@ func checkURL(raw string) error {
 	}
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("%q is not an absolute http(s) URL", raw)
+		return fmt.Errorf("%q is not an absolute http(s) URL", outbound.MaskURL(raw))
 	}
 	return nil
 }

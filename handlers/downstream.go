@@ -129,7 +129,7 @@ func (c Call) Post(ctx context.Context, client *http.Client) (status int, err er
 	shown := outbound.MaskURL(c.URL)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.URL, bytes.NewReader(c.Body))
 	if err != nil {
-		return 0, Permanent(err)
+		return 0, Permanent(outbound.MaskError(err)) // names the URL
 	}
 	for k, v := range c.Header {
 		req.Header[k] = v

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"unicode/utf8"
 )
@@ -54,18 +55,18 @@ func RedirectError(status int, location string) string {
 // masked replaces a secret.
 const masked = "***"
 
-// MaskURL returns raw with its credentials replaced by ***: the userinfo
-// and every query value (an api_key, a token, a signature: a URL's query
-// is where services put them, and the names alone say enough to tell
-// which URL it is). Text that does not parse as a URL is masked from its
-// first '?' or '@' on, so a malformed URL leaks no more than a good one.
+// MaskURL returns raw with its credentials replaced by ***: the userinfo,
+// every query value and any query part without one (an api_key, a token, a
+// signature: a URL's query is where services put them, and the names alone
+// say enough to tell which URL it is), the fragment, and path segments
+// that look like tokens (Slack's and Discord's webhook URLs carry theirs in
+// the path). Text that does not parse as a URL is masked up to its last
+// '@' and from its first '?' or '#', so a malformed URL leaks no more than
+// a good one.
 func MaskURL(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil || u.Opaque != "" {
-		if i := strings.IndexAny(raw, "?@"); i >= 0 {
-			return raw[:i+1] + masked
-		}
-		return raw
+		return maskUnparsed(raw)
 	}
 	hadUser := u.User != nil
 	u.User = nil
@@ -75,6 +76,11 @@ func MaskURL(raw string) string {
 	if u.Fragment != "" {
 		u.Fragment, u.RawFragment = masked, ""
 	}
+	if p := maskPath(u.EscapedPath()); p != u.EscapedPath() {
+		// Masked in its escaped form: url.URL would escape the stars.
+		u.RawPath = p
+		u.Path, _ = url.PathUnescape(p)
+	}
 	s := u.String()
 	if hadUser {
 		// url.User would escape the stars.
@@ -83,17 +89,52 @@ func MaskURL(raw string) string {
 	return s
 }
 
-// maskQuery keeps each parameter's name and masks its value, in order;
-// url.Values would reorder them.
+// maskUnparsed masks what MaskURL cannot parse.
+func maskUnparsed(raw string) string {
+	rest, scheme := raw, ""
+	if i := strings.Index(raw, "://"); i >= 0 {
+		scheme, rest = raw[:i+3], raw[i+3:]
+	}
+	if i := strings.LastIndex(rest, "@"); i >= 0 {
+		rest = masked + "@" + rest[i+1:]
+	}
+	if i := strings.IndexAny(rest, "?#"); i >= 0 {
+		rest = rest[:i+1] + masked
+	}
+	return scheme + rest
+}
+
+// maskQuery keeps each parameter's name and masks its value, in order
+// (url.Values would reorder them); a part with no value is masked whole.
 func maskQuery(q string) string {
 	parts := strings.Split(q, "&")
 	for i, p := range parts {
 		name, _, hasValue := strings.Cut(p, "=")
-		if hasValue {
+		switch {
+		case hasValue:
 			parts[i] = name + "=" + masked
+		case p != "":
+			parts[i] = masked
 		}
 	}
 	return strings.Join(parts, "&")
+}
+
+// tokenSegment is a path segment that may be a credential: long, and made
+// of letters, digits, - and _.
+var tokenSegment = regexp.MustCompile(`^[A-Za-z0-9_-]{20,}$`)
+
+// maskPath masks the segments that look like tokens: tokenSegment, with
+// both a letter and a digit (so /webhooks/orders-fulfillment-events stays).
+func maskPath(p string) string {
+	segs := strings.Split(p, "/")
+	for i, seg := range segs {
+		if tokenSegment.MatchString(seg) && strings.ContainsAny(seg, "0123456789") &&
+			strings.ContainsFunc(seg, func(r rune) bool { return r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' }) {
+			segs[i] = masked
+		}
+	}
+	return strings.Join(segs, "/")
 }
 
 // MaskError returns err with the URL of a failed request masked in its

@@ -20,13 +20,22 @@ func TestMaskURL(t *testing.T) {
 		{"https://api.example.com/hooks?api_key=s3cret&v=2", "https://api.example.com/hooks?api_key=***&v=***"},
 		{"https://user:pa55@api.example.com/hooks", "https://***@api.example.com/hooks"},
 		{"https://tok3n@api.example.com/", "https://***@api.example.com/"},
-		{"https://api.example.com/a?flag&key=x#frag", "https://api.example.com/a?flag&key=***#***"},
+		{"https://api.example.com/a?flag&key=x#frag", "https://api.example.com/a?***&key=***#***"},
+		{"https://api.example.com/a?SECRETTOKEN", "https://api.example.com/a?***"},
 		{"/relative?token=x", "/relative?token=***"},
 		{"http://[::1%zz/?token=x", "http://[::1%zz/?***"},
+		// Tokens in the path: Slack's and Discord's webhook URLs.
+		{"https://hooks.slack.com/services/T0001/B0002/Xk2s3cretXk2s3cretXk2s", "https://hooks.slack.com/services/T0001/B0002/***"},
+		{"https://discord.com/api/webhooks/1234567890/abcDEF123s3cret_-ghiJKL456", "https://discord.com/api/webhooks/1234567890/***"},
+		{"https://orders.internal/webhooks/orders-fulfillment-events", "https://orders.internal/webhooks/orders-fulfillment-events"},
+		// What does not parse keeps no userinfo, query or fragment.
+		{"https://user:pa#55@host/x", "https://***@host/x"},
+		{"user:pa55word@host/hook", "***@host/hook"},
+		{"https://user:p%zz@host/?tok3n=1", "https://***@host/?***"},
 	} {
 		got := outbound.MaskURL(tc.in)
 		require.Equal(t, tc.want, got, tc.in)
-		for _, secret := range []string{"s3cret", "pa55", "tok3n", "frag", "=x"} {
+		for _, secret := range []string{"s3cret", "pa55", "tok3n", "frag", "=x", "SECRETTOKEN", "p%zz"} {
 			require.NotContains(t, got, secret, tc.in)
 		}
 	}
