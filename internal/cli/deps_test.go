@@ -46,3 +46,20 @@ func TestDepsHTTPClientFollowsNoRedirect(t *testing.T) {
 	require.Equal(t, http.StatusTemporaryRedirect, resp.StatusCode)
 	require.Zero(t, landed.Load())
 }
+
+// `send` shows a redirect instead of following it: the signature (and a
+// GitLab secret token) never reach the host the Location names.
+func TestSendFollowsNoRedirect(t *testing.T) {
+	t.Parallel()
+	var landed atomic.Int64
+	landing := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { landed.Add(1) }))
+	t.Cleanup(landing.Close)
+	srv := httptest.NewServer(http.RedirectHandler(landing.URL+"/login", http.StatusFound))
+	t.Cleanup(srv.Close)
+
+	b := setup(t, "")
+	code, out := b.send(t, "--source", "github", "--event", "push", "--url", srv.URL+"/webhooks/github")
+	require.Equal(t, 1, code, out)
+	require.Contains(t, out, "302 Found")
+	require.Zero(t, landed.Load())
+}

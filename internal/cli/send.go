@@ -24,6 +24,7 @@ import (
 
 	"github.com/hookinbox/hookinbox/config"
 	"github.com/hookinbox/hookinbox/ingest"
+	"github.com/hookinbox/hookinbox/internal/outbound"
 	"github.com/hookinbox/hookinbox/verify"
 )
 
@@ -136,7 +137,9 @@ func sendCmd(ctx context.Context, args []string, e env) error {
 		return err
 	}
 	req.Header = header
-	client := &http.Client{Timeout: 30 * time.Second}
+	// A redirect is an answer: following it would carry the signature
+	// and a secret token header to whatever host the Location names.
+	client := &http.Client{Timeout: 30 * time.Second, CheckRedirect: outbound.CheckRedirect}
 	resp, err := client.Do(req)
 	if err != nil {
 		if len(body) > cfg.MaxBodyBytes && (errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)) {

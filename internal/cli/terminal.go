@@ -72,7 +72,17 @@ func needsEscape(s string, multiline bool) bool {
 	return false
 }
 
-// isControl reports whether a terminal may act on r: C0, DEL and C1.
+// isControl reports whether a terminal may act on r, or r may make what
+// is shown differ from what is there: C0, DEL and C1, and the invisible
+// format characters, the bidirectional overrides and isolates among them,
+// that reorder or hide text (an id that reads as another).
 func isControl(r rune) bool {
-	return r < 0x20 || r == 0x7f || r >= 0x80 && r <= 0x9f
+	switch {
+	case r < 0x20 || r == 0x7f || r >= 0x80 && r <= 0x9f:
+		return true
+	case r == 0x061c || r >= 0x200b && r <= 0x200f || r >= 0x202a && r <= 0x202e ||
+		r >= 0x2060 && r <= 0x2069 || r == 0xfeff:
+		return true
+	}
+	return false
 }

@@ -37,6 +37,8 @@ func TestEscapeControls(t *testing.T) {
 		{in: "bad \xff\x9b byte", line: `bad \xff\x9b byte`, text: `bad \xff\x9b byte`, json: `bad \xff\x9b byte`},
 		{in: `a \x1b written as text`, line: `a \x1b written as text`, text: `a \x1b written as text`, json: `a \x1b written as text`},
 		{in: "\ufffd is a character", line: "\ufffd is a character", text: "\ufffd is a character", json: "\ufffd is a character"},
+		// An id that reads as another: a right-to-left override, a zero width space.
+		{in: "evt_\u202e1cba\u200b", line: `evt_\u202e1cba\u200b`, text: `evt_\u202e1cba\u200b`, json: `evt_\u202e1cba\u200b`},
 	} {
 		require.Equal(t, tc.line, printable(tc.in), "printable(%q)", tc.in)
 		require.Equal(t, tc.text, printableText(tc.in), "printableText(%q)", tc.in)
