@@ -632,6 +632,12 @@ func (c Config) validate() error {
 	if c.Jobs.OrphanGrace.Std() < time.Minute {
 		return fmt.Errorf("jobs.orphan_grace: %s is under 1m", c.Jobs.OrphanGrace.Std())
 	}
+	// The sweep tells a cancelled job's deliveries from lost ones by the
+	// cancelled job: River must keep it until the sweep has seen it.
+	if c.Retention.RiverCancelled.Std() < 2*c.Jobs.OrphanGrace.Std() {
+		return fmt.Errorf("retention.river_cancelled: %s must be at least twice jobs.orphan_grace (%s), or a delivery an operator cancelled could be swept up and processed",
+			c.Retention.RiverCancelled.Std(), c.Jobs.OrphanGrace.Std())
+	}
 	if w := c.Ingest.BatchWindow.Std(); w < 0 || w > 100*time.Millisecond {
 		return errors.New("ingest.batch_window: must be between 0 (no batching) and 100ms")
 	}

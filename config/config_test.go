@@ -112,6 +112,7 @@ func TestParseErrorsNameTheKey(t *testing.T) {
 		{"redacted header not a name", "sources: [{name: a, provider: github, secrets: [x], redact_headers: ['X-Api-Key: v']}]", `sources[0] (a).redact_headers[0]: "X-Api-Key: v" is not a header name`},
 		{"redacted headers not a list", "sources: [{name: a, provider: github, secrets: [x], redact_headers: X-Api-Key}]", `cannot unmarshal`},
 		{"bad downstream url", "downstream: {fulfillment_url: 'ftp://x'}", `downstream.fulfillment_url: "ftp://x" is not`},
+		{"cancelled jobs kept shorter than the sweep's grace", "retention: {river_cancelled: 5m}\njobs: {orphan_grace: 5m}", `retention.river_cancelled: 5m0s must be at least twice jobs.orphan_grace (5m0s)`},
 		{"bad url with a secret", "downstream: {payments_url: 'ftp://u:pa55@x/?key=s3cret'}", `downstream.payments_url: "ftp://***@x/?key=***" is not`},
 		{"final status not 4xx", "downstream: {final_statuses: [422, 500]}", `downstream.final_statuses: 500 is not a 4xx status`},
 		{"409 as a final status", "downstream: {final_statuses: [409]}", `downstream.final_statuses: 409 means a request with the same key is in progress`},
