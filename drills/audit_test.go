@@ -154,9 +154,26 @@ func (r *auditResult) problem(format string, args ...any) {
 	}
 }
 
+// auditOpts is what a drill's configuration adds to what the audit
+// expects.
+type auditOpts struct {
+	// githubForward: some process gives github a forward_url
+	// (serveConfig.GitHubForward), so a github delivery may have one
+	// forward effect under githubForwardKey, never two. Which deliveries
+	// must have one depends on which process processed them: the drill
+	// checks that.
+	githubForward bool
+}
+
 // audit compares what the generator sent and was told with the inbox, the
 // ledger and the stub's effects. It does not wait; call settle first.
 func audit(t testing.TB, pool *pgxpool.Pool, stub *downstreamstub.Server, g *generator) *auditResult {
+	t.Helper()
+	return auditWith(t, pool, stub, g, auditOpts{})
+}
+
+// auditWith is audit for a drill whose configuration adds effects.
+func auditWith(t testing.TB, pool *pgxpool.Pool, stub *downstreamstub.Server, g *generator, o auditOpts) *auditResult {
 	t.Helper()
 	ctx := context.Background()
 	res := &auditResult{}
@@ -269,6 +286,14 @@ func audit(t testing.TB, pool *pgxpool.Pool, stub *downstreamstub.Server, g *gen
 			res.EffectsExpected++
 			expectedKeys[forwardKey(d.ID)] = true
 			res.countEffect("forward of "+d.ID, forwarded[forwardKey(d.ID)])
+		case "github":
+			if o.githubForward {
+				expectedKeys[githubForwardKey(d.ID)] = true
+				if n := forwarded[githubForwardKey(d.ID)]; n > 1 {
+					res.Doubled += n - 1
+					res.problem("github-forward of %s happened %d times", d.ID, n)
+				}
+			}
 		}
 	}
 	if need := int(minAckedShare * float64(res.Sent)); res.Sent == 0 || res.AckedStored < need {

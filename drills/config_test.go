@@ -30,6 +30,10 @@ type serveConfig struct {
 	DownstreamTimeout time.Duration // default 5s
 	JobTimeout        time.Duration // jobs.timeout; unset: hookinbox's default
 	RescueStuckAfter  time.Duration // jobs.rescue_stuck_after; unset: hookinbox's default
+	// GitHubForward gives the github source a forward_url at the stub's
+	// /forward: destination github-forward (config.ForwardDestination),
+	// whose effects the audit expects under githubForwardKey.
+	GitHubForward bool
 }
 
 // writeConfig writes a hookinbox.yaml listening on the given loopback
@@ -53,6 +57,10 @@ func writeConfig(t testing.TB, dir string, c serveConfig, listen, adminListen st
 		Tolerance  string   `yaml:"tolerance,omitempty"`
 		ForwardURL string   `yaml:"forward_url,omitempty"`
 	}
+	github := source{Name: "github", Provider: "github", Secrets: []string{githubSecret}}
+	if c.GitHubForward {
+		github.ForwardURL = c.DownstreamURL + "/forward"
+	}
 	doc := map[string]any{
 		"listen":           listen,
 		"database_url":     c.DatabaseURL,
@@ -60,7 +68,7 @@ func writeConfig(t testing.TB, dir string, c serveConfig, listen, adminListen st
 		"read_timeout":     c.ReadTimeout.String(),
 		"shutdown_timeout": "5s",
 		"sources": []source{
-			{Name: "github", Provider: "github", Secrets: []string{githubSecret}},
+			github,
 			{Name: "stripe", Provider: "stripe", Secrets: []string{stripeSecret}, Tolerance: "5m"},
 			{Name: "billing", Provider: "standard", Secrets: []string{billingSecret}, Tolerance: "5m",
 				ForwardURL: c.DownstreamURL + "/forward"},

@@ -45,6 +45,13 @@ func forwardKey(deliveryID string) string {
 	return destination.Key("billing", deliveryID, config.ForwardDestination("billing"))
 }
 
+// githubForwardKey is the Idempotency-Key github's forward_url destination
+// gets for a github delivery, where a process has it
+// (serveConfig.GitHubForward).
+func githubForwardKey(deliveryID string) string {
+	return destination.Key("github", deliveryID, config.ForwardDestination("github"))
+}
+
 // newDelivery makes delivery n of a run, cycling through the three
 // sources.
 func newDelivery(run string, n int) delivery {
