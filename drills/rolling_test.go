@@ -30,10 +30,6 @@ import (
 // failed, by the restart or otherwise; and no process reports a
 // destination as unknown.
 func TestRollingDeployAddsADestination(t *testing.T) {
-	t.Skip("fails against two defects: a worker of an older configuration snoozes a processing job for one poll interval, " +
-		"so its next poll fetches it again as it comes due, ahead of the newer process's: with no delivery arriving to wake the newer one, " +
-		"such jobs wait tens of seconds or longer; and a process of a new configuration processes while it settles, making sends to its " +
-		"new destination before its senders record that it has it, so the old process reports that destination unknown meanwhile")
 	if !*longForm {
 		t.Parallel()
 	}

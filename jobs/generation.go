@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"sync/atomic"
 	"time"
 
@@ -199,8 +200,8 @@ func (g *Generation) set(outdated bool, newest string) {
 }
 
 // Middleware snoozes the processing jobs (process_delivery,
-// process_deliveries) this process takes while it is outdated, for one
-// look: a newer process fetches them in the meantime. Snoozing spends no
+// process_deliveries) this process takes while it is outdated (deferral):
+// a newer process fetches them in the meantime. Snoozing spends no
 // attempt. Every other job runs.
 func (g *Generation) Middleware() rivertype.WorkerMiddleware {
 	return river.WorkerMiddlewareFunc(func(ctx context.Context, job *rivertype.JobRow, doInner func(context.Context) error) error {
@@ -208,12 +209,20 @@ func (g *Generation) Middleware() rivertype.WorkerMiddleware {
 			return doInner(ctx)
 		}
 		if n := snoozes(job); n < MaxDeferrals {
-			return river.JobSnooze(g.cfg.Every)
+			return river.JobSnooze(g.deferral())
 		}
 		g.cfg.Logger.Warn("no process of the newer configuration took this job: processing it under this one",
 			"job_id", job.ID, "kind", job.Kind, "deferrals", MaxDeferrals)
 		return doInner(ctx)
 	})
+}
+
+// deferral is how long a snoozed job waits: between half and two and a
+// half looks, at random. A fixed wait would make the job due again just
+// before this process's next fetch, every time, and the newer processes,
+// fetching on their own clocks, would never get it.
+func (g *Generation) deferral() time.Duration {
+	return g.cfg.Every/2 + rand.N(2*g.cfg.Every)
 }
 
 // snoozes is how often River snoozed job (its metadata's "snoozes").

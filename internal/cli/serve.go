@@ -199,18 +199,25 @@ func serve(ctx context.Context, cfg config.Config, role string, migrate bool, e 
 	startDone := make(chan struct{})
 	go func() {
 		defer close(startDone)
-		if startWorkers(startCtx, db, riverClient, gen, migrate, migs, func() { migrated.Store(true) }, logger) != nil {
-			return
+		// The senders record the destinations this process has before
+		// River processes a delivery routed to them, so that no other
+		// process shows them as unknown meanwhile.
+		beforeRiver := func(ctx context.Context) error {
+			if dests == nil || sendersStarted.Load() {
+				return nil
+			}
+			if err := dests.Start(ctx); err != nil {
+				return fmt.Errorf("destination senders: %w", err)
+			}
+			sendersStarted.Store(true)
+			return nil
 		}
-		if gen != nil && startGeneration(startCtx, gen, logger) != nil {
+		if startWorkers(startCtx, db, riverClient, gen, migrate, migs, func() { migrated.Store(true) }, beforeRiver, logger) != nil {
 			return
 		}
 		riverStarted.Store(role != "ingest")
-		if dests != nil && role != "ingest" {
-			if err := startSenders(startCtx, dests, logger); err != nil {
-				return
-			}
-			sendersStarted.Store(true)
+		if gen != nil && startGeneration(startCtx, gen, logger) != nil {
+			return
 		}
 		ready.Store(true)
 		logger.Info("hookinbox ready")
@@ -248,9 +255,10 @@ func listen(key, envVar, addr string) (net.Listener, error) {
 
 // startWorkers waits for the database with backoff, migrates (or checks
 // that someone did), calls migrated, and, when this process works jobs
-// (gen is set), records its configuration and starts River. It returns nil
-// once River runs, or ctx's error if shutdown came first.
-func startWorkers(ctx context.Context, db *database, rc *river.Client[pgx.Tx], gen *jobs.Generation, migrate bool, migs migrations.Options, migrated func(), logger *slog.Logger) error {
+// (gen is set), calls beforeRiver and starts River. It returns nil once
+// River runs, or ctx's error if shutdown came first.
+func startWorkers(ctx context.Context, db *database, rc *river.Client[pgx.Tx], gen *jobs.Generation, migrate bool, migs migrations.Options,
+	migrated func(), beforeRiver func(context.Context) error, logger *slog.Logger) error {
 	return retryUntilDone(ctx, logger, "not ready, retrying", func() error {
 		pingCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
@@ -268,6 +276,9 @@ func startWorkers(ctx context.Context, db *database, rc *river.Client[pgx.Tx], g
 		if gen == nil {
 			return nil // an ingest-only process inserts jobs and never works them
 		}
+		if err := beforeRiver(ctx); err != nil {
+			return err
+		}
 		// River's own context must outlive startup: shutdown goes through
 		// Stop, which lets running jobs finish.
 		return rc.Start(context.WithoutCancel(ctx))
@@ -282,12 +293,6 @@ func startGeneration(ctx context.Context, gen *jobs.Generation, logger *slog.Log
 		return err
 	}
 	return gen.Settle(ctx)
-}
-
-// startSenders starts the destinations' senders, retrying with backoff
-// (the database may have just come up); it fails only when ctx ends.
-func startSenders(ctx context.Context, dests *destination.Service, logger *slog.Logger) error {
-	return retryUntilDone(ctx, logger, "destination senders not started, retrying", func() error { return dests.Start(ctx) })
 }
 
 // retryUntilDone runs f until it succeeds, with backoff from 0.5 s to 15 s,
