@@ -19,6 +19,8 @@ const (
 	promiseLimits      = "A destination's limits hold across replicas"
 	promiseRetention   = "Retention never deletes unfinished work"
 	promiseRescue      = "Work stranded by a crash resumes within minutes"
+	promiseRolling     = "A rolling deploy neither fails nor misses work"
+	promiseSecrets     = "Secrets are never stored or shown"
 )
 
 // rowAndJobTests hold the inbox transaction open after RecordTx and
@@ -455,5 +457,84 @@ var mutations = []Mutation{
 		}},
 		Pkgs: []string{"./drills"},
 		Run:  "^TestStrandedJob",
+	},
+	{
+		Name:    "body-replay-accepted",
+		Promise: promiseDuplicate,
+		File:    "ingest/inbox.go",
+		Edits: []Edit{{
+			Find:    "\tif !d.DedupBody {\n\t\treturn nil\n\t}",
+			Replace: "\tif !d.DedupBody || true {\n\t\treturn nil\n\t}",
+		}},
+		Pkgs: []string{"./ingest"},
+		Run:  "^(TestBodyReplayedUnderAFreshIDIsADuplicate|TestTwilioBodyReorderedUnderAFreshIDIsADuplicate)$",
+	},
+	{
+		Name:    "older-config-processes",
+		Promise: promiseRolling,
+		File:    "jobs/client.go",
+		Edits: []Edit{{
+			Find:    "rc.Middleware = append(rc.Middleware, cfg.Generation.Middleware())",
+			Replace: "_ = cfg.Generation.Middleware()",
+		}},
+		Pkgs: []string{"./handlers/destination"},
+		Run:  "^TestEveryDeliveryAfterTheNewConfigStartsReachesTheNewDestination$",
+	},
+	{
+		Name:    "restarted-replica-is-newest",
+		Promise: promiseRolling,
+		File:    "jobs/sql/worker_config_publish.sql",
+		Edits: []Edit{{
+			Find:    "THEN now() ELSE worker_config.first_seen_at END",
+			Replace: "THEN now() ELSE now() END",
+		}},
+		Pkgs: []string{"./jobs"},
+		Run:  "^TestGenerationNewestIsFirstSeenLast$",
+	},
+	{
+		Name:    "start-fails-unknown-destinations",
+		Promise: promiseRolling,
+		File:    "handlers/destination/sender.go",
+		Edits: []Edit{{
+			Find: "\tif err := s.sayKnown(ctx); err != nil {\n\t\treturn err\n\t}",
+			Replace: "\tif err := s.sayKnown(ctx); err != nil {\n\t\treturn err\n\t}\n" +
+				"\t_, _ = s.cfg.Pool.Exec(ctx, `UPDATE destination_send SET state = 'failed', finished_at = now() " +
+				"WHERE state IN ('waiting', 'pending', 'held') AND destination <> ALL($1)`, s.Names())",
+		}},
+		Pkgs: []string{"./handlers/destination"},
+		Run:  "^(TestAReplicaWithAnOlderConfigLeavesANewDestinationsSendsAlone|TestAnUnknownDestinationsSendsWaitForAnOperator)$",
+	},
+	{
+		Name:    "abandon-ignores-live-process",
+		Promise: promiseRolling,
+		File:    "handlers/destination/known.go",
+		Edits: []Edit{{
+			Find:    "if live != nil && *live {",
+			Replace: "if live != nil && *live && false {",
+		}},
+		Pkgs: []string{"./handlers/destination"},
+		Run:  "^TestAnUnknownDestinationsSendsWaitForAnOperator$",
+	},
+	{
+		Name:    "secret-header-stored",
+		Promise: promiseSecrets,
+		File:    "ingest/receive.go",
+		Edits: []Edit{{
+			Find:    "\tsrc.redact(header)\n",
+			Replace: "\t_ = src.redact\n",
+		}},
+		Pkgs: []string{"./ingest"},
+		Run:  "^TestSecretHeadersAreNotStored$",
+	},
+	{
+		Name:    "url-credentials-shown",
+		Promise: promiseSecrets,
+		File:    "internal/outbound/outbound.go",
+		Edits: []Edit{{
+			Find:    "\tvar ue *url.Error\n\tif !errors.As(err, &ue) {",
+			Replace: "\tvar ue *url.Error\n\tif !errors.As(err, &ue) || true {",
+		}},
+		Pkgs: []string{"./handlers/destination", "./handlers"},
+		Run:  "^(TestURLCredentialsAreMaskedInErrors|TestCallPostMasksTheURLInErrors)$",
 	},
 }

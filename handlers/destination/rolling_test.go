@@ -17,12 +17,13 @@ import (
 // configuration has started, every delivery received reaches the new
 // destination, whichever process receives and fetches it; the replica of
 // the old configuration leaves processing to the new one and fails
-// nothing.
+// nothing. The new process's workers start only after the deliveries are
+// in, so the old replica certainly fetches them first.
 func TestEveryDeliveryAfterTheNewConfigStartsReachesTheNewDestination(t *testing.T) {
 	t.Parallel()
 	older := setupWith(t, setupOpts{fingerprint: "config-v1"})
 	goodRecv := receiver.New(t, secret)
-	newer := setupWith(t, setupOpts{pool: older.pool, recv: older.recv, fingerprint: "config-v2",
+	newer := setupWith(t, setupOpts{pool: older.pool, recv: older.recv, fingerprint: "config-v2", noStart: true,
 		extra:  []destination.Destination{{Name: "good", URL: goodRecv.URL + "/hooks", Secret: secret, Retry: fast}},
 		routes: []destination.Route{{Source: "billing", Events: []string{"*"}, To: []string{"good"}}}})
 
@@ -34,6 +35,11 @@ func TestEveryDeliveryAfterTheNewConfigStartsReachesTheNewDestination(t *testing
 		}
 		receivedBy.deliver(t, "invoice.paid", fmt.Sprintf("inv_roll_%d", i), time.Now())
 	}
+	require.Eventually(t, func() bool {
+		return older.count(t, "SELECT count(*) FROM river_job WHERE (metadata->>'snoozes')::int > 0") > 0
+	}, 20*time.Second, 10*time.Millisecond, "the old replica fetched deliveries and left them")
+	newer.start(t)
+
 	require.Eventually(t, func() bool {
 		return older.count(t, "SELECT count(*) FROM destination_send WHERE destination = 'good' AND state = 'succeeded'") == n
 	}, 30*time.Second, 20*time.Millisecond, "every delivery reached the new destination")
