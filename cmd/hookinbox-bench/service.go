@@ -36,7 +36,11 @@ func buildHookinbox(ctx context.Context, root, work string) (string, error) {
 // registered handlers (issue mirror, Stripe ledger) do not match a push:
 // each delivery is processed with no handler and recorded `skipped`, the
 // no-op handler case. The admin listener is loopback without a token, and
-// serves pprof for the profile of the ingest phase.
+// serves pprof for the profile of the ingest phase. The generator sends
+// its 64 signed bodies again and again under fresh delivery ids, which
+// keeps signing off the CPUs the service runs on; to a GitHub source that
+// dedupes bodies (its default) they would be replays, so body_dedup is
+// off here.
 const serviceConfig = `listen: "127.0.0.1:%d"
 database_url: "${DATABASE_URL}"
 data_dir: %q
@@ -44,6 +48,7 @@ sources:
   - name: github
     provider: github
     secrets: [%q]
+    body_dedup: false
 admin:
   listen: "127.0.0.1:%d"
   pprof: true
