@@ -40,6 +40,11 @@ type GenerationConfig struct {
 	// GenerationLiveFactor × Every is no longer running. Defaults to 1s.
 	Every time.Duration
 
+	// Observe, when set, is told of each processing job deferred
+	// ("deferred") or, after MaxDeferrals, processed under this
+	// configuration all the same ("processed_outdated").
+	Observe func(outcome string)
+
 	// Logger defaults to a discard logger.
 	Logger *slog.Logger
 }
@@ -82,6 +87,9 @@ func NewGeneration(pool *pgxpool.Pool, cfg GenerationConfig) (*Generation, error
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Observe == nil {
+		cfg.Observe = func(string) {}
 	}
 	return &Generation{pool: pool, cfg: cfg}, nil
 }
@@ -209,8 +217,10 @@ func (g *Generation) Middleware() rivertype.WorkerMiddleware {
 			return doInner(ctx)
 		}
 		if n := snoozes(job); n < MaxDeferrals {
+			g.cfg.Observe("deferred")
 			return river.JobSnooze(g.deferral())
 		}
+		g.cfg.Observe("processed_outdated")
 		g.cfg.Logger.Warn("no process of the newer configuration took this job: processing it under this one",
 			"job_id", job.ID, "kind", job.Kind, "deferrals", MaxDeferrals)
 		return doInner(ctx)

@@ -54,6 +54,7 @@ type setupOpts struct {
 	// fingerprint, when set, runs a jobs.Generation of it: the process
 	// leaves processing to one of a newer configuration.
 	fingerprint string
+	deferrals   func(outcome string) // the Generation's Observe
 }
 
 func setup(t *testing.T) *bundle { return setupWith(t, setupOpts{}) }
@@ -99,7 +100,8 @@ func setupWith(t *testing.T, opts setupOpts) *bundle {
 	if opts.fingerprint != "" {
 		ctx, stop := context.WithCancel(context.Background())
 		t.Cleanup(stop)
-		gen, err = jobs.StartGeneration(ctx, b.pool, jobs.GenerationConfig{Fingerprint: opts.fingerprint, Every: 50 * time.Millisecond, Logger: logger})
+		gen, err = jobs.StartGeneration(ctx, b.pool, jobs.GenerationConfig{Fingerprint: opts.fingerprint, Every: 50 * time.Millisecond,
+			Observe: opts.deferrals, Logger: logger})
 		require.NoError(t, err)
 		require.NoError(t, gen.Settle(ctx))
 	}

@@ -3,6 +3,7 @@ package destination_test
 import (
 	"context"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -56,7 +57,13 @@ func TestEveryDeliveryAfterTheNewConfigStartsReachesTheNewDestination(t *testing
 // for jobs.MaxDeferrals looks: then they are processed all the same.
 func TestAWedgedNewerConfigDelaysProcessingBoundedly(t *testing.T) {
 	t.Parallel()
-	older := setupWith(t, setupOpts{fingerprint: "config-v1"})
+	var mu sync.Mutex
+	outcomes := map[string]int{}
+	older := setupWith(t, setupOpts{fingerprint: "config-v1", deferrals: func(o string) {
+		mu.Lock()
+		defer mu.Unlock()
+		outcomes[o]++
+	}})
 	ctx, stop := context.WithCancel(context.Background())
 	t.Cleanup(stop)
 	wedged, err := jobs.StartGeneration(ctx, older.pool, jobs.GenerationConfig{Fingerprint: "config-v2", Every: 50 * time.Millisecond})
@@ -70,4 +77,7 @@ func TestAWedgedNewerConfigDelaysProcessingBoundedly(t *testing.T) {
 		`SELECT coalesce((metadata->>'snoozes')::int, 0) FROM river_job WHERE kind = 'process_delivery'`).Scan(&snoozes))
 	require.Equal(t, jobs.MaxDeferrals, snoozes, "left to the newer configuration first, as long as allowed")
 	require.Contains(t, older.log.String(), "no process of the newer configuration took this job")
+	mu.Lock()
+	defer mu.Unlock()
+	require.Equal(t, map[string]int{"deferred": jobs.MaxDeferrals, "processed_outdated": 1}, outcomes, "counted for the metric")
 }

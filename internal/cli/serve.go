@@ -106,7 +106,8 @@ func serve(ctx context.Context, cfg config.Config, role string, migrate bool, e 
 	periodic, addRecoveryWorker := recoveryJobs(cfg, db.pool, logger)
 	var gen *jobs.Generation
 	if role != "ingest" {
-		if gen, err = jobs.NewGeneration(db.pool, jobs.GenerationConfig{Fingerprint: processingFingerprint(cfg, registry), Logger: logger}); err != nil {
+		if gen, err = jobs.NewGeneration(db.pool, jobs.GenerationConfig{Fingerprint: processingFingerprint(cfg, registry),
+			Observe: m.ObserveDeferral, Logger: logger}); err != nil {
 			return err
 		}
 	}

@@ -42,6 +42,7 @@ type Metrics struct {
 	handlerDuration *prometheus.HistogramVec
 	batchSize       *prometheus.HistogramVec
 	orphansRequeued *prometheus.CounterVec
+	deferrals       *prometheus.CounterVec
 
 	destinationAttempts *prometheus.CounterVec
 	destinationDuration *prometheus.HistogramVec
@@ -85,6 +86,7 @@ func newMetrics(pool *pgxpool.Pool, logger *slog.Logger, exactLimit int64) *Metr
 	}
 	m.logger = logger
 	m.orphansRequeued = newOrphansRequeued()
+	m.deferrals = newDeferrals()
 	m.destinationAttempts = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "hookinbox_destination_attempts_total",
 		Help: "Requests to destinations by outcome (succeeded, retry, failed: failed for good).",
@@ -95,7 +97,7 @@ func newMetrics(pool *pgxpool.Pool, logger *slog.Logger, exactLimit int64) *Metr
 		Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
 	}, []string{"destination"})
 	m.registry.MustRegister(m.destinationAttempts, m.destinationDuration)
-	m.registry.MustRegister(m.deliveries, m.requestDuration, m.handlerRuns, m.handlerDuration, m.batchSize, m.orphansRequeued,
+	m.registry.MustRegister(m.deliveries, m.requestDuration, m.handlerRuns, m.handlerDuration, m.batchSize, m.orphansRequeued, m.deferrals,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		&dbCollector{pool: pool, logger: logger, exactLimit: exactLimit})
 	return m
