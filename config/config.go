@@ -109,8 +109,7 @@ type Config struct {
 // batches of two or three, so each transaction's fixed cost (round trips,
 // River's job insert, the commit's flush) fell on few deliveries, in serve
 // and in PostgreSQL alike. 8 ms took one default serve's CPU per delivery
-// there down by about 15% for 2-4 ms more ack p50 (bench/README.md,
-// "Steady load", stop 31). A batch of eight still closes at once when
+// there down by about 15% for 2-4 ms more ack p50 (bench/README.md). A batch of eight still closes at once when
 // another runner is free to gather the next; only when every runner is
 // committing does a large batch wait the window out.
 const DefaultIngestBatchWindow = Duration(8 * time.Millisecond)
@@ -135,8 +134,7 @@ type Ingest struct {
 	// beside it. A delivery the batch job does not decide (its resource
 	// busy, its handler failed) gets a process_delivery job of its own.
 	// One default serve under steady load: 14% less CPU per delivery at
-	// half of pgbench's rate, and the full rate held (bench/README.md,
-	// "Stop 40"). Off when jobs.batch_size is 1. Defaults to true.
+	// half of pgbench's rate, and the full rate held (bench/README.md). Off when jobs.batch_size is 1. Defaults to true.
 	JobPerBatch *bool `yaml:"job_per_batch"`
 }
 
@@ -192,7 +190,7 @@ type Log struct {
 // DefaultLogDeliveriesPerSecond shows every delivery of a trial or a quiet
 // source, and keeps a busy one's log from costing what its deliveries do:
 // at 3,300 deliveries/s on one default serve the two lines a delivery were
-// 5-6% of serve's CPU and 2 MB of log a second (bench/README.md, "Stop 37").
+// 5-6% of serve's CPU and 2 MB of log a second (bench/README.md).
 const DefaultLogDeliveriesPerSecond = 10
 
 // ReplayHorizon is the longest time after which we know a provider may

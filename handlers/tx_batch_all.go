@@ -19,7 +19,7 @@ import (
 // shipped mirror, the ledger) then sends nothing of its own. In the steady
 // benchmark a batch of 150 spent 150 round trips of 2–3 ms each while it
 // held its resources' locks, and the deliveries waiting on those locks went
-// alone (bench/README.md, "Stop 25").
+// alone (bench/README.md).
 //
 // errs[i] is delivery i's own failure (its work rolled back alone), or
 // ErrResourceBusy when it must be processed alone: another transaction

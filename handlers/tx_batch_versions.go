@@ -22,7 +22,7 @@ var (
 // longer opens, such a delivery (the shipped mirror's) sends one
 // statement instead of four. The steady benchmark measured PostgreSQL's
 // CPU per delivery about 2% lower, within its run-to-run spread
-// (bench/README.md, "Stop 38"): a statement's own cost is small beside
+// (bench/README.md): a statement's own cost is small beside
 // the rows and index entries it writes. A batch never holds two
 // deliveries of one resource, so each row is written once, as the
 // delivery's own statement would have. A delivery processed alone sends

@@ -16,7 +16,7 @@ import (
 // busy 2-core machine waits a scheduler turn on both sides, and the ack
 // waits for all of them: in the steady benchmark at 1,400 and 2,800
 // requests/s on one default serve it shortened the ack's p99 and held
-// rates the three round trips did not (bench/README.md, "Stop 28").
+// rates the three round trips did not (bench/README.md).
 //
 // PostgreSQL runs a pipeline's statements in order and, after an error,
 // skips the rest up to its sync: the COMMIT runs only if the insert

@@ -38,8 +38,7 @@ type ClientConfig struct {
 	// 1,600 workers while batching: 40,000/s at 40ms). The jobs of one fetch
 	// form one processing batch, so under moderate load a longer cooldown
 	// makes fewer, larger batches: 40ms against 10ms cost 14% less CPU per
-	// delivery at 500/s and kept processing up at 1,500/s (bench/README.md,
-	// "Stop 20"). An idle queue's first job is fetched at once. Defaults to
+	// delivery at 500/s and kept processing up at 1,500/s (bench/README.md). An idle queue's first job is fetched at once. Defaults to
 	// 40ms.
 	FetchCooldown time.Duration
 
@@ -77,7 +76,7 @@ type ClientConfig struct {
 	// path from a provider's request to its processing, and every poll is
 	// a query and a few wake-ups of an idle process: one poll a second on
 	// all three of serve's queues was about half of its idle CPU
-	// (bench/README.md, "Stop 30"). The price: a follow-up job committed
+	// (bench/README.md). The price: a follow-up job committed
 	// within FetchCooldown of a notified one, with no job after it, waits
 	// up to this long to start (a saga's call at the end of a burst).
 	// Defaults to 5 × FetchPollInterval (5s with River's).
@@ -184,7 +183,7 @@ func (c ClientConfig) WithDefaults() ClientConfig {
 // River's next fetch (FetchCooldown, 40ms), and on a backlog the machine
 // sat 27% idle. Under moderate load fetches are small and nothing changes.
 // In the benchmark's drain: 13,537 deliveries/s against 10,590
-// (bench/README.md, "Stop 24").
+// (bench/README.md).
 func deliveryWorkers(cfg ClientConfig) int {
 	if cfg.ProcessBatchSize > 1 {
 		return max(cfg.MaxWorkers, 2*cfg.ProcessBatchSize*processBatchSlots)

@@ -21,7 +21,7 @@ import (
 // as a generic plan, the statement joined its ids to river_job by scanning
 // the table made when it was small, and kept doing so as the table grew:
 // in the steady benchmark it was a third of the database's time (bench
-// README, "Stop 26").
+// README).
 func TestCompleteDoesNotScanTablesThatGrew(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()

@@ -22,7 +22,7 @@ import (
 // deliveries (ingest.job_per_batch) instead of a process_delivery job each.
 // A River job is three row versions with an entry in each of river_job's
 // indexes (inserted, fetched, completed), about a third of the database's
-// work per delivery (bench/README.md, "Stop 36"); one job for a batch pays
+// work per delivery (bench/README.md); one job for a batch pays
 // that once.
 //
 // InboxIDs are in ascending order.

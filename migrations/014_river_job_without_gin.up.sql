@@ -8,7 +8,7 @@
 -- steady benchmark at 1,000 deliveries/s on one default serve (2 cores),
 -- dropping them took PostgreSQL's CPU per delivery from 0.92 to 0.65–0.68
 -- ms, River's job insert from 1.15 to 0.30 ms a statement, and ack p99
--- from 124–129 ms to 37–60 ms (bench/README.md, "Stop 22").
+-- from 124–129 ms to 37–60 ms (bench/README.md).
 --
 -- River's reindexer is told not to rebuild them (jobs.NewClient). A River
 -- JobList with a metadata filter still works, by scanning. Should a later

@@ -6,8 +6,7 @@
 -- included, and inserted into five indexes: about 1 kB of WAL a delivery,
 -- 2.35 kB right after a checkpoint, and a dead row per delivery for
 -- autovacuum to prune, whose full-page images were most of the WAL bursts
--- that made the slowest acks at moderate load (bench/README.md, "Stop 24",
--- "Stop 27"). Now a delivery's state is a row inserted into inbox_pending by
+-- that made the slowest acks at moderate load (bench/README.md). Now a delivery's state is a row inserted into inbox_pending by
 -- the ingest statement, deleted and replaced by a row of inbox_outcome when
 -- it is processed.
 --
@@ -19,8 +18,7 @@
 -- (which never change), so that a filter on status and those (a bulk
 -- replay's, its preview's) reads one table: joined to the inbox, a
 -- preview of the processed deliveries among a million took 0.37-0.83 s
--- against 43 ms on the inbox's own status column (bench/README.md, "Stop
--- 27").
+-- against 43 ms on the inbox's own status column (bench/README.md).
 
 -- Deliveries no run has decided yet (status received): ingest inserts the
 -- row in the statement that inserts the inbox row, so the table holds the

@@ -9,8 +9,7 @@
 -- metadata 29, attempted_by 20, errors 9, tags 6, the id alone 36).
 -- Autoanalyze of river_job runs often (a job's row is written three
 -- times) and, on a small machine, beside ingest: in the steady benchmark
--- the acks due during it were among the step's slowest (bench/README.md,
--- "Stop 32"). The planner uses its defaults for these columns, as for any
+-- the acks due during it were among the step's slowest (bench/README.md). The planner uses its defaults for these columns, as for any
 -- column without statistics.
 ALTER TABLE river_job
     ALTER COLUMN args SET STATISTICS 0,

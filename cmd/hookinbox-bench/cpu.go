@@ -55,9 +55,9 @@ type cpuUse struct {
 	// in the phase: PostgreSQL's backends and autovacuum workers, and
 	// anything else that ran (a shell command in another window). On the
 	// 2-core reference VM a burst of process starts stalls the service's
-	// commits for up to a tenth of a second (bench/README.md, "Stop 32"),
+	// commits for up to a tenth of a second (bench/README.md),
 	// so a slow tail in a phase with many is the machine's, not the run's.
-	// Nil in results written before stop 32.
+	// Nil in older results files.
 	ProcessesStarted *int64 `json:"processes_started,omitempty"`
 }
 

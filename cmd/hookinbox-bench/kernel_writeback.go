@@ -13,7 +13,7 @@ import (
 // once the machine's dirty data passes dirty_background_ratio (10% of
 // memory) or dirty_background_bytes: on a machine with memory to spare a
 // steady load's data files then go to the disk in one burst about every
-// 30 seconds. Stop 39 found the held tail's slow seconds there: at
+// 30 seconds. The held tail's slow seconds were there: at
 // 2,500/s the kernel held 300–730 MB of dirty data and wrote 250–650 MB of
 // it in one second every ~31 s, and WAL flushes (every commit) queued
 // behind it. The sampler reads the kernel's counters beside the server's.

@@ -14,8 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// A held step's ack tail grows with what the step has written (bench/README.md,
-// "Stop 33", "Stop 34"). -pg-sample reads the server's counters every
+// A held step's ack tail grows with what the step has written (bench/README.md). -pg-sample reads the server's counters every
 // interval during a step, so the growth can be seen as it happens: blocks
 // read into the buffer pool and by which relation, the backends' own writes
 // of dirty buffers, how long each WAL flush took, the full-page images in
@@ -55,14 +54,14 @@ type pgCounters struct {
 type pgSample struct {
 	At float64 `json:"at_s"` // seconds since the step's start, at the interval's end
 	// BlocksRead are blocks read into the buffer pool, without the blocks
-	// the user relations grew by (before stop 38: with them).
+	// the user relations grew by (in older results files: with them).
 	BlocksRead    float64 `json:"blocks_read_per_s"`
 	BlocksAdded   float64 `json:"blocks_added_per_s,omitempty"` // the user relations' growth
 	BackendWrites float64 `json:"backend_writes_per_s"`
 	CleanerWrites float64 `json:"bgwriter_writes_per_s"`
 	WALMBPerSec   float64 `json:"wal_mb_per_s"`
 	MsPerWALSync  float64 `json:"ms_per_wal_sync,omitempty"`
-	WALSyncs      float64 `json:"wal_syncs_per_s,omitempty"` // not recorded before stop 38
+	WALSyncs      float64 `json:"wal_syncs_per_s,omitempty"` // not in older results files
 	FPIPerSec     float64 `json:"fpi_per_s"`
 	CkptWrites    float64 `json:"checkpoint_writes_per_s"`
 	Checkpoints   int64   `json:"checkpoints_started"` // PostgreSQL 15 counts a checkpoint as it begins
@@ -77,11 +76,11 @@ type pgSample struct {
 	// pg_stat_activity every waitSampleEvery: the mean number of backends
 	// running a statement in each wait event ("CPU": in none), the most
 	// first. A statement can be slow without any single one crossing
-	// -pg-explain's threshold or log_lock_waits' (stop 38's held tail).
+	// -pg-explain's threshold or log_lock_waits' (as in the held step's tail).
 	Waits []backendWait `json:"waits,omitempty"`
 	// KernelDirtyMB is the machine's dirty page cache at the interval's
 	// end and DiskMBPerSec what the kernel wrote to its disks over it
-	// (/proc/vmstat; not recorded before stop 39): a burst there is the
+	// (/proc/vmstat; not in older results files): a burst there is the
 	// kernel's periodic writeback (kernel_writeback.go).
 	KernelDirtyMB float64 `json:"kernel_dirty_mb,omitempty"`
 	DiskMBPerSec  float64 `json:"disk_write_mb_per_s,omitempty"`
@@ -338,7 +337,7 @@ func printPGSamples(w io.Writer, samples []pgSample) {
 		if s.BlocksAdded > 0 {
 			added = fmt.Sprintf("%7.0f", s.BlocksAdded)
 		}
-		kernel := "       –          –" // results written before stop 39
+		kernel := "       –          –" // older results files
 		if s.KernelDirtyMB > 0 || s.DiskMBPerSec > 0 {
 			kernel = fmt.Sprintf("%8.0f  %9.1f", s.KernelDirtyMB, s.DiskMBPerSec)
 		}

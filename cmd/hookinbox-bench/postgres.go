@@ -33,7 +33,7 @@ type postgres struct {
 	// one connection per database opened when it is created. A connection
 	// is a new backend process, and on the 2-core reference VM bursts of
 	// process starts stall the service's commits for up to a tenth of a
-	// second (bench/README.md, "Stop 32"): opened at each span's first
+	// second (bench/README.md): opened at each span's first
 	// reading, it started one right where every measured step begins.
 	statsMu    sync.Mutex
 	statsConns map[string]*pgx.Conn // by URL
@@ -80,7 +80,7 @@ func serverSettings(stats bool, explain time.Duration) []string {
 		libs = append(libs, "pg_stat_statements")
 	}
 	if explain > 0 {
-		// How stop 26 found the generic plans that scanned river_job whole
+		// How the generic plans were found that scanned river_job whole
 		// (bench/README.md): every plan slower than explain, with its
 		// actual row counts, buffers and WAL, in the server's log.
 		libs = append(libs, "auto_explain")

@@ -114,7 +114,7 @@ type machineInfo struct {
 	LoadAvgAfter float64 `json:"load_avg_1m_after"`
 	// Writeback is when the kernel writes PostgreSQL's dirty data files
 	// back (kernel_writeback.go): it decides whether a held step's tail
-	// has a burst every 30 s (not recorded before stop 39).
+	// has a burst every 30 s (not in older results files).
 	Writeback string `json:"kernel_writeback,omitempty"`
 }
 
@@ -124,8 +124,8 @@ type databaseInfo struct {
 	Fsync             string `json:"fsync"`
 	SynchronousCommit string `json:"synchronous_commit"`
 	SharedBuffers     string `json:"shared_buffers"`
-	MaxWALSize        string `json:"max_wal_size,omitempty"`  // not recorded before stop 37
-	WALInitZero       string `json:"wal_init_zero,omitempty"` // not recorded before stop 38
+	MaxWALSize        string `json:"max_wal_size,omitempty"`  // not in older results files
+	WALInitZero       string `json:"wal_init_zero,omitempty"` // not in older results files
 }
 
 // duration is a time.Duration written as "12.3ms" in the JSON.

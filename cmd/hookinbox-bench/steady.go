@@ -88,8 +88,8 @@ type steadyStep struct {
 	// CPU is from the step's start to the backlog's reading.
 	CPU cpuUse `json:"cpu"`
 	// RSSMB is serve's peak resident set over the step, from its warm-up
-	// until its rows were processed (VmRSS every 100 ms). Zero in results
-	// files before stop 41.
+	// until its rows were processed (VmRSS every 100 ms). Zero in older
+	// results files.
 	RSSMB float64 `json:"serve_rss_mb,omitempty"`
 	// WAL is what the server wrote to its WAL over the same span as CPU
 	// (every database, the service's and the bench's own reads).

@@ -6,7 +6,7 @@
 -- plain join, which on a small inbox plans as a hash join over a scan of
 -- the whole table. A cached generic plan made then keeps scanning as the
 -- inbox grows: 5 ms a call for 19 keys in the steady benchmark, 0.1 ms
--- with the lookups (bench/README.md, "Stop 25").
+-- with the lookups (bench/README.md).
 -- Where the source dedupes bodies, a delivery with no row of its id is
 -- looked up by its body_key too (only then: the Append stops at the first
 -- branch's row): its duplicate is the row that body came in first.

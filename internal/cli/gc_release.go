@@ -16,7 +16,7 @@ import (
 // in small steps. After a 20 s load at 300 requests/s an idle serve used
 // 1.1-1.2% of a core for the next 90 s against 0.8% before it, then
 // spiked with the forced collection; RSS stayed at 125 MB until then and
-// fell to 62 MB after it (bench/README.md, "Stop 30"). One full collection
+// fell to 62 MB after it (bench/README.md). One full collection
 // as soon as a period is quiet pays the same work in one go and gives the
 // memory back to the system right away.
 type loadRelease struct {

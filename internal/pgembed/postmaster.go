@@ -162,7 +162,7 @@ type postmaster struct {
 // 4GB, on the checkpoint_timeout of 5 minutes. In the steady benchmark's
 // full runs the 0.75× step's ack p99 went from 61-444 ms to 24 ms and the
 // 1.0× step answered 88% of its load instead of 72-82%
-// (bench/README.md, "Stop 37"). The price is disk: pg_wal may grow to
+// (bench/README.md). The price is disk: pg_wal may grow to
 // about this size under sustained load before it is recycled, and crash
 // recovery replays up to that much.
 //
@@ -174,7 +174,7 @@ type postmaster struct {
 // holds the WAL write lock, and every commit waits behind it: in a held
 // step at 2,500 deliveries/s the ack p99 was 145-177 ms, every second of
 // it from the first new segment to that checkpoint's end, against 36 ms
-// with the setting (bench/README.md, "Stop 38"). Off, PostgreSQL writes a
+// with the setting (bench/README.md). Off, PostgreSQL writes a
 // new segment's last byte only and the file system allocates its blocks
 // as the WAL is written; a commit's fdatasync then also commits that
 // allocation, as it must to find the data after a crash, so durability is

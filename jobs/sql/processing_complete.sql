@@ -17,7 +17,7 @@
 -- The caller runs it planned for its arguments each time, not as a cached
 -- generic plan: a generic plan made while river_job and inbox were small
 -- joins them by scanning the whole table, and stays cached as they grow
--- (bench/README.md, "Stop 26").
+-- (bench/README.md).
 WITH completed AS (
     UPDATE river_job AS j
     SET state = 'completed', finalized_at = @finalized_at
