@@ -119,7 +119,7 @@ func newRecordBatch(ds []Delivery) (*recordBatch, error) {
 			return nil, err
 		}
 		rb.sources[i], rb.ids[i], rb.types[i], rb.headers[i], rb.origins[i] = d.Source, d.DeliveryID, d.EventType, string(h), d.Origin
-		rb.payloads[i], rb.sums[i], rb.bodyKeys[i] = d.Payload, sum[:], d.bodyKey()
+		rb.payloads[i], rb.sums[i], rb.bodyKeys[i] = d.Payload, sum[:], d.bodyKey(sum)
 		if !d.OccurredAt.IsZero() {
 			t := d.OccurredAt
 			rb.occurred[i] = &t

@@ -61,24 +61,26 @@ type Delivery struct {
 	DedupBody bool
 	// DedupContent is what body dedup compares, when the signature covers
 	// something else than the body's bytes (verify.DedupContent: Twilio's
-	// sorted parameters). nil: Payload.
+	// sorted parameters). nil: the payload.
 	DedupContent []byte
 }
 
 // bodyKey is what the inbox's (source, body_key) constraint compares: the
-// event type and the body. nil unless d.DedupBody.
-func (d Delivery) bodyKey() []byte {
+// event type and the digest of the content, payloadSum (the payload's
+// sha256, which the row stores anyway: the body is not hashed twice)
+// unless DedupContent says otherwise. nil unless d.DedupBody.
+func (d Delivery) bodyKey(payloadSum [sha256.Size]byte) []byte {
 	if !d.DedupBody {
 		return nil
 	}
-	content := d.DedupContent
-	if content == nil {
-		content = d.Payload
+	content := payloadSum
+	if d.DedupContent != nil {
+		content = sha256.Sum256(d.DedupContent)
 	}
 	h := sha256.New()
 	h.Write([]byte(d.EventType))
 	h.Write([]byte{0})
-	h.Write(content)
+	h.Write(content[:])
 	return h.Sum(nil)
 }
 
@@ -163,7 +165,7 @@ func (in *Inbox) RecordTx(ctx context.Context, tx pgx.Tx, d Delivery) (Recorded,
 		"headers":        storedHeaders(d.Headers),
 		"payload":        d.Payload,
 		"payload_sha256": sum[:],
-		"body_key":       d.bodyKey(),
+		"body_key":       d.bodyKey(sum),
 	}
 
 	var id int64

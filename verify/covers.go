@@ -17,18 +17,18 @@ type Covered struct {
 // the body's content can tell it from the original.
 func (c Covered) ReplayableUnderNewID() bool { return !c.ID }
 
-// DedupContent is what body dedup compares for provider: what its
-// signature covers of the request's content. Twilio signs its form's
-// parameters sorted, not the bytes sent, so a reordered or re-encoded
-// body verifies with the same signature and must dedupe alike; every
-// other provider signs the body's bytes.
+// DedupContent is what body dedup compares for provider when its
+// signature covers something else than the body's bytes, nil when it
+// covers the bytes. Twilio signs its form's parameters sorted, not the
+// bytes sent, so a reordered or re-encoded body verifies with the same
+// signature and must dedupe alike.
 func DedupContent(provider string, body []byte) []byte {
 	if provider == ProviderTwilio {
 		if params, err := sortedParams(body); err == nil {
 			return []byte(params)
 		}
 	}
-	return body
+	return nil
 }
 
 // coveredOf are the providers that are not presets (a preset's scheme

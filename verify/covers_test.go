@@ -43,5 +43,5 @@ func TestDedupContentIsWhatTheSignatureCovers(t *testing.T) {
 		require.Equal(t, string(a), string(verify.DedupContent("twilio", []byte(b))), b)
 	}
 	require.NotEqual(t, string(a), string(verify.DedupContent("twilio", []byte("To=%2B1555&From=%2B1666&Body=ho"))))
-	require.Equal(t, "raw&b=1&a=2", string(verify.DedupContent("shopify", []byte("raw&b=1&a=2"))), "others: the bytes")
+	require.Nil(t, verify.DedupContent("shopify", []byte("raw&b=1&a=2")), "others: the bytes, as they are")
 }
