@@ -210,6 +210,14 @@ func TestReceiveConcurrentDuplicatesYieldOneRowAndOneJob(t *testing.T) {
 	t.Parallel()
 	forModes(t, func(t *testing.T, opts setupOpts) {
 		b := setupWith(t, opts)
+		// Every insert statement waits a moment after taking its snapshot,
+		// so the others have all started before the first commits: a
+		// look-up before the insert would see nothing and collide on the
+		// unique index, however fast the machine.
+		_, err := b.pool.Exec(context.Background(), `CREATE FUNCTION slow_insert() RETURNS trigger LANGUAGE plpgsql AS
+			$$ BEGIN PERFORM pg_sleep(0.2); RETURN NULL; END $$;
+			CREATE TRIGGER slow_insert BEFORE INSERT ON inbox FOR EACH STATEMENT EXECUTE FUNCTION slow_insert();`)
+		require.NoError(t, err)
 		const n = 25
 		body := githubBody(20)
 		h := githubHeaders(t, githubSecret, "gh-race", body)
