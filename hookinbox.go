@@ -69,6 +69,7 @@ package hookinbox
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"log/slog"
 	"net/http"
@@ -88,7 +89,14 @@ type Config = config.Config
 // environment, the environment's overrides (HOOKINBOX_LISTEN,
 // DATABASE_URL, …) applied, defaults filled, and every key validated.
 func LoadConfig(path string) (Config, error) {
-	return config.Load(path, config.LookupEnv)
+	cfg, err := config.Load(path, config.LookupEnv)
+	if err != nil {
+		return Config{}, err
+	}
+	if err := cli.CheckConfig(cfg); err != nil {
+		return Config{}, fmt.Errorf("config %s: %w", path, err)
+	}
+	return cfg, nil
 }
 
 // Deps is what a handler needs from the running service.

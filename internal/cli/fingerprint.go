@@ -36,7 +36,7 @@ func processingFingerprint(cfg config.Config, reg *handlers.Registry) string {
 		in.Sources = append(in.Sources, source{s.Name, s.Provider, s.ResourceField})
 	}
 	in.Handlers = reg.Names()
-	dests, routes := cfg.DestinationsAndRoutes()
+	dests, routes := destinationsAndRoutes(cfg)
 	for _, d := range dests {
 		in.Destinations = append(in.Destinations, d.Name)
 	}

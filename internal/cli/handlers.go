@@ -31,7 +31,7 @@ func buildRegistry(cfg config.Config, pool *pgxpool.Pool, logger *slog.Logger, e
 		}
 	}
 	var dests *destination.Service
-	if destinations, routes := cfg.DestinationsAndRoutes(); len(destinations) > 0 {
+	if destinations, routes := destinationsAndRoutes(cfg); len(destinations) > 0 {
 		var err error
 		if dests, err = destination.Register(reg, destination.Config{
 			Destinations: destinations, Routes: routes, Sources: names, Pool: pool, Logger: logger, Observe: observe,

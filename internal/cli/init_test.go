@@ -13,6 +13,7 @@ import (
 	"github.com/hookinbox/hookinbox/config"
 	"github.com/hookinbox/hookinbox/internal/testdb"
 	"github.com/hookinbox/hookinbox/internal/testlog"
+	"github.com/hookinbox/hookinbox/verify"
 )
 
 // runCmd runs one command with lookup as its environment and returns its
@@ -54,7 +55,7 @@ func TestInitWritesAStarterConfig(t *testing.T) {
 		names = append(names, s.Name)
 		require.Len(t, s.Secrets, 1, s.Name)
 		require.NotContains(t, string(committed), s.Secrets[0], "%s: not a development secret", s.Name)
-		_, err := s.Verifier()
+		_, err := verify.New(s.VerifyConfig())
 		require.NoError(t, err, s.Name)
 	}
 	require.Equal(t, []string{"github", "stripe", "billing"}, names)

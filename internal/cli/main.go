@@ -157,15 +157,22 @@ func loadOptionalConfig(flags *flag.FlagSet, e env) (config.Config, error) {
 	return loadConfig(path, e)
 }
 
-// loadConfig is config.Load, naming the way out when the file is missing:
-// a new binary (a library user's own) has no config beside it.
+// loadConfig is config.Load then CheckConfig, naming the way out when the
+// file is missing: a new binary (a library user's own) has no config
+// beside it.
 func loadConfig(path string, e env) (config.Config, error) {
 	cfg, err := config.Load(path, e.lookup)
 	var pathErr *fs.PathError
 	if errors.As(err, &pathErr) && pathErr.Path == path && errors.Is(err, fs.ErrNotExist) {
 		return cfg, fmt.Errorf("%w — run \"%s init\" to write one", err, commandName())
 	}
-	return cfg, err
+	if err != nil {
+		return cfg, err
+	}
+	if err := CheckConfig(cfg); err != nil {
+		return config.Config{}, fmt.Errorf("config %s: %w", path, err)
+	}
+	return cfg, nil
 }
 
 // newLogger is the logger of commands run before a config is read.

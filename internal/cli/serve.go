@@ -46,6 +46,9 @@ func serveCmd(ctx context.Context, args []string, e env) error {
 // Serve serves with cfg and ext, as `serve` does with role all and
 // migrations: the root package's Run.
 func Serve(ctx context.Context, cfg config.Config, ext Extensions) error {
+	if err := CheckConfig(cfg); err != nil {
+		return err
+	}
 	return serve(ctx, cfg, "all", true, env{stdout: os.Stdout, stderr: os.Stderr, lookup: os.LookupEnv, ext: ext})
 }
 
@@ -61,15 +64,12 @@ func serve(ctx context.Context, cfg config.Config, role string, migrate bool, e 
 	defer stopRelease()
 	go loadRelease{}.run(releaseCtx, logger)
 
-	sources := make([]ingest.Source, 0, len(cfg.Sources))
+	sources, err := ingestSources(cfg)
+	if err != nil {
+		return err
+	}
 	names := make([]string, 0, len(cfg.Sources))
 	for _, s := range cfg.Sources {
-		v, err := s.Verifier() // validated by config.Load
-		if err != nil {
-			return err
-		}
-		sources = append(sources, ingest.Source{Name: s.Name, Provider: s.Provider, Verifier: v, RedactHeaders: s.RedactHeaders,
-			DedupBodies: s.DedupBodies()})
 		names = append(names, s.Name)
 	}
 	if len(sources) == 0 {

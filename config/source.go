@@ -1,0 +1,143 @@
+package config
+
+import (
+	"regexp"
+	"time"
+
+	"github.com/hookinbox/hookinbox/verify"
+)
+
+// GitHubAPI lets hookinbox ask GitHub about a source's webhook, to recover
+// deliveries GitHub failed to make.
+type GitHubAPI struct {
+	APIURL string `yaml:"api_url"` // Defaults to https://api.github.com/
+	Token  string `yaml:"token"`
+	Repo   string `yaml:"repo"` // owner/name for a repository hook, or
+	Org    string `yaml:"org"`  // an organisation for an org hook
+	HookID int64  `yaml:"hook_id"`
+	// AppID and PrivateKey (PEM, a ${VAR} holding it, or a file path)
+	// reach a GitHub App's own webhook instead of Token with Repo or Org
+	// and HookID.
+	AppID      int64  `yaml:"app_id"`
+	PrivateKey string `yaml:"private_key"`
+	// RedeliverEvery runs the recovery periodically. Zero: only on request.
+	RedeliverEvery Duration `yaml:"redeliver_every"`
+}
+
+// StripeAPI lets hookinbox list a source's undelivered Stripe events.
+type StripeAPI struct {
+	APIKey  string `yaml:"api_key"`
+	APIBase string `yaml:"api_base"` // Defaults to https://api.stripe.com
+}
+
+// Source is one sender.
+type Source struct {
+	// Name is the route segment: [a-z0-9-]{1,64}, unique.
+	Name string `yaml:"name"`
+
+	// Provider is github, stripe, standard, hmac (with HMAC) or one of the
+	// presets verify.Providers lists.
+	Provider string `yaml:"provider"`
+
+	// Secrets are the signing secrets; any one may match, so a new secret can
+	// be added before the provider switches to it. Entries that expand to ""
+	// (an unset ${VAR}) are dropped; at least one must remain.
+	Secrets []string `yaml:"secrets"`
+
+	// Tolerance is the maximum age, either way, of a signed timestamp
+	// (every provider that signs one). Defaults to 5m.
+	Tolerance Duration `yaml:"tolerance"`
+
+	// HMAC describes the scheme of an hmac source: which header holds the
+	// signature, what is signed, and where the id, event type and times
+	// are. Required for hmac sources only.
+	HMAC *verify.HMACScheme `yaml:"hmac"`
+
+	// NotificationURL is the URL the sender calls, exactly as configured at
+	// the sender: the sources whose signature covers it (square, twilio,
+	// an hmac scheme signing {url}) need it.
+	NotificationURL string `yaml:"notification_url"`
+
+	// PayPal (paypal sources) reaches PayPal's verify-webhook-signature
+	// API, which checks the signatures: a paypal source needs no secrets.
+	PayPal *verify.PayPalConfig `yaml:"paypal"`
+
+	// ForwardURL receives every delivery of the source: shorthand for a
+	// destination named "<name>-forward" with this URL and a route of every
+	// event of the source to it. Empty: no forwarding.
+	ForwardURL string `yaml:"forward_url"`
+
+	// ResourceField is the dotted JSON path of the id of the resource an
+	// event is about, for ordering (not for github and stripe, whose
+	// resources are built in). Defaults to "data.id" for standard sources,
+	// to the preset's field for presets, and to none for hmac sources.
+	ResourceField string `yaml:"resource_field"`
+
+	// GitHub (github sources) enables recovering failed deliveries.
+	GitHub *GitHubAPI `yaml:"github"`
+
+	// Stripe (stripe sources) enables reconciling undelivered events.
+	Stripe *StripeAPI `yaml:"stripe"`
+
+	// Retention overrides retention.inbox for this source.
+	Retention Duration `yaml:"retention"`
+
+	// AllowShortRetention accepts a retention below ReplayHorizon, and with
+	// it that a late retry of a deleted delivery is processed as new.
+	AllowShortRetention bool `yaml:"allow_short_retention"`
+
+	// BodyDedup makes a body the source already sent under the same event
+	// type a duplicate whatever its delivery id (200 "duplicate", with
+	// "duplicate_of"), while the inbox keeps the first. Defaults to true
+	// for providers whose signature does not cover the delivery id (github,
+	// gitlab, shopify, razorpay, bitbucket, twilio, linear; an hmac scheme
+	// that does not sign it), whose captured requests anyone could post
+	// again under a fresh id, and to false for the others. Set false for a
+	// sender that sends identical bodies as distinct events.
+	BodyDedup *bool `yaml:"body_dedup"`
+
+	// RedactHeaders are request headers that verification may read but
+	// that are never stored, nor shown in the admin API, the console or
+	// the CLI: secrets a sender or a proxy in front of hookinbox adds
+	// (an API key, a shared token). Header names, matched
+	// case-insensitively. Authorization, Proxy-Authorization, Cookie and
+	// the provider's own secret headers (gitlab's X-Gitlab-Token) are
+	// always dropped. Defaults to none.
+	RedactHeaders []string `yaml:"redact_headers"`
+}
+
+var sourceName = regexp.MustCompile(`^[a-z0-9-]{1,64}$`)
+
+// InboxRetention is how long the source's processed deliveries are kept.
+func (c Config) InboxRetention(s Source) time.Duration {
+	if s.Retention != 0 {
+		return s.Retention.Std()
+	}
+	return c.Retention.Inbox.Std()
+}
+
+// VerifyConfig is the source's verify.Config: verify.New builds its
+// verifier from it, verify.NewConfigSigner signs as its sender.
+func (s Source) VerifyConfig() verify.Config {
+	return verify.Config{Provider: s.Provider, Secrets: s.Secrets, Tolerance: s.Tolerance.Std(),
+		HMAC: s.HMAC, NotificationURL: s.NotificationURL, PayPal: s.PayPal}
+}
+
+// DedupBodies says whether ingest treats a body the source already sent
+// under the same event type as a duplicate (BodyDedup).
+func (s Source) DedupBodies() bool {
+	if s.BodyDedup != nil {
+		return *s.BodyDedup
+	}
+	return verify.SignatureCovers(s.Provider, s.HMAC).ReplayableUnderNewID()
+}
+
+// Source returns the named source.
+func (c Config) Source(name string) (Source, bool) {
+	for _, s := range c.Sources {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return Source{}, false
+}

@@ -1,0 +1,123 @@
+package cli
+
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/hookinbox/hookinbox/config"
+	"github.com/hookinbox/hookinbox/handlers"
+	"github.com/hookinbox/hookinbox/handlers/destination"
+	"github.com/hookinbox/hookinbox/ingest"
+	"github.com/hookinbox/hookinbox/internal/reconcile"
+	"github.com/hookinbox/hookinbox/internal/redeliver"
+	"github.com/hookinbox/hookinbox/verify"
+)
+
+// The config package is plain data: it reads and checks the file's own
+// values. What needs hookinbox's parts to build or check (verifiers,
+// recovery clients, destinations) is turned from config here, where the
+// process is assembled.
+
+// CheckConfig runs the checks of cfg that need hookinbox's parts rather
+// than the file alone: recovery settings, redacted header names, final
+// statuses, destinations and routes. Errors name the key, as config.Load's
+// do; loadConfig and the root package's LoadConfig and Run call it.
+func CheckConfig(cfg config.Config) error {
+	if err := handlers.CheckFinalStatuses(cfg.Downstream.FinalStatuses); err != nil {
+		return fmt.Errorf("downstream.final_statuses: %w", err)
+	}
+	for i, s := range cfg.Sources {
+		key := fmt.Sprintf("sources[%d] (%s)", i, s.Name)
+		if s.GitHub != nil {
+			if err := redeliverConfig(s).Validate(); err != nil {
+				return fmt.Errorf("%s.%w", key, err)
+			}
+		}
+		if s.Stripe != nil {
+			if err := reconcileConfig(s).Validate(); err != nil {
+				return fmt.Errorf("%s.%w", key, err)
+			}
+		}
+		if err := ingest.CheckRedactHeaders(s.RedactHeaders); err != nil {
+			return fmt.Errorf("%s.redact_headers%w", key, err)
+		}
+	}
+	sources := make([]string, len(cfg.Sources))
+	for i, s := range cfg.Sources {
+		sources[i] = s.Name
+	}
+	dests, routes := destinationsAndRoutes(cfg)
+	return destination.Validate(dests, routes, sources)
+}
+
+// ingestSources builds each source's verifier for ingest.
+func ingestSources(cfg config.Config) ([]ingest.Source, error) {
+	sources := make([]ingest.Source, 0, len(cfg.Sources))
+	for _, s := range cfg.Sources {
+		v, err := verify.New(s.VerifyConfig()) // checked by config.Load
+		if err != nil {
+			return nil, fmt.Errorf("sources %s: %w", s.Name, err)
+		}
+		sources = append(sources, ingest.Source{Name: s.Name, Provider: s.Provider, Verifier: v,
+			RedactHeaders: s.RedactHeaders, DedupBodies: s.DedupBodies()})
+	}
+	return sources, nil
+}
+
+// redeliverConfig is the source's GitHub recovery settings (zero if none).
+func redeliverConfig(s config.Source) redeliver.Config {
+	if s.GitHub == nil {
+		return redeliver.Config{}
+	}
+	g := s.GitHub
+	return redeliver.Config{Source: s.Name, APIURL: g.APIURL, Token: g.Token,
+		Repo: g.Repo, Org: g.Org, HookID: g.HookID, AppID: g.AppID, PrivateKey: g.PrivateKey}
+}
+
+// reconcileConfig is the source's Stripe recovery settings (zero if none).
+func reconcileConfig(s config.Source) reconcile.Config {
+	if s.Stripe == nil {
+		return reconcile.Config{}
+	}
+	return reconcile.Config{Source: s.Name, APIKey: s.Stripe.APIKey, APIBase: s.Stripe.APIBase}
+}
+
+// destinationsAndRoutes returns the configured destinations and routes,
+// with each forward_url's expanded into a destination and a route of every
+// event of its source.
+func destinationsAndRoutes(cfg config.Config) ([]destination.Destination, []destination.Route) {
+	var (
+		dests  []destination.Destination
+		routes []destination.Route
+	)
+	for _, d := range cfg.Destinations {
+		dests = append(dests, fromConfigDestination(d))
+	}
+	for _, r := range cfg.Routes {
+		routes = append(routes, destination.Route{Source: r.Source, Events: r.Events, To: r.To, Ordered: r.Ordered, SkipStale: r.SkipStale})
+	}
+	for _, s := range cfg.Sources {
+		if s.ForwardURL == "" {
+			continue
+		}
+		name := config.ForwardDestination(s.Name)
+		dests = append(dests, destination.Destination{Name: name, URL: s.ForwardURL})
+		routes = append(routes, destination.Route{Source: s.Name, Events: []string{"*"}, To: []string{name}})
+	}
+	return dests, routes
+}
+
+func fromConfigDestination(d config.Destination) destination.Destination {
+	h := http.Header{}
+	for k, v := range d.Headers {
+		h.Set(k, v)
+	}
+	dd := destination.Destination{Name: d.Name, URL: d.URL, CAFile: d.TLS.CAFile, Secret: d.Secret, Header: h,
+		Timeout: d.Timeout.Std(), MaxInFlight: d.MaxInFlight, RateLimit: d.RateLimit,
+		Retry:   destination.Retry{MaxAge: d.Retry.MaxAge.Std()},
+		Circuit: destination.Circuit{Failures: d.Circuit.Failures, ProbeEvery: d.Circuit.ProbeEvery.Std()}}
+	for _, s := range d.Retry.Schedule {
+		dd.Retry.Schedule = append(dd.Retry.Schedule, s.Std())
+	}
+	return dd
+}
