@@ -72,6 +72,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 
@@ -121,6 +122,7 @@ type Option func(*options)
 
 type options struct {
 	ext cli.Extensions
+	app cli.AppConfig
 	err error
 }
 
@@ -207,14 +209,52 @@ func Main(opts ...Option) {
 	cli.Main(o.ext)
 }
 
-// Run serves with cfg, as `serve` does with role all (ingest and
-// workers), applying migrations first, until ctx is done; then it shuts
-// down gracefully within cfg.ShutdownTimeout. Logs go to stderr as the
-// config's log section says.
+// Run serves with cfg, as `serve` does, until ctx is done; then it shuts
+// down gracefully within cfg.ShutdownTimeout. By default it runs role all
+// (ingest and workers), applies migrations first, listens on cfg.Listen
+// and cfg.Admin.Listen, connects to cfg.DatabaseURL (the embedded
+// PostgreSQL when empty) and logs to stderr as cfg.Log says; WithRole,
+// WithoutMigrations, WithListeners, WithPool and WithLogger change that.
+// cfg is checked first, as LoadConfig checks it.
 func Run(ctx context.Context, cfg Config, opts ...Option) error {
 	o := collect(opts)
 	if o.err != nil {
 		return o.err
 	}
-	return cli.Serve(ctx, cfg, o.ext)
+	ac := o.app
+	ac.Extensions = o.ext
+	return cli.Serve(ctx, cfg, ac)
+}
+
+// WithRole runs one role of a deployment split in two (Run only):
+// "ingest" receives webhooks and enqueues their jobs, "worker" works jobs,
+// "all" (the default) does both.
+func WithRole(role string) Option {
+	return func(o *options) { o.app.Role = role }
+}
+
+// WithoutMigrations makes Run wait until someone else (another process,
+// "hookinbox migrate") has applied the schema, instead of applying it.
+func WithoutMigrations() Option {
+	return func(o *options) { o.app.SkipMigrations = true }
+}
+
+// WithLogger sends Run's logs to logger instead of stderr; cfg.Log's
+// format and level are then the logger's business.
+func WithLogger(logger *slog.Logger) Option {
+	return func(o *options) { o.app.Logger = logger }
+}
+
+// WithPool makes Run use pool instead of opening one on cfg.DatabaseURL.
+// The pool stays the caller's: Run does not close it. It should allow 20
+// connections or more: ingest and the workers share it.
+func WithPool(pool *pgxpool.Pool) Option {
+	return func(o *options) { o.app.Pool = pool }
+}
+
+// WithListeners makes Run serve webhooks on ingest and the admin API on
+// adminLn instead of listening on cfg.Listen and cfg.Admin.Listen (a nil
+// one keeps its address). Run closes them when it stops.
+func WithListeners(ingest, adminLn net.Listener) Option {
+	return func(o *options) { o.app.Listener, o.app.AdminListener = ingest, adminLn }
 }

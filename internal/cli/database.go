@@ -18,6 +18,8 @@ import (
 type database struct {
 	pool     *pgxpool.Pool
 	embedded *pgembed.Server
+	// borrowed is a pool the caller gave and closes.
+	borrowed bool
 }
 
 // openDatabase returns a pool on cfg.DatabaseURL, or starts the embedded
@@ -60,7 +62,7 @@ func openDatabase(ctx context.Context, cfg config.Config, logger *slog.Logger) (
 }
 
 func (db *database) close(ctx context.Context, logger *slog.Logger) {
-	if db.pool != nil {
+	if db.pool != nil && !db.borrowed {
 		db.pool.Close()
 	}
 	if db.embedded != nil {

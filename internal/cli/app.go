@@ -1,0 +1,289 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"sync/atomic"
+	"time"
+
+	"github.com/KimMachineGun/automemlimit/memlimit"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+
+	"github.com/hookinbox/hookinbox/config"
+	"github.com/hookinbox/hookinbox/handlers"
+	"github.com/hookinbox/hookinbox/handlers/destination"
+	"github.com/hookinbox/hookinbox/ingest"
+	"github.com/hookinbox/hookinbox/internal/admin"
+	"github.com/hookinbox/hookinbox/internal/metrics"
+	"github.com/hookinbox/hookinbox/jobs"
+	"github.com/hookinbox/hookinbox/migrations"
+)
+
+// Roles a process can run.
+const (
+	RoleAll    = "all"    // ingest and workers
+	RoleIngest = "ingest" // receives webhooks and enqueues; works no job
+	RoleWorker = "worker" // works jobs; its ingest listener answers health checks only
+)
+
+// AppConfig is what one hookinbox process runs. Only Config is required.
+type AppConfig struct {
+	// Config is the checked configuration (loadConfig, or config.Load then
+	// CheckConfig).
+	Config config.Config
+	// Role is RoleAll (the default), RoleIngest or RoleWorker.
+	Role string
+	// SkipMigrations waits for someone else to apply the schema instead of
+	// applying it (serve --migrate=false).
+	SkipMigrations bool
+	// Logger receives every log line. Nil: one configured by Config.Log,
+	// writing to Stderr, with the role attached.
+	Logger *slog.Logger
+	// Stderr is where the default logger writes. Nil: os.Stderr.
+	Stderr io.Writer
+	// Lookup reads the environment (the GC tuning's variables). Nil:
+	// os.LookupEnv.
+	Lookup func(string) (string, bool)
+	// Pool is an existing pool to use. Nil: one on Config.DatabaseURL, or
+	// the embedded PostgreSQL when that is empty. A given pool is the
+	// caller's to close, after Stop.
+	Pool *pgxpool.Pool
+	// Listener and AdminListener are listeners to serve on. Nil: listen on
+	// Config.Listen and Config.Admin.Listen. The App closes them when it
+	// stops.
+	Listener, AdminListener net.Listener
+	// Extensions are a binary's own handlers and migrations.
+	Extensions Extensions
+}
+
+// App is one hookinbox process: its listeners, database pool, River client,
+// destination senders, sweeps and their orderly shutdown. NewApp builds it,
+// Start serves, Stop shuts it down; Run does all three.
+type App struct {
+	cfg    config.Config
+	role   string
+	logger *slog.Logger
+	migs   migrations.Options
+	// migrate applies the schema at startup (else waits for it).
+	migrate bool
+
+	ln, adminLn net.Listener
+	db          *database
+	gen         *jobs.Generation
+	river       *river.Client[pgx.Tx]
+	dests       *destination.Service
+	tally       *ingest.Tally
+	srv         *ingest.Server
+	adminSrv    *admin.Server
+	names       []string
+
+	// migrated is set once the schema is known to be this binary's, ready
+	// once the workers run too. Neither is ever unset: a database lost
+	// later is judged per request.
+	migrated, ready, riverStarted, sendersStarted atomic.Bool
+
+	serveErr    chan error
+	cancelStart context.CancelFunc
+	startDone   chan struct{}
+	stopRelease context.CancelFunc
+	closers     []func()
+}
+
+// NewApp builds the process ac describes: it opens its listeners first (a
+// second serve on the same config is told at once, before it waits for a
+// database it cannot use), then its database pool, and wires the rest. It
+// serves nothing until Start.
+func NewApp(ctx context.Context, ac AppConfig) (_ *App, err error) {
+	a, err := newApp(ac)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			a.close()
+		}
+	}()
+	if err := a.open(ctx, ac); err != nil {
+		return nil, err
+	}
+	if err := a.wire(ctx, ac.Extensions); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+func newApp(ac AppConfig) (*App, error) {
+	if ac.Role == "" {
+		ac.Role = RoleAll
+	}
+	if ac.Role != RoleAll && ac.Role != RoleIngest && ac.Role != RoleWorker {
+		return nil, fmt.Errorf("role %q: want ingest, worker or all", ac.Role)
+	}
+	if ac.Lookup == nil {
+		ac.Lookup = os.LookupEnv
+	}
+	if ac.Stderr == nil {
+		ac.Stderr = os.Stderr
+	}
+	// Files that clash can never be applied: stop now rather than retry.
+	migs := migrations.Options{App: ac.Extensions.Migrations}
+	if err := migrations.Validate(migs); err != nil {
+		return nil, err
+	}
+	logger := ac.Logger
+	if logger == nil {
+		logger = configLogger(ac.Stderr, ac.Config.Log).With("role", ac.Role)
+	}
+	a := &App{cfg: ac.Config, role: ac.Role, logger: logger, migs: migs, migrate: !ac.SkipMigrations,
+		serveErr: make(chan error, 2), startDone: make(chan struct{})}
+	tuneGC(ac.Lookup, logger, gcTuning{limits: memlimit.FromCgroup, embeddedDatabase: ac.Config.DatabaseURL == "" && ac.Pool == nil})
+	var releaseCtx context.Context
+	releaseCtx, a.stopRelease = context.WithCancel(context.Background())
+	go loadRelease{}.run(releaseCtx, logger)
+	return a, nil
+}
+
+// open takes the listeners and the database.
+func (a *App) open(ctx context.Context, ac AppConfig) error {
+	var err error
+	if a.ln = ac.Listener; a.ln == nil {
+		if a.ln, err = listen("listen", "HOOKINBOX_LISTEN", a.cfg.Listen); err != nil {
+			return err
+		}
+	}
+	a.closers = append(a.closers, func() { _ = a.ln.Close() })
+	if a.adminLn = ac.AdminListener; a.adminLn == nil {
+		if a.adminLn, err = listen("admin.listen", "HOOKINBOX_ADMIN_LISTEN", a.cfg.Admin.Listen); err != nil {
+			return err
+		}
+	}
+	a.closers = append(a.closers, func() { _ = a.adminLn.Close() })
+	if ac.Pool != nil {
+		a.db = &database{pool: ac.Pool, borrowed: true}
+	} else if a.db, err = openDatabase(ctx, a.cfg, a.logger); err != nil {
+		return err
+	}
+	a.closers = append(a.closers, func() { a.db.close(context.WithoutCancel(ctx), a.logger) })
+	return nil
+}
+
+// wire builds the registry, River's client, the inbox and the servers.
+func (a *App) wire(ctx context.Context, ext Extensions) error {
+	cfg, logger, pool := a.cfg, a.logger, a.db.pool
+	sources, err := ingestSources(cfg)
+	if err != nil {
+		return err
+	}
+	for _, s := range cfg.Sources {
+		a.names = append(a.names, s.Name)
+	}
+	if len(sources) == 0 {
+		logger.Warn("no sources configured: every webhook will get 404 unknown_source")
+	}
+	m := metrics.New(pool, logger)
+	registry, dests, err := buildRegistry(cfg, pool, logger, ext, m.ObserveDestination)
+	if err != nil {
+		return err
+	}
+	if a.dests = dests; dests != nil {
+		m.WatchDestinations(dests)
+	}
+	if a.role != RoleIngest {
+		if a.gen, err = jobs.NewGeneration(pool, jobs.GenerationConfig{Fingerprint: processingFingerprint(cfg, registry),
+			Observe: m.ObserveDeferral, Logger: logger}); err != nil {
+			return err
+		}
+	}
+	if a.river, err = jobs.NewClient(pool, a.clientConfig(registry, m)); err != nil {
+		return err
+	}
+	inbox := ingest.NewInbox(pool, a.river)
+	inbox.JobPerBatch = *cfg.Ingest.JobPerBatch && cfg.Jobs.BatchSize > 1
+	inbox.Batchable = func(source, eventType string) bool {
+		return registry.Batchable(handlers.Delivery{Source: source, EventType: eventType})
+	}
+	if a.adminSrv, err = newAdmin(ctx, cfg, pool, a.river, inbox, dests, m, logger); err != nil {
+		return err
+	}
+	// The console's per-minute charts (ingest_minute), written apart from
+	// the inbox every few seconds.
+	a.tally = ingest.NewTally(pool, ingest.TallyConfig{Logger: logger})
+	a.closers = append(a.closers, func() { closeTally(a.tally, logger) })
+	a.srv, err = ingest.NewServer(a.ingestConfig(sources, inbox, m))
+	return err
+}
+
+// clientConfig is River's client configuration for this process.
+func (a *App) clientConfig(registry *handlers.Registry, m *metrics.Metrics) jobs.ClientConfig {
+	cfg := a.cfg
+	periodic, addRecoveryWorker := recoveryJobs(cfg, a.db.pool, a.logger)
+	return jobs.ClientConfig{
+		Generation: a.gen,
+		Registry:   registry, Logger: a.logger, ObserveDelivery: m.ObserveDelivery, ObserveBatch: m.ObserveProcessingBatch,
+		InsertOnly:   a.role == RoleIngest, // enqueues; works nothing
+		PeriodicJobs: periodic, AddWorkers: addRecoveryWorker,
+		Retention: retentionConfig(cfg), RetentionEvery: cfg.Retention.Every.Std(),
+		OrphanSweep:             &jobs.OrphanSweepConfig{Grace: cfg.Jobs.OrphanGrace.Std(), Observe: m.ObserveOrphansRequeued},
+		RiverCompletedRetention: cfg.Retention.RiverCompleted.Std(),
+		RiverCancelledRetention: cfg.Retention.RiverCancelled.Std(),
+		RiverDiscardedRetention: cfg.Retention.RiverDiscarded.Std(),
+		MaxWorkers:              cfg.Jobs.MaxWorkers,
+		ProcessBatchSize:        cfg.Jobs.BatchSize,
+		ProcessBatchWindow:      cfg.Jobs.BatchWindow.Std(),
+		JobTimeout:              cfg.Jobs.Timeout.Std(),
+		RescueStuckJobsAfter:    cfg.Jobs.RescueStuckAfter.Std(),
+		LogDeliveriesPerSecond:  *cfg.Log.DeliveriesPerSecond,
+	}
+}
+
+// ingestConfig is the webhook server's configuration for this process.
+func (a *App) ingestConfig(sources []ingest.Source, inbox *ingest.Inbox, m *metrics.Metrics) ingest.Config {
+	cfg := a.cfg
+	return ingest.Config{
+		Sources: sources,
+		Inbox:   inbox,
+		Observe: func(source, outcome string, d time.Duration) {
+			m.ObserveIngest(source, outcome, d)
+			a.tally.Add(source, outcome, time.Now())
+		},
+		ObserveBatch: m.ObserveIngestBatch,
+		Ready: func(ctx context.Context) error {
+			if !a.ready.Load() {
+				return fmt.Errorf("%w: waiting for the database", ingest.ErrStarting)
+			}
+			return a.db.pool.Ping(ctx)
+		},
+		Accepting: func() error {
+			if !a.migrated.Load() {
+				return errors.New("the database schema is not verified yet")
+			}
+			return nil
+		},
+		MaxBodyBytes: cfg.MaxBodyBytes,
+		ReadTimeout:  cfg.ReadTimeout.Std(),
+		HealthOnly:   a.role == RoleWorker,
+		BatchWindow:  cfg.Ingest.BatchWindow.Std(),
+		BatchMax:     cfg.Ingest.BatchMax,
+		Logger:       a.logger,
+
+		LogDeliveriesPerSecond: *cfg.Log.DeliveriesPerSecond,
+	}
+}
+
+// close releases what NewApp opened, newest first.
+func (a *App) close() {
+	for i := len(a.closers) - 1; i >= 0; i-- {
+		a.closers[i]()
+	}
+	a.closers = nil
+	if a.stopRelease != nil {
+		a.stopRelease()
+	}
+}
