@@ -23,6 +23,15 @@ func printDelivery(w io.Writer, raw []byte) error {
 	if err := json.Unmarshal(raw, &d); err != nil {
 		return fmt.Errorf("reading the delivery: %w", err)
 	}
+	printDeliverySummary(w, &d)
+	printDeliveryHeaders(w, &d)
+	printDeliveryPayload(w, &d)
+	printDeliveryAttempts(w, &d)
+	printDeliveryKeys(w, &d)
+	return printDeliverySends(w, &d)
+}
+
+func printDeliverySummary(w io.Writer, d *admin.DeliveryDetail) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "delivery %d\t%s %s, %s\n", d.ID, printable(d.Source), printable(d.EventType), printable(d.Status))
 	fmt.Fprintf(tw, "delivery id\t%s\n", printable(d.DeliveryID))
@@ -42,7 +51,9 @@ func printDelivery(w io.Writer, raw []byte) error {
 		fmt.Fprintf(tw, "last error\t%s\n", printableText(*d.LastError))
 	}
 	tw.Flush()
+}
 
+func printDeliveryHeaders(w io.Writer, d *admin.DeliveryDetail) {
 	fmt.Fprintln(w, "\nheaders")
 	names := make([]string, 0, len(d.Headers))
 	for name := range d.Headers {
@@ -54,7 +65,10 @@ func printDelivery(w io.Writer, raw []byte) error {
 			fmt.Fprintf(w, "  %s: %s\n", printable(name), printable(v))
 		}
 	}
+}
 
+// printDeliveryPayload indents a JSON payload and prints any other as it came.
+func printDeliveryPayload(w io.Writer, d *admin.DeliveryDetail) {
 	fmt.Fprintln(w, "\npayload")
 	var payload bytes.Buffer
 	switch {
@@ -68,12 +82,15 @@ func printDelivery(w io.Writer, raw []byte) error {
 	// json.Indent passes DEL and C1 controls inside strings through, and
 	// a payload that is not JSON is printed as it came.
 	fmt.Fprintf(w, "  %s\n", printableText(strings.TrimRight(payload.String(), "\n")))
+}
 
+// printDeliveryAttempts lists the processing jobs, with River's error of each failed attempt.
+func printDeliveryAttempts(w io.Writer, d *admin.DeliveryDetail) {
 	fmt.Fprintln(w, "\nattempts")
 	if len(d.Attempts) == 0 {
 		fmt.Fprintln(w, "  none")
 	} else {
-		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "  JOB\tSTATE\tATTEMPT\tCREATED\tFINALIZED\tENQUEUED BY")
 		for _, a := range d.Attempts {
 			n, of := a.DeliveryAttempt()
@@ -92,12 +109,14 @@ func printDelivery(w io.Writer, raw []byte) error {
 		}
 		tw.Flush()
 	}
+}
 
+func printDeliveryKeys(w io.Writer, d *admin.DeliveryDetail) {
 	fmt.Fprintln(w, "\ndownstream keys")
 	if len(d.Keys) == 0 {
 		fmt.Fprintln(w, "  none")
 	} else {
-		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "  HANDLER\tSTEP\tKEY\tJOB\tJOB STATE")
 		for _, k := range d.Keys {
 			job, state := "-", "-"
@@ -111,13 +130,16 @@ func printDelivery(w io.Writer, raw []byte) error {
 		}
 		tw.Flush()
 	}
+}
 
+// printDeliverySends lists the delivery's sends to destinations and their attempts.
+func printDeliverySends(w io.Writer, d *admin.DeliveryDetail) error {
 	fmt.Fprintln(w, "\ndestinations")
 	if len(d.Destinations) == 0 {
 		fmt.Fprintln(w, "  none")
 		return nil
 	}
-	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	for _, sd := range d.Destinations {
 		stale := ""
 		if sd.Stale {

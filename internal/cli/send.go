@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -60,16 +61,7 @@ charge ids).
 
 func sendCmd(ctx context.Context, args []string, e env) error {
 	fs := newFlagSet("send", e)
-	fs.Usage = func() {
-		var list strings.Builder
-		providers, _ := samples.ReadDir("samples")
-		for _, p := range providers {
-			fmt.Fprintf(&list, "  %-12s %s\n", p.Name(), strings.Join(sampleEvents(p.Name()), ", "))
-		}
-		fmt.Fprintf(&list, "Other providers (hmac, discord, paypal, twilio, mailgun) send --file, signed as\ntheir sender signs (--event sets the event header where the provider sends one).\n")
-		fmt.Fprintf(fs.Output(), sendUsage, list.String())
-		fs.PrintDefaults()
-	}
+	fs.Usage = func() { sendUsageText(fs) }
 	configPath := configFlag(fs, e)
 	sourceName := fs.String("source", "", "source name from the config (required)")
 	event := fs.String("event", "", "event type; picks a built-in sample when --file is not given")
@@ -99,18 +91,9 @@ func sendCmd(ctx context.Context, args []string, e env) error {
 	if err != nil {
 		return err
 	}
-	if field, unit := verify.BodyTimestamp(src.VerifyConfig()); field != "" {
-		// The sender stamps the time it sends into the body it signs
-		// (Linear's webhookTimestamp), and the verifier holds it to the
-		// tolerance: stamp it now. After message, so the same payload
-		// keeps its delivery id.
-		now := time.Now().Unix()
-		if unit == "ms" {
-			now = time.Now().UnixMilli()
-		}
-		if body, err = setJSONField(body, field, now); err != nil {
-			return err
-		}
+	// After message, so the same payload keeps its delivery id.
+	if body, err = stampBodyTime(src, body); err != nil {
+		return err
 	}
 	tooLarge := fmt.Sprintf("the body is %d bytes, over max_body_bytes (%d) in %s", len(body), cfg.MaxBodyBytes, *configPath)
 	if len(body) > cfg.MaxBodyBytes && *target == "" {
@@ -132,6 +115,13 @@ func sendCmd(ctx context.Context, args []string, e env) error {
 	if url == "" {
 		url = listenURL(cfg.Listen) + "/webhooks/" + src.Name
 	}
+	return post(ctx, e, src, url, msg, body, header, len(body) > cfg.MaxBodyBytes, tooLarge)
+}
+
+// post sends the signed request and prints the service's answer; an
+// answer of 300 or more is an error.
+func post(ctx context.Context, e env, src config.Source, url string, msg verify.Message, body []byte, header http.Header,
+	overLimit bool, tooLarge string) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
 		return err
@@ -142,7 +132,7 @@ func sendCmd(ctx context.Context, args []string, e env) error {
 	client := &http.Client{Timeout: 30 * time.Second, CheckRedirect: outbound.CheckRedirect}
 	resp, err := client.Do(req)
 	if err != nil {
-		if len(body) > cfg.MaxBodyBytes && (errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)) {
+		if overLimit && (errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)) {
 			// hookinbox answers an oversized body with 413 and closes at
 			// once; the answer can be lost to the reset that follows.
 			return fmt.Errorf("%w\n(the server closed the connection before reading the body, as hookinbox does with "+
@@ -164,6 +154,34 @@ func sendCmd(ctx context.Context, args []string, e env) error {
 		return fmt.Errorf("the service answered %s", resp.Status)
 	}
 	return nil
+}
+
+// sendUsageText is send's -h: the usage, each provider's built-in
+// samples, then the flags.
+func sendUsageText(fs *flag.FlagSet) {
+	var list strings.Builder
+	providers, _ := samples.ReadDir("samples")
+	for _, p := range providers {
+		fmt.Fprintf(&list, "  %-12s %s\n", p.Name(), strings.Join(sampleEvents(p.Name()), ", "))
+	}
+	fmt.Fprintf(&list, "Other providers (hmac, discord, paypal, twilio, mailgun) send --file, signed as\ntheir sender signs (--event sets the event header where the provider sends one).\n")
+	fmt.Fprintf(fs.Output(), sendUsage, list.String())
+	fs.PrintDefaults()
+}
+
+// stampBodyTime sets the send time in the body where the sender stamps
+// the time it sends into the body it signs (Linear's webhookTimestamp),
+// which the verifier holds to the tolerance.
+func stampBodyTime(src config.Source, body []byte) ([]byte, error) {
+	field, unit := verify.BodyTimestamp(src.VerifyConfig())
+	if field == "" {
+		return body, nil
+	}
+	now := time.Now().Unix()
+	if unit == "ms" {
+		now = time.Now().UnixMilli()
+	}
+	return setJSONField(body, field, now)
 }
 
 // payload returns the file's bytes or the built-in sample for the event.
