@@ -90,6 +90,9 @@ func (c Config) WithDefaults() Config {
 			}
 		}
 		s.Secrets = kept
+		if s.Kafka != nil {
+			s.kafkaDefaults()
+		}
 		if s.Tolerance == 0 {
 			s.Tolerance = Duration(verify.DefaultTolerance)
 		}

@@ -104,6 +104,10 @@ type Source struct {
 	// the provider's own secret headers (gitlab's X-Gitlab-Token) are
 	// always dropped. Defaults to none.
 	RedactHeaders []string `yaml:"redact_headers"`
+
+	// Kafka makes the source read Kafka topics instead of receiving
+	// webhooks (provider kafka; no secrets). Nil: a webhook source.
+	Kafka *KafkaSource `yaml:"kafka"`
 }
 
 var sourceName = regexp.MustCompile(`^[a-z0-9-]{1,64}$`)
@@ -128,6 +132,9 @@ func (s Source) VerifyConfig() verify.Config {
 func (s Source) DedupBodies() bool {
 	if s.BodyDedup != nil {
 		return *s.BodyDedup
+	}
+	if s.Kafka != nil {
+		return false // the broker's redeliveries carry their id
 	}
 	return verify.SignatureCovers(s.Provider, s.HMAC).ReplayableUnderNewID()
 }

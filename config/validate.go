@@ -142,6 +142,18 @@ func (c Config) validateSource(i int, s Source, seen map[string]bool) error {
 	if err := checkURL(s.NotificationURL); err != nil {
 		return fmt.Errorf("%s.notification_url: %w", key, err)
 	}
+	if s.Kafka != nil {
+		return s.validateKafka(key)
+	}
+	if s.Provider == ProviderKafka {
+		return fmt.Errorf("%s.kafka: required for provider kafka (brokers, topics)", key)
+	}
+	return checkVerifier(key, s)
+}
+
+// checkVerifier checks that the source's verifier can be built: its
+// provider, secrets and scheme.
+func checkVerifier(key string, s Source) error {
 	if _, err := verify.New(s.VerifyConfig()); err != nil {
 		var cerr *verify.ConfigError
 		switch {

@@ -82,6 +82,7 @@ type App struct {
 	tally       *ingest.Tally
 	srv         *ingest.Server
 	adminSrv    *admin.Server
+	kafka       consumers
 	names       []string
 
 	// migrated is set once the schema is known to be this binary's, ready
@@ -216,7 +217,16 @@ func (a *App) wire(ctx context.Context, ext Extensions) error {
 	// the inbox every few seconds.
 	a.tally = ingest.NewTally(pool, ingest.TallyConfig{Logger: logger})
 	a.closers = append(a.closers, func() { closeTally(a.tally, logger) })
-	a.srv, err = ingest.NewServer(a.ingestConfig(sources, inbox, m))
+	if a.srv, err = ingest.NewServer(a.ingestConfig(sources, inbox, m)); err != nil {
+		return err
+	}
+	if a.role != RoleWorker {
+		observe := func(source, outcome string, d time.Duration) {
+			m.ObserveIngest(source, outcome, d)
+			a.tally.Add(source, outcome, time.Now())
+		}
+		a.kafka.list, err = kafkaConsumers(cfg, pool, inbox, observe, logger)
+	}
 	return err
 }
 

@@ -30,6 +30,7 @@ func (a *App) Start(ctx context.Context) {
 		if startWorkers(startCtx, a.db, a.river, a.gen, a.migrate, a.migs, func() { a.migrated.Store(true) }, a.startSenders, a.logger) != nil {
 			return
 		}
+		a.kafka.start(startCtx)
 		a.riverStarted.Store(a.role != RoleIngest)
 		if a.gen != nil && startGeneration(startCtx, a.gen, a.logger) != nil {
 			return
@@ -69,6 +70,9 @@ func (a *App) Stop() {
 		a.cancelStart()
 		<-a.startDone
 	}
+	// Kafka sources stop as webhooks do: the batch in hand is recorded
+	// and its offsets committed before River stops.
+	a.kafka.stop()
 	senders := a.dests
 	if !a.sendersStarted.Load() {
 		senders = nil

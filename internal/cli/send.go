@@ -82,6 +82,10 @@ func sendCmd(ctx context.Context, args []string, e env) error {
 	if !ok {
 		return fmt.Errorf("no source %q in %s", *sourceName, *configPath)
 	}
+	if src.Kafka != nil {
+		return fmt.Errorf("source %q reads Kafka topic(s) %s: produce a message to them instead; send posts webhooks",
+			src.Name, strings.Join(src.Kafka.Topics, ", "))
+	}
 
 	body, err := payload(src.Provider, *event, *file)
 	if err != nil {

@@ -1,0 +1,230 @@
+// Package kafka records the messages of Kafka topics in the inbox as
+// webhooks are recorded: one transaction inserts a polled batch's rows
+// (the inbox's unique constraint decides what is a duplicate) and their
+// processing jobs, and the consumer group's offsets move only after that
+// transaction commits. A crash between the two gives the messages again,
+// and they are then duplicates that create nothing; a database outage
+// holds the batch in hand, and no offset moves until it is recorded.
+package kafka
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/hookinbox/hookinbox/ingest"
+)
+
+// Origin is the inbox origin of a delivery read from Kafka.
+const Origin = "kafka"
+
+// Defaults of Config.
+const (
+	DefaultMaxPollRecords = 500
+	DefaultDrainTimeout   = 10 * time.Second
+)
+
+// Config is one Kafka source.
+type Config struct {
+	// Source is the source's name: the inbox rows' source.
+	Source string
+	// Brokers are the seed brokers, host:port.
+	Brokers []string
+	// Topics are read.
+	Topics []string
+	// Group is the consumer group.
+	Group string
+	// DeliveryID is where a message's delivery id is: "header:NAME",
+	// "key" or "offset" (topic/partition/offset, the default).
+	DeliveryID string
+	// EventType is where its event type is: "header:NAME" or "topic"
+	// (the default).
+	EventType string
+	// Start is where a group with no committed offset starts: "earliest"
+	// or "latest" (the default).
+	Start string
+	// MaxPollRecords bounds a batch. Defaults to DefaultMaxPollRecords.
+	MaxPollRecords int
+	// DrainTimeout bounds the recording and the offset commit of the batch
+	// in hand when Run's context ends. Defaults to DefaultDrainTimeout.
+	DrainTimeout time.Duration
+
+	// Inbox records the deliveries, in transactions on Pool.
+	Inbox *ingest.Inbox
+	Pool  *pgxpool.Pool
+	// Observe, if set, is told each delivery's outcome (accepted,
+	// duplicate, conflict) and how long its batch took to record.
+	Observe func(source, outcome string, d time.Duration)
+	// Logger defaults to slog.Default().
+	Logger *slog.Logger
+
+	// ClientOptions are added to the franz-go client's (TLS, SASL, tests'
+	// timeouts).
+	ClientOptions []kgo.Opt
+}
+
+// Consumer reads a Kafka source into the inbox.
+type Consumer struct {
+	cfg    Config
+	client *kgo.Client
+	from   from
+}
+
+// New checks cfg and makes the consumer's client; Run starts reading.
+func New(cfg Config) (*Consumer, error) {
+	if cfg.Inbox == nil || cfg.Pool == nil {
+		return nil, errors.New("kafka: Inbox and Pool are required")
+	}
+	if len(cfg.Brokers) == 0 || len(cfg.Topics) == 0 || cfg.Group == "" {
+		return nil, errors.New("kafka: Brokers, Topics and Group are required")
+	}
+	if cfg.MaxPollRecords <= 0 {
+		cfg.MaxPollRecords = DefaultMaxPollRecords
+	}
+	if cfg.DrainTimeout <= 0 {
+		cfg.DrainTimeout = DefaultDrainTimeout
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	cfg.Logger = cfg.Logger.With("source", cfg.Source)
+	f, err := parseFrom(cfg.DeliveryID, cfg.EventType)
+	if err != nil {
+		return nil, err
+	}
+	start := kgo.NewOffset().AtEnd()
+	if cfg.Start == "earliest" {
+		start = kgo.NewOffset().AtStart()
+	}
+	opts := append([]kgo.Opt{
+		kgo.SeedBrokers(cfg.Brokers...),
+		kgo.ConsumerGroup(cfg.Group),
+		kgo.ConsumeTopics(cfg.Topics...),
+		kgo.ConsumeResetOffset(start),
+		// Offsets are committed by hand, after the inbox transaction.
+		kgo.DisableAutoCommit(),
+		// No partition moves away while its batch is being recorded: a
+		// rebalance waits until the batch's offsets are committed.
+		kgo.BlockRebalanceOnPoll(),
+	}, cfg.ClientOptions...)
+	client, err := kgo.NewClient(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("kafka source %s: %w", cfg.Source, err)
+	}
+	return &Consumer{cfg: cfg, client: client, from: f}, nil
+}
+
+// Run reads until ctx ends: each polled batch is recorded in one
+// transaction, retried while the database is unreachable, and only then
+// are its offsets committed. When ctx ends, the batch in hand is still
+// recorded and committed within DrainTimeout, then the consumer leaves
+// its group. Run returns nil once it has, and closes the client.
+func (c *Consumer) Run(ctx context.Context) error {
+	defer c.client.Close()
+	c.cfg.Logger.Info("kafka source reading", "topics", c.cfg.Topics, "group", c.cfg.Group)
+	for {
+		fetches := c.client.PollRecords(ctx, c.cfg.MaxPollRecords)
+		if fetches.IsClientClosed() || ctx.Err() != nil {
+			// Records polled as ctx ended are not recorded, so their
+			// offsets are not committed: the group's next reader gets them.
+			c.client.AllowRebalance()
+			return nil
+		}
+		fetches.EachError(func(topic string, partition int32, err error) {
+			c.cfg.Logger.Warn("kafka fetch failed", "topic", topic, "partition", partition, "error", err)
+		})
+		if recs := fetches.Records(); len(recs) > 0 {
+			if err := c.recordAndCommit(ctx, recs); err != nil {
+				c.client.AllowRebalance()
+				return nil // ctx ended during a database outage: nothing committed
+			}
+		}
+		c.client.AllowRebalance()
+	}
+}
+
+// recordAndCommit records recs until it succeeds, then commits their
+// offsets. It gives up, committing nothing, only if ctx ends between two
+// attempts.
+func (c *Consumer) recordAndCommit(ctx context.Context, recs []*kgo.Record) error {
+	ds := make([]ingest.Delivery, len(recs))
+	for i, r := range recs {
+		ds[i] = c.delivery(r)
+	}
+	delay := 500 * time.Millisecond
+	for {
+		err := c.record(ctx, ds)
+		if err == nil {
+			break
+		}
+		c.cfg.Logger.Warn("kafka batch not recorded; no offset moves until it is", "records", len(recs), "error", err,
+			"retry_in", delay.String())
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(delay):
+		}
+		delay = min(delay*2, 15*time.Second)
+	}
+	commitCtx, cancel := c.detached(ctx)
+	defer cancel()
+	if err := c.client.CommitRecords(commitCtx, recs...); err != nil {
+		// Recorded but not committed: the messages come again and are
+		// duplicates then.
+		c.cfg.Logger.Warn("kafka offsets not committed; the messages will be read again as duplicates", "error", err)
+	}
+	return nil
+}
+
+// detached is a context that outlives ctx by DrainTimeout at most, so a
+// batch begun before shutdown is recorded and committed.
+func (c *Consumer) detached(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), c.cfg.DrainTimeout)
+}
+
+// record inserts ds and their jobs in one transaction, then records the
+// conflicts it found (a delivery id already stored with another payload)
+// for an operator to compare.
+func (c *Consumer) record(ctx context.Context, ds []ingest.Delivery) error {
+	start := time.Now()
+	rctx, cancel := c.detached(ctx)
+	defer cancel()
+	tx, err := c.cfg.Pool.Begin(rctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback(context.WithoutCancel(rctx)) //nolint:errcheck // a no-op after Commit
+	recs, errs, err := c.cfg.Inbox.RecordManyTx(rctx, tx, ds)
+	if err != nil {
+		return err
+	}
+	for i, err := range errs {
+		if err != nil && !errors.Is(err, ingest.ErrDeliveryConflict) {
+			return fmt.Errorf("delivery %q: %w", ds[i].DeliveryID, err)
+		}
+	}
+	if err := tx.Commit(rctx); err != nil {
+		return err
+	}
+	took := time.Since(start)
+	for i, err := range errs {
+		outcome := string(recs[i].Outcome)
+		if err != nil {
+			outcome = "conflict"
+			c.cfg.Logger.Warn("kafka message conflicts with a stored delivery of the same id", "delivery_id", ds[i].DeliveryID,
+				"topic", ds[i].Headers.Get(HeaderTopic), "offset", ds[i].Headers.Get(HeaderOffset))
+			if cerr := c.cfg.Inbox.RecordConflict(rctx, ds[i], recs[i].ID); cerr != nil {
+				c.cfg.Logger.Warn("conflict not recorded", "delivery_id", ds[i].DeliveryID, "error", cerr)
+			}
+		}
+		if c.cfg.Observe != nil {
+			c.cfg.Observe(c.cfg.Source, outcome, took)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,256 @@
+package kafka_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/hookinbox/hookinbox/ingest"
+	"github.com/hookinbox/hookinbox/ingest/kafka"
+	"github.com/hookinbox/hookinbox/internal/testdb"
+	"github.com/hookinbox/hookinbox/jobs"
+)
+
+func TestMain(m *testing.M) { testdb.Main(m) }
+
+const topic = "orders.confirmed"
+
+type bundle struct {
+	cluster *kfake.Cluster
+	pool    *pgxpool.Pool
+	inbox   *ingest.Inbox
+	group   string
+}
+
+// setup starts a Kafka-protocol cluster on a real port (kfake, two
+// partitions) and an inbox on a database of the test's own.
+func setup(t *testing.T) *bundle {
+	t.Helper()
+	cluster, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, topic))
+	require.NoError(t, err)
+	t.Cleanup(cluster.Close)
+	pool := testdb.New(t)
+	river, err := jobs.NewClient(pool, jobs.ClientConfig{InsertOnly: true})
+	require.NoError(t, err)
+	return &bundle{cluster: cluster, pool: pool, inbox: ingest.NewInbox(pool, river), group: "hookinbox-" + t.Name()}
+}
+
+// consumer reads the topic from its start into the inbox until the test
+// ends or stop is called; stop waits for Run to return.
+func (b *bundle) consumer(t *testing.T, deliveryID string) (stop func()) {
+	t.Helper()
+	c, err := kafka.New(kafka.Config{Source: "orders", Brokers: b.cluster.ListenAddrs(), Topics: []string{topic},
+		Group: b.group, DeliveryID: deliveryID, EventType: "header:type", Start: "earliest",
+		Inbox: b.inbox, Pool: b.pool,
+		ClientOptions: []kgo.Opt{kgo.FetchMaxWait(200 * time.Millisecond)}})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx) }()
+	var stopped atomic.Bool
+	stop = func() {
+		if stopped.Swap(true) {
+			return
+		}
+		cancel()
+		select {
+		case err := <-done:
+			require.NoError(t, err)
+		case <-time.After(30 * time.Second):
+			t.Fatal("Run did not return")
+		}
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
+// produce writes messages, each with an event_id header (ids[i]) and a
+// type header; an empty id leaves the header out.
+func (b *bundle) produce(t *testing.T, ids ...string) {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b.cluster.ListenAddrs()...), kgo.DefaultProduceTopic(topic))
+	require.NoError(t, err)
+	defer cl.Close()
+	for i, id := range ids {
+		r := &kgo.Record{Key: []byte(fmt.Sprintf("order-%d", i%3)), Value: []byte(fmt.Sprintf(`{"id":%q}`, id)),
+			Headers: []kgo.RecordHeader{{Key: "type", Value: []byte("order.confirmed")}}}
+		if id != "" {
+			r.Headers = append(r.Headers, kgo.RecordHeader{Key: "event_id", Value: []byte(id)})
+		}
+		require.NoError(t, cl.ProduceSync(context.Background(), r).FirstErr())
+	}
+}
+
+// stored counts the source's inbox rows and the processing jobs enqueued.
+func (b *bundle) stored(t *testing.T) (rows, jobs int) {
+	t.Helper()
+	ctx := context.Background()
+	require.NoError(t, b.pool.QueryRow(ctx, `SELECT count(*) FROM inbox WHERE source = 'orders' AND origin = 'kafka'`).Scan(&rows))
+	require.NoError(t, b.pool.QueryRow(ctx, `SELECT count(*) FROM river_job WHERE kind IN ('process_delivery', 'process_deliveries')`).Scan(&jobs))
+	return rows, jobs
+}
+
+// committed is the sum of the group's committed offsets: the number of
+// messages it will not be given again.
+func (b *bundle) committed(t *testing.T) int64 {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b.cluster.ListenAddrs()...))
+	require.NoError(t, err)
+	defer cl.Close()
+	offsets, err := kadm.NewClient(cl).FetchOffsets(context.Background(), b.group)
+	if errors.Is(err, kerr.GroupIDNotFound) {
+		return 0 // no member has joined yet
+	}
+	require.NoError(t, err)
+	var sum int64
+	offsets.Each(func(o kadm.OffsetResponse) {
+		require.NoError(t, o.Err)
+		sum += max(o.At, 0)
+	})
+	return sum
+}
+
+func ids(prefix string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("%s-%d", prefix, i)
+	}
+	return out
+}
+
+// Every message is recorded once with its job, repeats of an event id are
+// duplicates, and the offsets end past every message.
+func TestMessagesRecordedThenOffsetsCommitted(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	sent := append(ids("evt", 20), "evt-3", "evt-7", "evt-3")
+	b.produce(t, sent...)
+	b.consumer(t, "header:event_id")
+	require.Eventually(t, func() bool { return b.committed(t) == int64(len(sent)) }, 20*time.Second, 50*time.Millisecond)
+	rows, jobs := b.stored(t)
+	require.Equal(t, 20, rows, "a repeated event id is a duplicate")
+	require.Equal(t, 20, jobs, "one job per delivery recorded, none for a duplicate")
+
+	var id, eventType, partition, offset string
+	require.NoError(t, b.pool.QueryRow(context.Background(), `SELECT delivery_id, event_type, headers->'Kafka-Partition'->>0, headers->'Kafka-Offset'->>0
+		FROM inbox WHERE source = 'orders' AND delivery_id = 'evt-0'`).Scan(&id, &eventType, &partition, &offset))
+	require.Equal(t, "order.confirmed", eventType, "from the type header")
+	require.NotEmpty(t, partition)
+	require.NotEmpty(t, offset)
+}
+
+// While the inbox refuses writes, no offset moves and nothing is lost:
+// once it accepts them again every message is recorded, then committed.
+func TestDatabaseOutageMovesNoOffset(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	_, err := b.pool.Exec(ctx, `CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS
+		$$ BEGIN RAISE EXCEPTION 'inbox unavailable'; END $$;
+		CREATE TRIGGER refuse BEFORE INSERT ON inbox FOR EACH STATEMENT EXECUTE FUNCTION refuse();`)
+	require.NoError(t, err)
+	b.produce(t, ids("out", 6)...)
+	b.consumer(t, "header:event_id")
+
+	// The consumer has polled and failed at least once.
+	require.Eventually(t, func() bool {
+		var n int
+		require.NoError(t, b.pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_database WHERE datname = current_database() AND xact_rollback > 0`).Scan(&n))
+		return n > 0
+	}, 20*time.Second, 50*time.Millisecond)
+	time.Sleep(time.Second)
+	require.Zero(t, b.committed(t), "an offset moved while nothing was stored")
+
+	_, err = b.pool.Exec(ctx, `DROP TRIGGER refuse ON inbox`)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return b.committed(t) == 6 }, 30*time.Second, 50*time.Millisecond)
+	rows, jobs := b.stored(t)
+	require.Equal(t, 6, rows)
+	require.Equal(t, 6, jobs)
+}
+
+// The process dies between the inbox commit and the offset commit (here:
+// the broker refuses every offset commit of the first reader): the next
+// reader of the group gets the messages again, and they are duplicates
+// that create no row and no job.
+func TestRedeliveredAfterTheInboxCommitIsADuplicate(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	var refuse atomic.Bool
+	refuse.Store(true)
+	b.cluster.ControlKey(int16(kmsg.OffsetCommit), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		b.cluster.KeepControl()
+		if !refuse.Load() {
+			return nil, nil, false
+		}
+		return nil, fmt.Errorf("offset commit refused"), true
+	})
+	b.produce(t, ids("crash", 8)...)
+	stop := b.consumer(t, "offset")
+	require.Eventually(t, func() bool { rows, _ := b.stored(t); return rows == 8 }, 20*time.Second, 50*time.Millisecond)
+	stop()
+	refuse.Store(false)
+	require.Zero(t, b.committed(t))
+
+	b.consumer(t, "offset")
+	require.Eventually(t, func() bool { return b.committed(t) == 8 }, 20*time.Second, 50*time.Millisecond)
+	rows, jobs := b.stored(t)
+	require.Equal(t, 8, rows, "the messages read again are duplicates")
+	require.Equal(t, 8, jobs)
+}
+
+// Stopped while a batch's transaction runs, the consumer finishes it and
+// commits its offsets before it returns.
+func TestStopDrainsTheBatchInHand(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	_, err := b.pool.Exec(ctx, `CREATE FUNCTION slow() RETURNS trigger LANGUAGE plpgsql AS
+		$$ BEGIN PERFORM pg_sleep(1); RETURN NULL; END $$;
+		CREATE TRIGGER slow BEFORE INSERT ON inbox FOR EACH STATEMENT EXECUTE FUNCTION slow();`)
+	require.NoError(t, err)
+	b.produce(t, ids("drain", 5)...)
+	stop := b.consumer(t, "header:event_id")
+	require.Eventually(t, func() bool {
+		var n int
+		require.NoError(t, b.pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event = 'PgSleep'`).Scan(&n))
+		return n > 0
+	}, 20*time.Second, 10*time.Millisecond)
+	stop()
+	rows, _ := b.stored(t)
+	require.Positive(t, rows, "the batch in hand was recorded")
+	require.Equal(t, int64(rows), b.committed(t), "and exactly its offsets committed")
+}
+
+// A message without the delivery id header is recorded under its offset;
+// a header that is not text is kept in base64.
+func TestMessageWithoutItsIDIsRecordedUnderItsOffset(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b.cluster.ListenAddrs()...), kgo.DefaultProduceTopic(topic))
+	require.NoError(t, err)
+	defer cl.Close()
+	r := &kgo.Record{Partition: 0, Value: []byte(`{}`), Headers: []kgo.RecordHeader{
+		{Key: "type", Value: []byte("x\x00y")}, {Key: "trace", Value: []byte{0xff, 0x00}}}}
+	require.NoError(t, cl.ProduceSync(context.Background(), r).FirstErr())
+	b.consumer(t, "header:event_id")
+	require.Eventually(t, func() bool { return b.committed(t) == 1 }, 20*time.Second, 50*time.Millisecond)
+	var id, eventType, trace string
+	require.NoError(t, b.pool.QueryRow(context.Background(), `SELECT delivery_id, event_type, headers->'Trace'->>0
+		FROM inbox WHERE source = 'orders'`).Scan(&id, &eventType, &trace))
+	require.Regexp(t, `^orders\.confirmed/\d/0$`, id)
+	require.Equal(t, topic, eventType, "a type header that is no name falls back to the topic")
+	require.Equal(t, "base64:/wA=", trace)
+}

@@ -1,0 +1,67 @@
+package cli
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/hookinbox/hookinbox/config"
+	"github.com/hookinbox/hookinbox/ingest"
+	"github.com/hookinbox/hookinbox/ingest/kafka"
+)
+
+// kafkaConsumers builds a consumer for each Kafka source; observe is told
+// each delivery's outcome, as ingest's Observe is.
+func kafkaConsumers(cfg config.Config, pool *pgxpool.Pool, inbox *ingest.Inbox,
+	observe func(source, outcome string, d time.Duration), logger *slog.Logger) ([]*kafka.Consumer, error) {
+	var out []*kafka.Consumer
+	for _, s := range cfg.Sources {
+		k := s.Kafka
+		if k == nil {
+			continue
+		}
+		c, err := kafka.New(kafka.Config{Source: s.Name, Brokers: k.Brokers, Topics: k.Topics, Group: k.Group,
+			DeliveryID: k.DeliveryID, EventType: k.EventType, Start: k.Start,
+			Inbox: inbox, Pool: pool, Observe: observe, Logger: logger})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// consumers runs the Kafka sources' consumers from Start until Stop.
+type consumers struct {
+	list   []*kafka.Consumer
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// start runs each consumer until stop. Called once the schema is known to
+// be this binary's, so every batch can be recorded.
+func (cs *consumers) start(ctx context.Context) {
+	if len(cs.list) == 0 {
+		return
+	}
+	ctx, cs.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	for _, c := range cs.list {
+		cs.wg.Add(1)
+		go func() {
+			defer cs.wg.Done()
+			_ = c.Run(ctx) // returns nil once stopped
+		}()
+	}
+}
+
+// stop ends every consumer: each records and commits the batch in hand,
+// within its drain timeout, and leaves its group.
+func (cs *consumers) stop() {
+	if cs.cancel != nil {
+		cs.cancel()
+	}
+	cs.wg.Wait()
+}
