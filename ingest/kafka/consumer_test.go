@@ -50,9 +50,20 @@ func setup(t *testing.T) *bundle {
 // ends or stop is called; stop waits for Run to return.
 func (b *bundle) consumer(t *testing.T, deliveryID string) (stop func()) {
 	t.Helper()
+	return b.counted(t, deliveryID, new(atomic.Int64))
+}
+
+// counted is consumer, counting the deliveries it accepted in accepted.
+func (b *bundle) counted(t *testing.T, deliveryID string, accepted *atomic.Int64) (stop func()) {
+	t.Helper()
+	observe := func(_, outcome string, _ time.Duration) {
+		if outcome == string(ingest.OutcomeAccepted) {
+			accepted.Add(1)
+		}
+	}
 	c, err := kafka.New(kafka.Config{Source: "orders", Brokers: b.cluster.ListenAddrs(), Topics: []string{topic},
 		Group: b.group, DeliveryID: deliveryID, EventType: "header:type", Start: "earliest",
-		Inbox: b.inbox, Pool: b.pool,
+		Inbox: b.inbox, Pool: b.pool, Observe: observe,
 		ClientOptions: []kgo.Opt{kgo.FetchMaxWait(200 * time.Millisecond)}})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -253,4 +264,41 @@ func TestMessageWithoutItsIDIsRecordedUnderItsOffset(t *testing.T) {
 	require.Regexp(t, `^orders\.confirmed/\d/0$`, id)
 	require.Equal(t, topic, eventType, "a type header that is no name falls back to the topic")
 	require.Equal(t, "base64:/wA=", trace)
+}
+
+// Two readers share the group while messages arrive: partitions move
+// between them as the second joins and the first leaves, and every message
+// is recorded once, with one job.
+func TestRebalanceRecordsEveryMessageOnce(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	const n = 300
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b.cluster.ListenAddrs()...), kgo.DefaultProduceTopic(topic))
+	require.NoError(t, err)
+	defer cl.Close()
+	produced := make(chan error, 1)
+	go func() {
+		for i := 0; i < n; i++ {
+			r := &kgo.Record{Key: []byte(fmt.Sprint(i % 7)), Value: []byte(fmt.Sprintf(`{"n":%d}`, i))}
+			if err := cl.ProduceSync(context.Background(), r).FirstErr(); err != nil {
+				produced <- err
+				return
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+		produced <- nil
+	}()
+	var first, second atomic.Int64
+	stopFirst := b.counted(t, "offset", &first)
+	require.Eventually(t, func() bool { return first.Load() > 0 }, 20*time.Second, 10*time.Millisecond)
+	b.counted(t, "offset", &second)
+	require.Eventually(t, func() bool { return second.Load() > 0 }, 20*time.Second, 10*time.Millisecond,
+		"the second reader got partitions")
+	stopFirst()
+	require.NoError(t, <-produced)
+	require.Eventually(t, func() bool { return b.committed(t) == n }, 30*time.Second, 50*time.Millisecond)
+	rows, jobs := b.stored(t)
+	require.Equal(t, n, rows)
+	require.Equal(t, n, jobs)
+	require.Equal(t, int64(n), first.Load()+second.Load(), "each message accepted by exactly one of them")
 }
