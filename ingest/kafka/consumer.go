@@ -60,6 +60,10 @@ type Config struct {
 	// Observe, if set, is told each delivery's outcome (accepted,
 	// duplicate, conflict) and how long its batch took to record.
 	Observe func(source, outcome string, d time.Duration)
+	// ObserveBatch, if set, is told after each committed batch how many
+	// of its messages came from each partition, and the partition's lag:
+	// the messages after them the broker had when they were fetched.
+	ObserveBatch func(source, topic string, partition int32, messages int, lag int64)
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 
@@ -143,9 +147,23 @@ func (c *Consumer) Run(ctx context.Context) error {
 				c.client.AllowRebalance()
 				return nil // ctx ended during a database outage: nothing committed
 			}
+			c.observeBatch(fetches)
 		}
 		c.client.AllowRebalance()
 	}
+}
+
+// observeBatch reports each partition's messages and lag.
+func (c *Consumer) observeBatch(fetches kgo.Fetches) {
+	if c.cfg.ObserveBatch == nil {
+		return
+	}
+	fetches.EachPartition(func(p kgo.FetchTopicPartition) {
+		if n := len(p.Records); n > 0 {
+			lag := max(p.HighWatermark-(p.Records[n-1].Offset+1), 0)
+			c.cfg.ObserveBatch(c.cfg.Source, p.Topic, p.Partition, n, lag)
+		}
+	})
 }
 
 // recordAndCommit records recs until it succeeds, then commits their

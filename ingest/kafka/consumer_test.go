@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -31,6 +32,10 @@ type bundle struct {
 	pool    *pgxpool.Pool
 	inbox   *ingest.Inbox
 	group   string
+
+	mu   sync.Mutex
+	read int             // messages in committed batches (ObserveBatch)
+	lag  map[int32]int64 // each partition's last reported lag
 }
 
 // setup starts a Kafka-protocol cluster on a real port (kfake, two
@@ -63,7 +68,7 @@ func (b *bundle) counted(t *testing.T, deliveryID string, accepted *atomic.Int64
 	}
 	c, err := kafka.New(kafka.Config{Source: "orders", Brokers: b.cluster.ListenAddrs(), Topics: []string{topic},
 		Group: b.group, DeliveryID: deliveryID, EventType: "header:type", Start: "earliest",
-		Inbox: b.inbox, Pool: b.pool, Observe: observe,
+		Inbox: b.inbox, Pool: b.pool, Observe: observe, ObserveBatch: b.observeBatch,
 		ClientOptions: []kgo.Opt{kgo.FetchMaxWait(200 * time.Millisecond)}})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -84,6 +89,16 @@ func (b *bundle) counted(t *testing.T, deliveryID string, accepted *atomic.Int64
 	}
 	t.Cleanup(stop)
 	return stop
+}
+
+func (b *bundle) observeBatch(_, _ string, partition int32, messages int, lag int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.lag == nil {
+		b.lag = map[int32]int64{}
+	}
+	b.read += messages
+	b.lag[partition] = lag
 }
 
 // produce writes messages, each with an event_id header (ids[i]) and a
@@ -152,6 +167,16 @@ func TestMessagesRecordedThenOffsetsCommitted(t *testing.T) {
 	rows, jobs := b.stored(t)
 	require.Equal(t, 20, rows, "a repeated event id is a duplicate")
 	require.Equal(t, 20, jobs, "one job per delivery recorded, none for a duplicate")
+	require.Eventually(t, func() bool {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		return b.read == len(sent)
+	}, 5*time.Second, 10*time.Millisecond, "every message reported in a batch")
+	b.mu.Lock()
+	for p, lag := range b.lag {
+		require.Zero(t, lag, "partition %d's lag once everything is read", p)
+	}
+	b.mu.Unlock()
 
 	var id, eventType, partition, offset string
 	require.NoError(t, b.pool.QueryRow(context.Background(), `SELECT delivery_id, event_type, headers->'Kafka-Partition'->>0, headers->'Kafka-Offset'->>0

@@ -225,7 +225,7 @@ func (a *App) wire(ctx context.Context, ext Extensions) error {
 			m.ObserveIngest(source, outcome, d)
 			a.tally.Add(source, outcome, time.Now())
 		}
-		a.kafka.list, err = kafkaConsumers(cfg, pool, inbox, observe, logger)
+		a.kafka.list, err = kafkaConsumers(cfg, pool, inbox, m, observe, logger)
 	}
 	return err
 }

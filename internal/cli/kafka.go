@@ -11,11 +11,12 @@ import (
 	"github.com/hookinbox/hookinbox/config"
 	"github.com/hookinbox/hookinbox/ingest"
 	"github.com/hookinbox/hookinbox/ingest/kafka"
+	"github.com/hookinbox/hookinbox/internal/metrics"
 )
 
 // kafkaConsumers builds a consumer for each Kafka source; observe is told
 // each delivery's outcome, as ingest's Observe is.
-func kafkaConsumers(cfg config.Config, pool *pgxpool.Pool, inbox *ingest.Inbox,
+func kafkaConsumers(cfg config.Config, pool *pgxpool.Pool, inbox *ingest.Inbox, m *metrics.Metrics,
 	observe func(source, outcome string, d time.Duration), logger *slog.Logger) ([]*kafka.Consumer, error) {
 	var out []*kafka.Consumer
 	for _, s := range cfg.Sources {
@@ -25,7 +26,7 @@ func kafkaConsumers(cfg config.Config, pool *pgxpool.Pool, inbox *ingest.Inbox,
 		}
 		c, err := kafka.New(kafka.Config{Source: s.Name, Brokers: k.Brokers, Topics: k.Topics, Group: k.Group,
 			DeliveryID: k.DeliveryID, EventType: k.EventType, Start: k.Start,
-			Inbox: inbox, Pool: pool, Observe: observe, Logger: logger})
+			Inbox: inbox, Pool: pool, Observe: observe, ObserveBatch: m.ObserveKafkaBatch, Logger: logger})
 		if err != nil {
 			return nil, err
 		}

@@ -43,6 +43,7 @@ type Metrics struct {
 	batchSize       *prometheus.HistogramVec
 	orphansRequeued *prometheus.CounterVec
 	deferrals       *prometheus.CounterVec
+	kafka           kafkaMetrics
 
 	destinationAttempts *prometheus.CounterVec
 	destinationDuration *prometheus.HistogramVec
@@ -87,6 +88,7 @@ func newMetrics(pool *pgxpool.Pool, logger *slog.Logger, exactLimit int64) *Metr
 	m.logger = logger
 	m.orphansRequeued = newOrphansRequeued()
 	m.deferrals = newDeferrals()
+	m.kafka = newKafkaMetrics()
 	m.destinationAttempts = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "hookinbox_destination_attempts_total",
 		Help: "Requests to destinations by outcome (succeeded, retry, failed: failed for good).",
@@ -97,7 +99,7 @@ func newMetrics(pool *pgxpool.Pool, logger *slog.Logger, exactLimit int64) *Metr
 		Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
 	}, []string{"destination"})
 	m.registry.MustRegister(m.destinationAttempts, m.destinationDuration)
-	m.registry.MustRegister(m.deliveries, m.requestDuration, m.handlerRuns, m.handlerDuration, m.batchSize, m.orphansRequeued, m.deferrals,
+	m.registry.MustRegister(m.deliveries, m.requestDuration, m.handlerRuns, m.handlerDuration, m.batchSize, m.orphansRequeued, m.deferrals, m.kafka.lag, m.kafka.read,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		&dbCollector{pool: pool, logger: logger, exactLimit: exactLimit})
 	return m
