@@ -2,8 +2,9 @@ package config
 
 import "fmt"
 
-// Destination is one of the user's HTTP services (destination.Destination
-// says what each key means).
+// Destination is one of the user's services: an HTTP endpoint, or a Kafka
+// topic or NATS subject (destination.Destination says what each key
+// means).
 type Destination struct {
 	Name string `yaml:"name"`
 	URL  string `yaml:"url"`
@@ -23,6 +24,16 @@ type Destination struct {
 		Failures   int      `yaml:"failures"`
 		ProbeEvery Duration `yaml:"probe_every"`
 	} `yaml:"circuit"`
+	// Kafka or NATS publishes to a broker instead of posting to url.
+	Kafka *struct {
+		Brokers []string `yaml:"brokers"`
+		Topic   string   `yaml:"topic"`
+		Key     string   `yaml:"key"`
+	} `yaml:"kafka"`
+	NATS *struct {
+		URL     string `yaml:"url"`
+		Subject string `yaml:"subject"`
+	} `yaml:"nats"`
 }
 
 // Route sends a source's events to destinations.

@@ -3,7 +3,12 @@ package destination
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net"
+	"net/url"
 	"strings"
+	"sync"
+	"time"
 )
 
 // Kafka is a destination that publishes to a Kafka topic instead of
@@ -50,8 +55,104 @@ type publisher interface {
 	close()
 }
 
-// errBrokerRefused wraps a broker's refusal of a message.
-var errBrokerRefused = errors.New("broker refused the message")
+// validateBroker checks a broker destination's settings.
+func (d Destination) validateBroker() error {
+	switch {
+	case d.Kafka != nil && d.NATS != nil:
+		return errors.New("kafka, nats: a destination is one broker's")
+	case d.URL != "" || d.CAFile != "" || d.Secret != "" || len(d.Header) > 0:
+		return errors.New("url, tls, secret and headers are an HTTP destination's; a broker destination takes none")
+	case d.Kafka != nil:
+		k := d.Kafka
+		if len(k.Brokers) == 0 {
+			return errors.New("kafka.brokers: at least one host:port")
+		}
+		for i, b := range k.Brokers {
+			if host, port, err := net.SplitHostPort(b); err != nil || host == "" || port == "" {
+				return fmt.Errorf("kafka.brokers[%d]: %q is not host:port", i, b)
+			}
+		}
+		if k.Topic == "" {
+			return errors.New("kafka.topic: required")
+		}
+		if sanitize(strings.NewReplacer("{source}", "", "{event}", "").Replace(k.Topic), kafkaTopicRune) !=
+			strings.NewReplacer("{source}", "", "{event}", "").Replace(k.Topic) {
+			return fmt.Errorf("kafka.topic: %q: a topic name holds a-z, A-Z, 0-9, '.', '_' and '-' only", k.Topic)
+		}
+		if k.Key != "" && k.Key != "resource" && k.Key != "delivery" {
+			return fmt.Errorf("kafka.key: %q (want resource or delivery)", k.Key)
+		}
+	default:
+		n := d.NATS
+		u, err := url.Parse(n.URL)
+		if err != nil || (u.Scheme != "nats" && u.Scheme != "tls") || u.Host == "" {
+			return fmt.Errorf("nats.url: %q is not a nats:// or tls:// URL", n.URL)
+		}
+		if n.Subject == "" || strings.HasPrefix(n.Subject, ".") || strings.HasSuffix(n.Subject, ".") || strings.Contains(n.Subject, "..") {
+			return fmt.Errorf("nats.subject: %q is not a subject (tokens separated by '.')", n.Subject)
+		}
+		if sanitize(n.Subject, natsSubjectRune) != n.Subject {
+			return fmt.Errorf("nats.subject: %q: no spaces, '*' or '>' (hookinbox publishes to one subject)", n.Subject)
+		}
+	}
+	return nil
+}
+
+// brokerFor is a dest's broker connection, made on first use (a process
+// that never sends never connects) and closed by Stop.
+type brokerFor struct {
+	mu  sync.Mutex
+	pub publisher
+}
+
+// get returns d's publisher, connecting it the first time.
+func (b *brokerFor) get(d *Destination) (publisher, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.pub != nil {
+		return b.pub, nil
+	}
+	var err error
+	if d.Kafka != nil {
+		b.pub, err = newKafkaPublisher(d.Kafka)
+	} else {
+		b.pub, err = newNATSPublisher(d.NATS)
+	}
+	return b.pub, err
+}
+
+// close closes the publisher if one was made.
+func (b *brokerFor) close() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.pub != nil {
+		b.pub.close()
+		b.pub = nil
+	}
+}
+
+// publish makes one broker send: the attempt succeeds once the broker has
+// the message.
+func (s *Service) publish(ctx context.Context, d *dest, send *loadedSend, contentType string) response {
+	res := response{at: time.Now(), stale: send.stale, probe: send.probe}
+	pub, err := d.broker.get(&d.Destination)
+	if err != nil {
+		res.err = err
+		return res
+	}
+	ctx, cancel := context.WithTimeout(ctx, d.Timeout)
+	defer cancel()
+	var m brokerMessage
+	if d.Kafka != nil {
+		m = brokerMessageFor(send, d.Kafka.Topic, d.Kafka.Key == "delivery", contentType, kafkaTopicRune)
+	} else {
+		m = brokerMessageFor(send, d.NATS.Subject, true, contentType, natsSubjectRune)
+	}
+	res.body, res.err = pub.publish(ctx, m)
+	res.took = time.Since(res.at)
+	res.published = res.err == nil
+	return res
+}
 
 // brokerMessageFor is the message of send for a destination whose target
 // template is target.

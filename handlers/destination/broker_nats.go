@@ -37,7 +37,8 @@ func (p *natsPublisher) publish(ctx context.Context, m brokerMessage) (string, e
 	for _, h := range m.headers {
 		msg.Header.Set(h[0], h[1])
 	}
-	ack, err := p.js.PublishMsg(ctx, msg, jetstream.WithMsgID(m.id))
+	// No retry here: a failed attempt is retried on the destination's schedule.
+	ack, err := p.js.PublishMsg(ctx, msg, jetstream.WithMsgID(m.id), jetstream.WithRetryAttempts(0))
 	if errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrNoResponders) {
 		return "", fmt.Errorf("nats subject %s: no JetStream stream takes this subject; add it to a stream's subjects: %w", m.target, err)
 	}

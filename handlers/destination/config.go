@@ -62,6 +62,13 @@ type Destination struct {
 
 	// Circuit says when to stop sending to a failing destination.
 	Circuit Circuit
+
+	// Kafka or NATS, when set, makes the destination a broker's: each send
+	// is published there instead of posted, with the same outbox, retries,
+	// limits, circuit and order. URL, CAFile, Secret and Header are then
+	// unused and must be empty.
+	Kafka *Kafka
+	NATS  *NATS
 }
 
 // Retry is a destination's retry schedule.
@@ -193,8 +200,11 @@ func (d Destination) Validate() error {
 	case d.Timeout < 0 || d.MaxInFlight < 0 || d.RateLimit < 0 || d.Retry.MaxAge < 0 || d.Circuit.Failures < 0 || d.Circuit.ProbeEvery < 0:
 		return errors.New("timeout, max_in_flight, rate_limit, retry.max_age and circuit values must not be negative")
 	}
-	u, err := url.Parse(d.URL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	if d.Kafka != nil || d.NATS != nil {
+		if err := d.validateBroker(); err != nil {
+			return err
+		}
+	} else if u, err := url.Parse(d.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return fmt.Errorf("url: %q is not an http(s) URL", outbound.MaskURL(d.URL))
 	}
 	if d.CAFile != "" {

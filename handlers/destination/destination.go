@@ -68,6 +68,7 @@ type dest struct {
 	Destination
 	client *http.Client
 	signer *standardwebhooks.Webhook // nil: unsigned
+	broker brokerFor                 // a Kafka or NATS destination's connection
 	ready  onceOK                    // its shared rows exist
 	sender atomic.Pointer[sender]    // this process's sender while Start runs it (hints read it from any goroutine)
 }

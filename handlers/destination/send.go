@@ -46,9 +46,12 @@ type response struct {
 	location   string // a 3xx's Location
 	stale      bool
 	probe      bool
+	published  bool // a broker has the message (body says where)
 }
 
-func (r response) ok() bool { return r.err == nil && r.status >= 200 && r.status < 300 }
+func (r response) ok() bool {
+	return r.err == nil && (r.published || r.status >= 200 && r.status < 300)
+}
 
 // maxResponseExcerpt bounds what an attempt keeps of the answer.
 const maxResponseExcerpt = 512
@@ -57,6 +60,13 @@ const maxResponseExcerpt = 512
 // Content-Type, the key as webhook-id and Idempotency-Key, and a Standard
 // Webhooks signature when the destination has a secret.
 func (s *Service) post(ctx context.Context, d *dest, send *loadedSend) response {
+	contentType := "application/json"
+	if send.ContentType != nil && *send.ContentType != "" {
+		contentType = *send.ContentType
+	}
+	if d.Kafka != nil || d.NATS != nil {
+		return s.publish(ctx, d, send, contentType)
+	}
 	stale := send.stale
 	res := response{at: time.Now(), stale: stale, probe: send.probe}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.URL, bytes.NewReader(send.Payload))
@@ -66,10 +76,6 @@ func (s *Service) post(ctx context.Context, d *dest, send *loadedSend) response 
 	}
 	for k, v := range d.Header {
 		req.Header[k] = v
-	}
-	contentType := "application/json"
-	if send.ContentType != nil && *send.ContentType != "" {
-		contentType = *send.ContentType
 	}
 	req.Header.Set("Content-Type", contentType)
 	req.Header.Set("User-Agent", "hookinbox")

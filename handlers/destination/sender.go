@@ -92,6 +92,7 @@ func (s *Service) Stop(ctx context.Context) error {
 	s.run.cancel, s.run.cut = nil, nil
 	for _, d := range s.dests {
 		d.sender.Store(nil)
+		d.broker.close()
 	}
 	return err
 }

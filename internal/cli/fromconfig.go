@@ -122,5 +122,11 @@ func fromConfigDestination(d config.Destination) destination.Destination {
 	for _, s := range d.Retry.Schedule {
 		dd.Retry.Schedule = append(dd.Retry.Schedule, s.Std())
 	}
+	if k := d.Kafka; k != nil {
+		dd.Kafka = &destination.Kafka{Brokers: k.Brokers, Topic: k.Topic, Key: k.Key}
+	}
+	if n := d.NATS; n != nil {
+		dd.NATS = &destination.NATS{URL: n.URL, Subject: n.Subject}
+	}
 	return dd
 }

@@ -8,15 +8,20 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	natsserver "github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/hookinbox/hookinbox/handlers/destination"
 	"github.com/hookinbox/hookinbox/internal/testdb"
 )
 
@@ -91,4 +96,104 @@ sources:
 	code, out := b.send(t, "--source", "orders", "--event", "order.confirmed")
 	require.Equal(t, 1, code)
 	require.Contains(t, out, `source "orders" reads Kafka topic(s) orders.confirmed: produce a message to them instead`)
+}
+
+// Broker destinations, end to end: a webhook routed to a Kafka topic and
+// a NATS JetStream subject arrives on each once, with the send's key as
+// webhook-id, however often the provider retries it.
+func TestServeRelaysWebhooksToKafkaAndNATS(t *testing.T) {
+	t.Parallel()
+	cluster, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, "hookinbox.github"))
+	require.NoError(t, err)
+	t.Cleanup(cluster.Close)
+	natsURL := startNATS(t)
+	nc, err := nats.Connect(natsURL)
+	require.NoError(t, err)
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	require.NoError(t, err)
+	stream, err := js.CreateStream(context.Background(), jetstream.StreamConfig{Name: "HOOKINBOX", Subjects: []string{"hookinbox.>"}})
+	require.NoError(t, err)
+
+	b := setup(t, testdb.URL(t))
+	cfg := fmt.Sprintf(`data_dir: %q
+shutdown_timeout: 5s
+sources:
+  - {name: github, provider: github, secrets: [dev-secret]}
+destinations:
+  - name: events-kafka
+    kafka: {brokers: [%q], topic: "hookinbox.{source}"}
+  - name: events-nats
+    nats: {url: %q, subject: "hookinbox.{source}.{event}"}
+routes:
+  - {source: github, events: ["*"], to: [events-kafka, events-nats], ordered: true}
+`, filepath.Join(filepath.Dir(b.configPath), "data"), cluster.ListenAddrs()[0], natsURL)
+	require.NoError(t, os.WriteFile(b.configPath, []byte(cfg), 0o600))
+	b.serve(t)
+
+	code, out := b.send(t, "--source", "github", "--event", "issues")
+	require.Equal(t, 0, code, out)
+	deliveryID := regexp.MustCompile(`\(delivery ([^)]+)\)`).FindStringSubmatch(out)[1]
+	code, out = b.send(t, "--source", "github", "--event", "issues") // the provider's retry
+	require.Equal(t, 0, code, out)
+	require.Contains(t, out, "(delivery "+deliveryID+")")
+	require.Contains(t, out, "200 OK", "a duplicate")
+
+	consumer, err := kgo.NewClient(kgo.SeedBrokers(cluster.ListenAddrs()...), kgo.ConsumeTopics("hookinbox.github"),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(100*time.Millisecond))
+	require.NoError(t, err)
+	defer consumer.Close()
+	var recs []*kgo.Record
+	require.Eventually(t, func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		defer cancel()
+		recs = append(recs, consumer.PollFetches(ctx).Records()...)
+		return len(recs) >= 1
+	}, 30*time.Second, 10*time.Millisecond, "log:\n%s", b.stderr)
+	require.Eventually(t, func() bool {
+		info, err := stream.Info(context.Background())
+		return err == nil && info.State.Msgs >= 1
+	}, 30*time.Second, 50*time.Millisecond, "log:\n%s", b.stderr)
+	time.Sleep(500 * time.Millisecond) // a second message would have arrived by now
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	recs = append(recs, consumer.PollFetches(ctx).Records()...)
+	cancel()
+
+	var seen []string
+	for _, r := range recs {
+		seen = append(seen, fmt.Sprintf("partition %d offset %d webhook-id %s", r.Partition, r.Offset, kafkaHeader(r, "webhook-id")))
+	}
+	require.Len(t, recs, 1, "one message for one delivery, retried or not: %v", seen)
+	require.Equal(t, destination.Key("github", deliveryID, "events-kafka"), kafkaHeader(recs[0], "webhook-id"))
+	require.Equal(t, "issues", kafkaHeader(recs[0], "Hookinbox-Event"))
+	info, err := stream.Info(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, uint64(1), info.State.Msgs)
+	msg, err := stream.GetMsg(context.Background(), 1)
+	require.NoError(t, err)
+	require.Equal(t, "hookinbox.github.issues", msg.Subject)
+	require.Equal(t, destination.Key("github", deliveryID, "events-nats"), msg.Header.Get("webhook-id"))
+	require.JSONEq(t, string(recs[0].Value), string(msg.Data), "both carry the delivery's body")
+}
+
+func kafkaHeader(r *kgo.Record, key string) string {
+	for _, h := range r.Headers {
+		if h.Key == key {
+			return string(h.Value)
+		}
+	}
+	return ""
+}
+
+// startNATS runs a NATS server with JetStream on a real port until the
+// test ends.
+func startNATS(t *testing.T) string {
+	t.Helper()
+	s, err := natsserver.NewServer(&natsserver.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(),
+		NoLog: true, NoSigs: true})
+	require.NoError(t, err)
+	go s.Start()
+	require.True(t, s.ReadyForConnections(10*time.Second))
+	t.Cleanup(s.Shutdown)
+	return s.ClientURL()
 }
