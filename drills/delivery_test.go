@@ -9,6 +9,7 @@ import (
 	"github.com/hookinbox/hookinbox/config"
 	"github.com/hookinbox/hookinbox/handlers"
 	"github.com/hookinbox/hookinbox/handlers/destination"
+	stripehandlers "github.com/hookinbox/hookinbox/handlers/stripe"
 	"github.com/hookinbox/hookinbox/verify"
 )
 
@@ -32,11 +33,11 @@ const (
 
 // fulfillKey is the Idempotency-Key the saga sends for a stripe delivery.
 func fulfillKey(deliveryID string) string {
-	return handlers.DeriveKey("stripe", deliveryID, handlers.SagaHandlerName, "fulfill")
+	return handlers.DeriveKey("stripe", deliveryID, stripehandlers.SagaHandlerName, "fulfill")
 }
 
 func refundKey(deliveryID string) string {
-	return handlers.DeriveKey("stripe", deliveryID, handlers.SagaHandlerName, "refund")
+	return handlers.DeriveKey("stripe", deliveryID, stripehandlers.SagaHandlerName, "refund")
 }
 
 // forwardKey is the Idempotency-Key (and webhook-id) billing's forward_url

@@ -212,10 +212,12 @@ func snoozes(job *rivertype.JobRow) int {
 	return m.Snoozes
 }
 
-// gaveUp reports whether River will not run job again after result, the
-// value its worker returns: it is cancelled, or it failed on its last
-// attempt and will be discarded.
-func gaveUp(job *rivertype.JobRow, result error) bool {
+// GivesUp reports whether River will not run job again after result, the
+// value its worker returns (JobResult's answer): the job is cancelled, or
+// it failed on its last attempt and will be discarded. A follow-up job
+// that a saga waits on records the failure then, so that the saga never
+// waits on a job that will not come back.
+func GivesUp(job *rivertype.JobRow, result error) bool {
 	if result == nil || errors.As(result, new(*river.JobSnoozeError)) {
 		return false
 	}

@@ -56,12 +56,14 @@ type Event struct {
 	deferred []*pgx.QueuedQuery // Defer's statements, in the order queued
 }
 
-// lock takes a transaction-scoped advisory lock on key, serialising this
-// delivery with every transaction that takes the same lock. In a
-// processing batch, which holds other deliveries' locks, it does not wait
-// (two batches could wait on each other): it returns ErrResourceBusy and
-// the delivery is processed alone.
-func (e *Event) lock(ctx context.Context, key string) error {
+// Lock takes the transaction-scoped advisory lock named key, serialising
+// this delivery's handler with every transaction that takes the same lock
+// (LockTx): a follow-up job and a handler that book the same money, say.
+// In a processing batch, which holds other deliveries' locks, it does not
+// wait (two batches could wait on each other): it returns ErrResourceBusy,
+// and the handler returns that error, so that the delivery is processed
+// alone, where Lock waits. See LockTx for the keys.
+func (e *Event) Lock(ctx context.Context, key string) error {
 	return advisoryLock(ctx, e.Tx, key, e.wait)
 }
 
@@ -104,36 +106,49 @@ func (e *Event) EnqueueOnce(ctx context.Context, step string, args river.JobArgs
 // KeyFor(step, …) that is once per business intent. The step's record
 // (handler_step) names the delivery that enqueued it first.
 func (e *Event) EnqueueOnceForKey(ctx context.Context, key, step string, args river.JobArgs, opts *river.InsertOpts) (bool, error) {
-	return enqueueOnce(ctx, e.Tx, e.jobs, stepRecord{
-		Key: key, Source: e.Source, DeliveryID: e.DeliveryID, Handler: e.handler, Step: step,
+	return EnqueueOnceTx(ctx, e.Tx, e.jobs, Step{
+		Key: key, Source: e.Source, DeliveryID: e.DeliveryID, Handler: e.handler, Name: step,
 	}, args, opts)
 }
 
-// stepRecord is one row of handler_step.
-type stepRecord struct {
-	Key, Source, DeliveryID, Handler, Step string
+// Step is a handler's step as EnqueueOnce records it (table handler_step):
+// the follow-up job enqueued under Key, and the delivery and handler that
+// enqueued it first.
+type Step struct {
+	// Key decides: one job per key. Event.Key(Name) for a step of one
+	// delivery, Event.KeyFor(Name, …) for a step of one business intent.
+	Key string
+	// Source and DeliveryID name the delivery the step belongs to.
+	Source, DeliveryID string
+	// Handler is the Registration's Name.
+	Handler string
+	// Name is the step ("fulfill", "refund"), as passed to Event.Key.
+	Name string
 }
 
-// enqueueOnce is EnqueueOnce for code outside a handler, such as a
-// follow-up job enqueueing a compensation.
-func enqueueOnce(ctx context.Context, tx pgx.Tx, jobs JobInserter, step stepRecord, args river.JobArgs, opts *river.InsertOpts) (bool, error) {
+// EnqueueOnceTx is Event.EnqueueOnceForKey for code outside a handler,
+// such as a follow-up job that enqueues a compensation: it inserts args'
+// job in tx unless a job was already enqueued under step.Key, and reports
+// whether it inserted. A follow-up job's jobs is the River client it runs
+// under (river.ClientFromContext).
+func EnqueueOnceTx(ctx context.Context, tx pgx.Tx, jobs JobInserter, step Step, args river.JobArgs, opts *river.InsertOpts) (bool, error) {
 	var key string
 	err := tx.QueryRow(ctx, handlerStepInsertSQL, pgnamed.Args{
 		"key": step.Key, "source": step.Source, "delivery_id": step.DeliveryID,
-		"handler": step.Handler, "step": step.Step,
+		"handler": step.Handler, "step": step.Name,
 	}).Scan(&key)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return false, nil // enqueued by an earlier, committed run
 	}
 	if err != nil {
-		return false, fmt.Errorf("record step %s: %w", step.Step, err)
+		return false, fmt.Errorf("record step %s: %w", step.Name, err)
 	}
 	res, err := jobs.InsertTx(ctx, tx, args, opts)
 	if err != nil {
-		return false, fmt.Errorf("enqueue step %s: %w", step.Step, err)
+		return false, fmt.Errorf("enqueue step %s: %w", step.Name, err)
 	}
 	if _, err := tx.Exec(ctx, handlerStepSetJobSQL, pgnamed.Args{"job_id": res.Job.ID, "key": step.Key}); err != nil {
-		return false, fmt.Errorf("record step %s job: %w", step.Step, err)
+		return false, fmt.Errorf("record step %s job: %w", step.Name, err)
 	}
 	return true, nil
 }
@@ -147,16 +162,20 @@ type jobRetrier interface {
 // errStepStillRunning: the step's job is still in its last attempt.
 var errStepStillRunning = errors.New("the step's job is still running its last attempt; retry the resume once it has ended")
 
-// rerunStep makes the job of a step recorded with enqueueOnce run again,
-// with the same args and so the same key: River's JobRetryTx on the
-// recorded job (which gives a job that used up its attempts one more), or,
-// when River no longer holds it, args enqueued anew and recorded under the
-// step's key. A job still running is not touched: errStepStillRunning,
-// which the caller retries.
-func rerunStep(ctx context.Context, tx pgx.Tx, jobs JobInserter, step stepRecord, args river.JobArgs) error {
+// RerunStep makes the job of a step recorded by EnqueueOnce (or
+// EnqueueOnceTx) run again, in the handler's transaction, with args, which
+// must be the step's args, and so its key: it is how a handler resumes a
+// step that failed for good when its delivery is replayed. It runs
+// River's JobRetryTx on the recorded job (which gives a job that used up
+// its attempts one more), or, when River no longer holds it, enqueues args
+// anew and records them under step.Key. A job still in its last attempt
+// is not touched: RerunStep returns an error, and River retries the
+// delivery.
+func (e *Event) RerunStep(ctx context.Context, step Step, args river.JobArgs) error {
+	tx, jobs := e.Tx, e.jobs
 	retrier, ok := jobs.(jobRetrier)
 	if !ok {
-		return fmt.Errorf("rerun step %s: %T cannot retry jobs", step.Step, jobs)
+		return fmt.Errorf("rerun step %s: %T cannot retry jobs", step.Name, jobs)
 	}
 	// retry reports false when River no longer has the job.
 	retry := func(id int64) (bool, error) {
@@ -165,7 +184,7 @@ func rerunStep(ctx context.Context, tx pgx.Tx, jobs JobInserter, step stepRecord
 		case errors.Is(err, rivertype.ErrNotFound):
 			return false, nil
 		case err != nil:
-			return false, fmt.Errorf("retry step %s job %d: %w", step.Step, id, err)
+			return false, fmt.Errorf("retry step %s job %d: %w", step.Name, id, err)
 		case job.State == rivertype.JobStateRunning:
 			return false, errStepStillRunning
 		}
@@ -173,7 +192,7 @@ func rerunStep(ctx context.Context, tx pgx.Tx, jobs JobInserter, step stepRecord
 	}
 	var jobID *int64
 	if err := tx.QueryRow(ctx, handlerStepJobSQL, pgnamed.Args{"key": step.Key}).Scan(&jobID); err != nil && !errors.Is(err, pgx.ErrNoRows) {
-		return fmt.Errorf("read step %s: %w", step.Step, err)
+		return fmt.Errorf("read step %s: %w", step.Name, err)
 	}
 	if jobID != nil {
 		if retried, err := retry(*jobID); retried || err != nil {
@@ -183,13 +202,13 @@ func rerunStep(ctx context.Context, tx pgx.Tx, jobs JobInserter, step stepRecord
 	// River pruned the job after it ended, or retention deleted the step.
 	res, err := jobs.InsertTx(ctx, tx, args, nil)
 	if err != nil {
-		return fmt.Errorf("enqueue step %s: %w", step.Step, err)
+		return fmt.Errorf("enqueue step %s: %w", step.Name, err)
 	}
 	if _, err := tx.Exec(ctx, handlerStepRecordJobSQL, pgnamed.Args{
 		"key": step.Key, "source": step.Source, "delivery_id": step.DeliveryID,
-		"handler": step.Handler, "step": step.Step, "job_id": res.Job.ID,
+		"handler": step.Handler, "step": step.Name, "job_id": res.Job.ID,
 	}); err != nil {
-		return fmt.Errorf("record step %s job: %w", step.Step, err)
+		return fmt.Errorf("record step %s job: %w", step.Name, err)
 	}
 	if res.UniqueSkippedAsDuplicate { // River holds a job with these args after all
 		_, err = retry(res.Job.ID)

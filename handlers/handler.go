@@ -11,6 +11,11 @@
 // Calls to other systems are never made inside that transaction. A handler
 // enqueues a follow-up River job in it instead (EnqueueOnce, the
 // transactional outbox), and that job makes the call with the derived key.
+//
+// The handlers hookinbox ships are built on this package's API alone:
+// handlers/github (the issue mirror), handlers/stripe (the ledger and a
+// payment saga with its compensation) and handlers/destination
+// (forwarding to configured destinations).
 package handlers
 
 import (

@@ -16,6 +16,8 @@ import (
 
 	"github.com/hookinbox/hookinbox/handlers"
 	"github.com/hookinbox/hookinbox/handlers/destination"
+	"github.com/hookinbox/hookinbox/handlers/github"
+	"github.com/hookinbox/hookinbox/handlers/stripe"
 	"github.com/hookinbox/hookinbox/ingest"
 	"github.com/hookinbox/hookinbox/internal/downstreamstub"
 	"github.com/hookinbox/hookinbox/internal/testdb"
@@ -39,8 +41,6 @@ type setupOpts struct {
 	register    func(r *handlers.Registry) // extra handlers
 	maxAttempts int
 	batchSize   int // jobs.ClientConfig.ProcessBatchSize; 0 for its default
-	// sagaSweepEvery is handlers.SagaConfig.SweepEvery; 0 for its default.
-	sagaSweepEvery time.Duration
 	// logLines is jobs.ClientConfig.LogDeliveriesPerSecond.
 	logLines int
 	// jobPerBatch is ingest.Inbox.JobPerBatch: deliveries recorded together
@@ -82,11 +82,11 @@ func setupWith(t *testing.T, opts setupOpts) *testBundle {
 		{Name: "billing", Provider: "standard"},
 	}})
 	httpClient := &http.Client{Timeout: clientTimeout}
-	require.NoError(t, handlers.RegisterGitHubIssueMirror(reg))
-	require.NoError(t, handlers.RegisterStripeLedger(reg))
-	require.NoError(t, handlers.RegisterStripeSaga(reg, handlers.SagaConfig{
+	require.NoError(t, github.RegisterIssueMirror(reg))
+	require.NoError(t, stripe.RegisterLedger(reg))
+	require.NoError(t, stripe.RegisterSaga(reg, stripe.SagaConfig{
 		FulfillmentURL: b.downstream.URL + "/fulfill", PaymentsURL: b.downstream.URL,
-		Pool: b.pool, Client: httpClient, SweepEvery: opts.sagaSweepEvery, Logger: logger,
+		Pool: b.pool, Client: httpClient, Logger: logger,
 	}))
 	_, derr := destination.Register(reg, destination.Config{
 		Destinations: []destination.Destination{{Name: "billing-forward", URL: b.downstream.URL + "/forward"}},
@@ -198,24 +198,6 @@ func (b *testBundle) count(t *testing.T, sql string, args ...any) int {
 	var n int
 	require.NoError(t, b.pool.QueryRow(context.Background(), sql, args...).Scan(&n))
 	return n
-}
-
-// rerunCompletedJobs puts finished jobs of kind back to available, as
-// River's rescuer does with a job whose worker died before River recorded
-// its completion.
-//
-// The re-run's job state cannot tell that it finished: River's completer
-// may still hold the first attempt's completion (the handler completed the
-// job in its own transaction), and its update checks only that the row is
-// running, so it can mark the second attempt completed while that attempt
-// still runs. Tests wait for what the re-run does instead.
-func (b *testBundle) rerunCompletedJobs(t *testing.T, kind string) {
-	t.Helper()
-	tag, err := b.pool.Exec(context.Background(),
-		`UPDATE river_job SET state = 'available', finalized_at = NULL, scheduled_at = now()
-		 WHERE kind = $1 AND state = 'completed'`, kind)
-	require.NoError(t, err)
-	require.NotZero(t, tag.RowsAffected())
 }
 
 var deliverySeq atomic.Int64

@@ -20,16 +20,6 @@ func paymentSucceededPayload(eventID, pi string, amount int64, created time.Time
 		eventID, created.Unix(), pi, amount))
 }
 
-func chargeRefundedPayload(eventID, charge, pi string, refunded int64, created time.Time) []byte {
-	return []byte(fmt.Sprintf(`{"id":%q,"object":"event","type":"charge.refunded","created":%d,"data":{"object":{"id":%q,"object":"charge","payment_intent":%q,"amount":5000,"amount_refunded":%d,"currency":"eur"}}}`,
-		eventID, created.Unix(), charge, pi, refunded))
-}
-
-func paymentFailedPayload(eventID, pi string, created time.Time) []byte {
-	return []byte(fmt.Sprintf(`{"id":%q,"object":"event","type":"payment_intent.payment_failed","created":%d,"data":{"object":{"id":%q,"object":"payment_intent","amount":900,"currency":"usd","status":"requires_payment_method"}}}`,
-		eventID, created.Unix(), pi))
-}
-
 func standardPayload(eventType, resource string, at time.Time) []byte {
 	return []byte(fmt.Sprintf(`{"type":%q,"timestamp":%q,"data":{"id":%q}}`, eventType, at.UTC().Format(time.RFC3339), resource))
 }

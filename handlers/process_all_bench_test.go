@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hookinbox/hookinbox/handlers"
+	"github.com/hookinbox/hookinbox/handlers/github"
 	"github.com/hookinbox/hookinbox/internal/procmem"
 	"github.com/hookinbox/hookinbox/internal/testdb"
 )
@@ -29,7 +30,7 @@ func BenchmarkProcessAllMirror(b *testing.B) {
 	ctx := context.Background()
 	pool := testdb.New(b)
 	reg := handlers.NewRegistry(handlers.Config{Sources: []handlers.Source{{Name: "github", Provider: "github"}}})
-	require.NoError(b, handlers.RegisterGitHubIssueMirror(reg))
+	require.NoError(b, github.RegisterIssueMirror(reg))
 	conn, err := pool.Acquire(ctx)
 	require.NoError(b, err)
 	defer conn.Release()

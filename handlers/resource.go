@@ -76,7 +76,7 @@ func resourceOf(d *Delivery, field string) Resource {
 		if typed, ok := gitHubTypedResource(d, r); ok {
 			return typed // go-github parsed it already: no second parse
 		}
-		f, ok := d.gitHubFields()
+		f, ok := d.decodeGitHub()
 		if !ok || f.repo() == "" {
 			return r.orderedBy(time.Time{})
 		}
@@ -184,6 +184,16 @@ func jsonString(payload []byte, path string) string {
 		return strconv.FormatFloat(x, 'f', -1, 64)
 	}
 	return ""
+}
+
+// LockTx takes the transaction-scoped advisory lock named key in tx,
+// waiting for it, for code outside a handler (a follow-up job) that must
+// not run at once with a handler that takes the same lock (Event.Lock).
+// The lock is held until tx ends. Begin keys with a prefix of your own
+// ("ledger:"): hookinbox's locks on resources and deliveries begin with
+// "r:" and "d:". Keys whose hashes collide merely serialise.
+func LockTx(ctx context.Context, tx pgx.Tx, key string) error {
+	return advisoryLock(ctx, tx, key, true)
 }
 
 // advisoryLock takes the transaction-scoped advisory lock named key,

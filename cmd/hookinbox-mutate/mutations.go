@@ -181,12 +181,12 @@ var mutations = []Mutation{
 	{
 		Name:    "refund-key-per-attempt",
 		Promise: promiseCompensate,
-		File:    "handlers/stripe_saga.go",
+		File:    "handlers/stripe/saga.go",
 		Edits: []Edit{{
 			Find:    "Call{URL: url, Key: a.Key,",
 			Replace: "Call{URL: url, Key: fmt.Sprint(a.Key, job.Attempt),",
 		}},
-		Pkgs: []string{"./handlers"},
+		Pkgs: []string{"./handlers/stripe"},
 		Run:  "^TestSagaRefusalCompensatesExactlyOnce$",
 	},
 	{

@@ -9,6 +9,8 @@ import (
 
 	"github.com/hookinbox/hookinbox/config"
 	"github.com/hookinbox/hookinbox/handlers"
+	"github.com/hookinbox/hookinbox/handlers/github"
+	"github.com/hookinbox/hookinbox/handlers/stripe"
 )
 
 // Extensions is what a binary built on hookinbox adds to it.
@@ -41,15 +43,15 @@ type Deps struct {
 var Shipped = struct {
 	GitHubIssueMirror, StripeLedger, PaymentSaga func(*handlers.Registry, Deps) error
 }{
-	GitHubIssueMirror: func(r *handlers.Registry, _ Deps) error { return handlers.RegisterGitHubIssueMirror(r) },
-	StripeLedger:      func(r *handlers.Registry, _ Deps) error { return handlers.RegisterStripeLedger(r) },
+	GitHubIssueMirror: func(r *handlers.Registry, _ Deps) error { return github.RegisterIssueMirror(r) },
+	StripeLedger:      func(r *handlers.Registry, _ Deps) error { return stripe.RegisterLedger(r) },
 	PaymentSaga: func(r *handlers.Registry, d Deps) error {
 		ds := d.Config.Downstream
 		if ds.FulfillmentURL == "" || ds.PaymentsURL == "" {
 			d.Logger.Info("payment saga not registered: set downstream.fulfillment_url and downstream.payments_url to run it")
 			return nil
 		}
-		return handlers.RegisterStripeSaga(r, handlers.SagaConfig{
+		return stripe.RegisterSaga(r, stripe.SagaConfig{
 			FulfillmentURL: ds.FulfillmentURL, PaymentsURL: ds.PaymentsURL, FinalStatuses: ds.FinalStatuses,
 			Pool: d.Pool, Client: d.HTTPClient, Logger: d.Logger,
 		})

@@ -1,16 +1,22 @@
-package handlers
+package github
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
-	"github.com/google/go-github/v60/github"
+	gogithub "github.com/google/go-github/v60/github"
 	"github.com/stretchr/testify/require"
+
+	"github.com/hookinbox/hookinbox/handlers"
 )
 
-// The mirror reads its row from its own few fields (gitHubFields), not
-// from go-github's typed event: for every payload go-github parses, the
-// two readings give the same row, or both refuse it.
+// The mirror reads its row from the delivery's few fields
+// (handlers.Delivery.GitHubFields), not from go-github's typed event: for
+// every payload go-github parses, the two readings give the same row, or
+// both refuse it.
 func TestIssueMirrorRowMatchesGoGitHub(t *testing.T) {
 	t.Parallel()
 	type sample struct{ event, payload string }
@@ -43,16 +49,17 @@ func TestIssueMirrorRowMatchesGoGitHub(t *testing.T) {
 		}
 	}
 	for name, tc := range cases {
-		d := Delivery{Provider: "github", EventType: tc.event, Payload: []byte(tc.payload)}
+		d := handlers.Delivery{Provider: "github", EventType: tc.event, Payload: []byte(tc.payload)}
 		got, gotErr := issueMirrorRowOf(&d)
 		require.Nil(t, d.GitHub, "%s: the mirror's reading parses no typed event", name)
-		if _, err := github.ParseWebHook(tc.event, d.Payload); err != nil {
+		typed, err := gogithub.ParseWebHook(tc.event, d.Payload)
+		if err != nil {
 			// go-github refuses a body with a fault anywhere in it; the mirror
 			// too when the fault is in what it reads (every case here).
 			require.Error(t, gotErr, "%s: go-github refuses it (%v)", name, err)
 			continue
 		}
-		d.parseGitHub()
+		d.GitHub = typed
 		want, wantErr := typedIssueMirrorRow(d)
 		if wantErr != nil {
 			require.Error(t, gotErr, "%s: the typed reading refuses it (%v)", name, wantErr)
@@ -66,17 +73,17 @@ func TestIssueMirrorRowMatchesGoGitHub(t *testing.T) {
 }
 
 // typedIssueMirrorRow is the mirror's row as read from go-github's typed
-// event, as the mirror did before gitHubFields.
-func typedIssueMirrorRow(d Delivery) (issueMirrorRow, error) {
+// event, as the mirror did before it read GitHubFields.
+func typedIssueMirrorRow(d handlers.Delivery) (issueMirrorRow, error) {
 	var row issueMirrorRow
 	switch ev := d.GitHub.(type) {
-	case *github.IssuesEvent:
+	case *gogithub.IssuesEvent:
 		row = issueMirrorRow{Repo: ev.GetRepo().GetFullName(), Kind: "issue", Number: ev.GetIssue().GetNumber(),
 			State: ev.GetIssue().GetState(), Title: ev.GetIssue().GetTitle(), Updated: ev.GetIssue().GetUpdatedAt().Time}
 		if ev.GetAction() == "deleted" {
 			row.State = "deleted"
 		}
-	case *github.PullRequestEvent:
+	case *gogithub.PullRequestEvent:
 		row = issueMirrorRow{Repo: ev.GetRepo().GetFullName(), Kind: "pull_request", Number: ev.GetPullRequest().GetNumber(),
 			State: ev.GetPullRequest().GetState(), Title: ev.GetPullRequest().GetTitle(), Updated: ev.GetPullRequest().GetUpdatedAt().Time}
 		if ev.GetPullRequest().GetMerged() {
@@ -89,4 +96,20 @@ func typedIssueMirrorRow(d Delivery) (issueMirrorRow, error) {
 		return row, errors.New("not an issue or pull request with a repository and number")
 	}
 	return row, nil
+}
+
+// gitHubSamples returns the shipped GitHub sample payloads
+// (internal/cli/samples/github) by event type.
+func gitHubSamples(t *testing.T) map[string]string {
+	t.Helper()
+	paths, err := filepath.Glob(filepath.Join("..", "..", "internal", "cli", "samples", "github", "*.json"))
+	require.NoError(t, err)
+	require.NotEmpty(t, paths)
+	out := make(map[string]string, len(paths))
+	for _, path := range paths {
+		raw, err := os.ReadFile(path)
+		require.NoError(t, err)
+		out[strings.TrimSuffix(filepath.Base(path), ".json")] = string(raw)
+	}
+	return out
 }

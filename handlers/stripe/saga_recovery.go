@@ -1,4 +1,4 @@
-package handlers
+package stripe
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
+
+	"github.com/hookinbox/hookinbox/handlers"
 )
 
 var (
@@ -26,7 +28,7 @@ const DefaultSagaSweepEvery = time.Minute
 // runs that step's job again, with the same derived key. It is how an
 // operator retries a failed step: by replaying the delivery. It reports
 // whether it resumed; a saga that is not failed is left alone.
-func (s *saga) resume(ctx context.Context, e *Event, paymentIntent string) (bool, error) {
+func (s *saga) resume(ctx context.Context, e *handlers.Event, paymentIntent string) (bool, error) {
 	var (
 		step       string
 		p          = sagaPayment{PaymentIntent: paymentIntent}
@@ -44,13 +46,13 @@ func (s *saga) resume(ctx context.Context, e *Event, paymentIntent string) (bool
 	if p.Source == e.Source && p.DeliveryID == e.DeliveryID {
 		p.InboxID = e.InboxID
 	}
-	rec := stepRecord{Source: p.Source, DeliveryID: p.DeliveryID, Handler: SagaHandlerName, Step: step}
+	rec := handlers.Step{Source: p.Source, DeliveryID: p.DeliveryID, Handler: SagaHandlerName, Name: step}
 	var args river.JobArgs = FulfillArgs{sagaPayment: p, Key: fulfillKey, RefundKey: refundKey}
 	rec.Key = fulfillKey
 	if step == "refund" {
 		args, rec.Key = RefundArgs{sagaPayment: p, Key: refundKey}, refundKey
 	}
-	if err := rerunStep(ctx, e.Tx, e.jobs, rec, args); err != nil {
+	if err := e.RerunStep(ctx, rec, args); err != nil {
 		return false, err
 	}
 	e.Logger.Info("saga: failed step resumed with the same key", "step", step, "payment_intent", paymentIntent, "idempotency_key", rec.Key)

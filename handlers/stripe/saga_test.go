@@ -1,4 +1,4 @@
-package handlers_test
+package stripe_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hookinbox/hookinbox/handlers"
+	"github.com/hookinbox/hookinbox/handlers/stripe"
 	"github.com/hookinbox/hookinbox/internal/downstreamstub"
 )
 
@@ -80,7 +81,7 @@ func TestSagaFulfillsOnceWithDerivedKey(t *testing.T) {
 
 	// A request answered slower than the client's timeout is retried, so
 	// the requests are counted by key: one key, one effect.
-	key := handlers.DeriveKey("stripe", evt, handlers.SagaHandlerName, "fulfill")
+	key := handlers.DeriveKey("stripe", evt, stripe.SagaHandlerName, "fulfill")
 	reqs := b.downstream.Requests("/fulfill")
 	require.NotEmpty(t, reqs)
 	for _, r := range reqs {
@@ -128,7 +129,7 @@ func TestSagaRefusalCompensatesExactlyOnce(t *testing.T) {
 	require.Equal(t, sagaState{state: "refunded", credits: 1, refunds: 1, balance: 0}, s)
 	refunds := b.downstream.Requests("/v1/refunds")
 	require.GreaterOrEqual(t, len(refunds), 4, "three failures, then success")
-	require.Equal(t, handlers.DeriveKey("stripe", evt, handlers.SagaHandlerName, "refund"), refunds[0].Key)
+	require.Equal(t, handlers.DeriveKey("stripe", evt, stripe.SagaHandlerName, "refund"), refunds[0].Key)
 	for _, r := range refunds {
 		require.Equal(t, refunds[0].Key, r.Key)
 	}
@@ -159,8 +160,7 @@ func TestSagaReplayAfterProcessedCausesNothingNew(t *testing.T) {
 	calls := len(b.downstream.Requests("/fulfill"))
 
 	require.Equal(t, "completed", b.waitJobDone(t, b.replay(t, id)))
-	status, _ := b.status(t, id)
-	require.Equal(t, "processed", status)
+	require.Equal(t, "processed", b.status(t, id))
 	require.Equal(t, before, b.saga(t, pi))
 	require.Len(t, b.downstream.Requests("/fulfill"), calls)
 	require.Len(t, b.downstream.Effects("/fulfill"), 1)
@@ -211,7 +211,7 @@ func TestSagaConcurrentProcessingOfOneDelivery(t *testing.T) {
 	require.Equal(t, sagaState{state: "fulfilled", credits: 1, balance: 1234}, b.saga(t, pi))
 	// One fulfillment job (above) under one key; a retry of an answer
 	// slower than the client's timeout carries the same one.
-	key := handlers.DeriveKey("stripe", evt, handlers.SagaHandlerName, "fulfill")
+	key := handlers.DeriveKey("stripe", evt, stripe.SagaHandlerName, "fulfill")
 	for _, r := range b.downstream.Requests("/fulfill") {
 		require.Equal(t, key, r.Key)
 	}
@@ -231,7 +231,7 @@ func TestSagaInProgressConflictIsNotARefusal(t *testing.T) {
 	s := b.waitSaga(t, pi, "fulfilled")
 	require.Equal(t, sagaState{state: "fulfilled", credits: 1, balance: 4200}, s)
 	require.Equal(t, map[string]int{"completed": 1}, b.waitJobsFinalized(t, "stripe_fulfill"))
-	key := handlers.DeriveKey("stripe", evt, handlers.SagaHandlerName, "fulfill")
+	key := handlers.DeriveKey("stripe", evt, stripe.SagaHandlerName, "fulfill")
 	reqs := b.downstream.Requests("/fulfill")
 	require.GreaterOrEqual(t, len(reqs), 3, "the slow first request, a retry answered 409, the retry answered 200")
 	for _, r := range reqs {
@@ -277,6 +277,6 @@ func TestSagaRefundInProgressConflictIsNotAFailure(t *testing.T) {
 	require.Equal(t, sagaState{state: "refunded", credits: 1, refunds: 1}, s)
 	require.Equal(t, map[string]int{"completed": 1}, b.waitJobsFinalized(t, "stripe_refund"))
 	require.GreaterOrEqual(t, len(b.downstream.Requests("/v1/refunds")), 3, "the slow first request, a retry answered 409, the retry answered 200")
-	key := handlers.DeriveKey("stripe", evt, handlers.SagaHandlerName, "refund")
+	key := handlers.DeriveKey("stripe", evt, stripe.SagaHandlerName, "refund")
 	require.Equal(t, map[string]int{key: 1}, b.downstream.Effects("/v1/refunds"))
 }

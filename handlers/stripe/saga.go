@@ -1,4 +1,4 @@
-package handlers
+package stripe
 
 import (
 	"context"
@@ -16,6 +16,8 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivertype"
+
+	"github.com/hookinbox/hookinbox/handlers"
 )
 
 var (
@@ -42,13 +44,13 @@ type SagaConfig struct {
 	// Pool is where the saga's follow-up jobs commit their effects. Required.
 	Pool *pgxpool.Pool
 	// Client makes the downstream calls. Defaults to a client with a
-	// DefaultDownstreamTimeout timeout.
+	// handlers.DefaultDownstreamTimeout timeout.
 	Client *http.Client
 	// FinalStatuses are the 4xx statuses with which the fulfillment or
 	// payments API refuses a request for good: a refused fulfillment is
 	// compensated with a refund, a refused refund fails the saga. 409 and
-	// 429 are never final (see CheckFinalStatuses). Defaults to
-	// DefaultFinalStatuses (422).
+	// 429 are never final (see handlers.CheckFinalStatuses). Defaults to
+	// handlers.DefaultFinalStatuses (422).
 	FinalStatuses []int
 	// SweepEvery is how often the sweep marks failed the sagas whose step's
 	// job ended without its worker deciding them (its process died on the
@@ -59,7 +61,7 @@ type SagaConfig struct {
 	Logger *slog.Logger
 }
 
-// RegisterStripeSaga registers the payment saga for every stripe source:
+// RegisterSaga registers the payment saga for every stripe source:
 //
 //  1. on payment_intent.succeeded, in the handler's transaction: book a
 //     ledger credit, unique on (payment_intent, 'credit'), and enqueue the
@@ -84,15 +86,15 @@ type SagaConfig struct {
 // and enqueues nothing, so it causes no second fulfillment and no second
 // refund, except for a failed saga: the replay resumes its step with the
 // same key (resume).
-func RegisterStripeSaga(r *Registry, cfg SagaConfig) error {
+func RegisterSaga(r *handlers.Registry, cfg SagaConfig) error {
 	if cfg.FulfillmentURL == "" || cfg.PaymentsURL == "" || cfg.Pool == nil {
-		return errors.New("handlers: the payment saga needs FulfillmentURL, PaymentsURL and Pool")
+		return errors.New("stripe: the payment saga needs FulfillmentURL, PaymentsURL and Pool")
 	}
-	if err := CheckFinalStatuses(cfg.FinalStatuses); err != nil {
-		return fmt.Errorf("handlers: the payment saga's FinalStatuses: %w", err)
+	if err := handlers.CheckFinalStatuses(cfg.FinalStatuses); err != nil {
+		return fmt.Errorf("stripe: the payment saga's FinalStatuses: %w", err)
 	}
 	if cfg.FinalStatuses == nil {
-		cfg.FinalStatuses = DefaultFinalStatuses
+		cfg.FinalStatuses = handlers.DefaultFinalStatuses
 	}
 	if cfg.SweepEvery == 0 {
 		cfg.SweepEvery = DefaultSagaSweepEvery
@@ -101,17 +103,17 @@ func RegisterStripeSaga(r *Registry, cfg SagaConfig) error {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	s := &saga{cfg: cfg}
-	AddWorker(r, &fulfillWorker{saga: s})
-	AddWorker(r, &refundWorker{saga: s})
-	AddWorker(r, &sagaSweepWorker{saga: s})
+	handlers.AddWorker(r, &fulfillWorker{saga: s})
+	handlers.AddWorker(r, &refundWorker{saga: s})
+	handlers.AddWorker(r, &sagaSweepWorker{saga: s})
 	r.AddPeriodicJob(sagaSweepJob(cfg.SweepEvery))
-	return r.Register(Registration{
+	return r.Register(handlers.Registration{
 		Name:     SagaHandlerName,
 		Provider: "stripe",
 		Events:   []string{"payment_intent.succeeded"},
-		Batch:    true,       // database work only: the call out runs in a follow-up job
-		Ordering: EveryEvent, // every success is money received, whatever its order
-		Handler:  HandlerFunc(s.handle),
+		Batch:    true,                // database work only: the call out runs in a follow-up job
+		Ordering: handlers.EveryEvent, // every success is money received, whatever its order
+		Handler:  handlers.HandlerFunc(s.handle),
 	})
 }
 
@@ -127,7 +129,7 @@ type sagaPayment struct {
 	Currency      string `json:"currency"`
 }
 
-func (s *saga) handle(ctx context.Context, e *Event) error {
+func (s *saga) handle(ctx context.Context, e *handlers.Event) error {
 	var evt struct {
 		Data struct {
 			Object struct {
@@ -138,7 +140,7 @@ func (s *saga) handle(ctx context.Context, e *Event) error {
 		} `json:"data"`
 	}
 	if err := json.Unmarshal(e.Payload, &evt); err != nil || !strings.HasPrefix(evt.Data.Object.ID, "pi_") {
-		return Permanent(fmt.Errorf("payment_intent.succeeded without a payment intent id in data.object.id"))
+		return handlers.Permanent(fmt.Errorf("payment_intent.succeeded without a payment intent id in data.object.id"))
 	}
 	p := sagaPayment{
 		Source: e.Source, DeliveryID: e.DeliveryID, InboxID: e.InboxID,
@@ -220,7 +222,7 @@ type FulfillArgs struct {
 
 func (FulfillArgs) Kind() string { return "stripe_fulfill" }
 func (FulfillArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{Queue: QueueDownstream, UniqueOpts: river.UniqueOpts{ByArgs: true}}
+	return river.InsertOpts{Queue: handlers.QueueDownstream, UniqueOpts: river.UniqueOpts{ByArgs: true}}
 }
 
 type fulfillWorker struct {
@@ -231,11 +233,11 @@ type fulfillWorker struct {
 func (w *fulfillWorker) Work(ctx context.Context, job *river.Job[FulfillArgs]) error {
 	a, cfg := job.Args, w.saga.cfg
 	body, _ := json.Marshal(map[string]any{"payment_intent": a.PaymentIntent, "amount": a.Amount, "currency": a.Currency})
-	status, err := Call{URL: cfg.FulfillmentURL, Key: a.Key, Body: body, FinalStatuses: cfg.FinalStatuses}.Post(ctx, cfg.Client)
+	status, err := handlers.Call{URL: cfg.FulfillmentURL, Key: a.Key, Body: body, FinalStatuses: cfg.FinalStatuses}.Post(ctx, cfg.Client)
 	log := cfg.Logger.With("source", a.Source, "delivery_id", a.DeliveryID, "inbox_id", a.InboxID,
 		"step", "fulfill", "idempotency_key", a.Key, "payment_intent", a.PaymentIntent, "attempt", job.Attempt, "status", status)
 
-	var refused *RefusedError
+	var refused *handlers.RefusedError
 	switch {
 	case err == nil:
 		log.Info("saga: fulfillment accepted")
@@ -256,8 +258,8 @@ func (w *fulfillWorker) Work(ctx context.Context, job *river.Job[FulfillArgs]) e
 				}
 				return err
 			}
-			_, err = enqueueOnce(ctx, tx, river.ClientFromContext[pgx.Tx](ctx), stepRecord{
-				Key: a.RefundKey, Source: a.Source, DeliveryID: a.DeliveryID, Handler: SagaHandlerName, Step: "refund",
+			_, err = handlers.EnqueueOnceTx(ctx, tx, river.ClientFromContext[pgx.Tx](ctx), handlers.Step{
+				Key: a.RefundKey, Source: a.Source, DeliveryID: a.DeliveryID, Handler: SagaHandlerName, Name: "refund",
 			}, RefundArgs{sagaPayment: a.sagaPayment, Key: a.RefundKey}, nil)
 			return err
 		})
@@ -276,7 +278,7 @@ type RefundArgs struct {
 
 func (RefundArgs) Kind() string { return "stripe_refund" }
 func (RefundArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{Queue: QueueDownstream, UniqueOpts: river.UniqueOpts{
+	return river.InsertOpts{Queue: handlers.QueueDownstream, UniqueOpts: river.UniqueOpts{
 		ByArgs:  true,
 		ByState: append(rivertype.UniqueOptsByStateDefault(), rivertype.JobStateCancelled, rivertype.JobStateDiscarded),
 	}}
@@ -291,7 +293,7 @@ func (w *refundWorker) Work(ctx context.Context, job *river.Job[RefundArgs]) err
 	a, cfg := job.Args, w.saga.cfg
 	body, _ := json.Marshal(map[string]any{"payment_intent": a.PaymentIntent})
 	url := strings.TrimSuffix(cfg.PaymentsURL, "/") + "/v1/refunds"
-	status, err := Call{URL: url, Key: a.Key, Body: body, FinalStatuses: cfg.FinalStatuses}.Post(ctx, cfg.Client)
+	status, err := handlers.Call{URL: url, Key: a.Key, Body: body, FinalStatuses: cfg.FinalStatuses}.Post(ctx, cfg.Client)
 	log := cfg.Logger.With("source", a.Source, "delivery_id", a.DeliveryID, "inbox_id", a.InboxID,
 		"step", "refund", "idempotency_key", a.Key, "payment_intent", a.PaymentIntent, "attempt", job.Attempt, "status", status)
 	if err == nil {
@@ -299,7 +301,7 @@ func (w *refundWorker) Work(ctx context.Context, job *river.Job[RefundArgs]) err
 		return completeWith(ctx, cfg.Pool, job, func(tx pgx.Tx) error {
 			// The refund is of the whole payment: debit what the
 			// provider's charge.refunded events have not debited yet.
-			if err := advisoryLock(ctx, tx, ledgerLockKey(a.PaymentIntent), true); err != nil {
+			if err := handlers.LockTx(ctx, tx, ledgerLockKey(a.PaymentIntent)); err != nil {
 				return err
 			}
 			booked, err := readRefunds(ctx, tx, a.PaymentIntent, "")
@@ -325,8 +327,8 @@ func (w *refundWorker) Work(ctx context.Context, job *river.Job[RefundArgs]) err
 // so that the saga never waits on a job that will not come back. A replay
 // of the delivery resumes it (resume).
 func (s *saga) failOrRetry(ctx context.Context, job *rivertype.JobRow, log *slog.Logger, paymentIntent string, err error, waiting string) error {
-	result := JobResult(job, err)
-	if !gaveUp(job, result) {
+	result := handlers.JobResult(job, err)
+	if !handlers.GivesUp(job, result) {
 		log.Warn("saga: step failed; retrying with the same key", "error", err)
 		return result
 	}

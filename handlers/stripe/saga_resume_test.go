@@ -1,4 +1,4 @@
-package handlers_test
+package stripe_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hookinbox/hookinbox/handlers"
+	"github.com/hookinbox/hookinbox/handlers/stripe"
 	"github.com/hookinbox/hookinbox/internal/downstreamstub"
 )
 
@@ -75,7 +76,7 @@ func TestSagaFailedStepResumesByReplay(t *testing.T) {
 			require.Equal(t, 1, strings.Count(b.log.String(), "saga: failed step resumed with the same key"))
 			require.Equal(t, tc.want, s)
 			require.Equal(t, map[string]int{"completed": 1}, b.waitJobsFinalized(t, tc.kind), "the same job ran again")
-			key := handlers.DeriveKey("stripe", evt, handlers.SagaHandlerName, tc.step)
+			key := handlers.DeriveKey("stripe", evt, stripe.SagaHandlerName, tc.step)
 			b.requireOneKeyOneEffect(t, tc.path, key, 3) // two failed attempts, then the resumed one
 
 			require.Equal(t, "completed", b.waitJobDone(t, b.replay(t, id)))
@@ -140,7 +141,7 @@ func TestSagaSweepFailsASagaWhoseJobEnded(t *testing.T) {
 			b.downstream.SetFallback("/fulfill", downstreamstub.Apply)
 			require.Equal(t, "completed", b.waitJobDone(t, b.replay(t, id)))
 			b.waitSaga(t, pi, "fulfilled")
-			key := handlers.DeriveKey("stripe", evt, handlers.SagaHandlerName, "fulfill")
+			key := handlers.DeriveKey("stripe", evt, stripe.SagaHandlerName, "fulfill")
 			require.Equal(t, map[string]int{key: 1}, b.downstream.Effects("/fulfill"))
 		})
 	}

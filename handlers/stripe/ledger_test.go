@@ -1,4 +1,4 @@
-package handlers_test
+package stripe_test
 
 import (
 	"context"

@@ -1,4 +1,11 @@
-package handlers
+// Package github holds the GitHub handler hookinbox ships, built on the
+// handlers package's API alone: the issue mirror (RegisterIssueMirror),
+// which keeps the table github_issue_mirror at the latest state of every
+// issue and pull request that any github source reports, one row per
+// repository and number. hookinbox's migrations create the table
+// (migrations/002_handlers.up.sql), so a binary built on hookinbox has it
+// whether it registers the mirror or not.
+package github
 
 import (
 	"context"
@@ -6,23 +13,24 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/hookinbox/hookinbox/handlers"
 	"github.com/hookinbox/hookinbox/internal/pgnamed"
 )
 
-//go:embed sql/github_issue_mirror_upsert.sql
-var githubIssueMirrorUpsertSQL string
+//go:embed sql/issue_mirror_upsert.sql
+var issueMirrorUpsertSQL string
 
-// RegisterGitHubIssueMirror keeps github_issue_mirror at the latest state
-// of every issue and pull request that any github source reports.
-func RegisterGitHubIssueMirror(r *Registry) error {
-	return r.Register(Registration{
+// RegisterIssueMirror keeps github_issue_mirror at the latest state of
+// every issue and pull request that any github source reports.
+func RegisterIssueMirror(r *handlers.Registry) error {
+	return r.Register(handlers.Registration{
 		Name:        "github.issue_mirror",
 		Provider:    "github",
 		Events:      []string{"issues", "pull_request"},
 		Batch:       true, // database work only
-		PayloadOnly: true, // reads its few fields, not go-github's typed event
-		Ordering:    LatestState,
-		Handler:     HandlerFunc(mirrorIssue),
+		PayloadOnly: true, // reads GitHubFields, not go-github's typed event
+		Ordering:    handlers.LatestState,
+		Handler:     handlers.HandlerFunc(mirrorIssue),
 	})
 }
 
@@ -33,7 +41,7 @@ type issueMirrorRow struct {
 	Updated                  time.Time // zero when the payload has none
 }
 
-func mirrorIssue(ctx context.Context, e *Event) error {
+func mirrorIssue(ctx context.Context, e *handlers.Event) error {
 	row, err := issueMirrorRowOf(&e.Delivery)
 	if err != nil {
 		return err
@@ -43,7 +51,7 @@ func mirrorIssue(ctx context.Context, e *Event) error {
 	}
 	// Deferred: the upsert's result changes nothing here, and in a batch it
 	// then rides the next delivery's round trip.
-	e.Defer(githubIssueMirrorUpsertSQL, pgnamed.Args{
+	e.Defer(issueMirrorUpsertSQL, pgnamed.Args{
 		"repo": row.Repo, "number": row.Number, "kind": row.Kind, "state": row.State, "title": row.Title,
 		"updated_at": row.Updated, "delivery_id": e.DeliveryID,
 	})
@@ -53,11 +61,11 @@ func mirrorIssue(ctx context.Context, e *Event) error {
 // issueMirrorRowOf reads the mirror's row from an issues or pull_request
 // delivery: a deleted issue's state is "deleted", a merged pull request's
 // "merged". The error is Permanent: the payload will not change.
-func issueMirrorRowOf(d *Delivery) (issueMirrorRow, error) {
-	f, ok := d.gitHubFields()
+func issueMirrorRowOf(d *handlers.Delivery) (issueMirrorRow, error) {
+	f, ok := d.GitHubFields()
 	var (
 		row  issueMirrorRow
-		item *gitHubItem
+		item *handlers.GitHubIssue
 	)
 	switch d.EventType {
 	case "issues":
@@ -66,14 +74,14 @@ func issueMirrorRowOf(d *Delivery) (issueMirrorRow, error) {
 		row.Kind, item = "pull_request", f.PullRequest
 	}
 	if !ok || row.Kind == "" {
-		return row, Permanent(fmt.Errorf("%s payload is not an issue or pull request event", d.EventType))
+		return row, handlers.Permanent(fmt.Errorf("%s payload is not an issue or pull request event", d.EventType))
 	}
-	row.Repo = f.repo()
+	row.Repo = f.Repo
 	if item != nil {
-		row.Number, row.State, row.Title, row.Updated = item.Number, item.State, item.Title, timeOf(item.UpdatedAt)
+		row.Number, row.State, row.Title, row.Updated = item.Number, item.State, item.Title, item.UpdatedAt
 	}
 	if row.Repo == "" || row.Number == 0 {
-		return row, Permanent(fmt.Errorf("%s payload lacks repository.full_name or a number", d.EventType))
+		return row, handlers.Permanent(fmt.Errorf("%s payload lacks repository.full_name or a number", d.EventType))
 	}
 	switch {
 	case row.Kind == "issue" && f.Action == "deleted":

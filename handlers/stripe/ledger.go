@@ -1,4 +1,4 @@
-package handlers
+package stripe
 
 import (
 	"context"
@@ -8,33 +8,35 @@ import (
 	"strconv"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/hookinbox/hookinbox/handlers"
 )
 
 //go:embed sql/ledger_refunds.sql
 var ledgerRefundsSQL string
 
-// RegisterStripeLedger books ledger entries for charge.refunded and
+// RegisterLedger books ledger entries for charge.refunded and
 // payment_intent.payment_failed, each idempotent on a natural key.
-func RegisterStripeLedger(r *Registry) error {
-	if err := r.Register(Registration{
+func RegisterLedger(r *handlers.Registry) error {
+	if err := r.Register(handlers.Registration{
 		Name:     "stripe.ledger.charge_refunded",
 		Provider: "stripe",
 		Events:   []string{"charge.refunded"},
 		// The event carries the charge's cumulative amount_refunded: the
 		// newest event says everything an older one would.
 		Batch:    true, // database work only
-		Ordering: LatestState,
-		Handler:  HandlerFunc(chargeRefunded),
+		Ordering: handlers.LatestState,
+		Handler:  handlers.HandlerFunc(chargeRefunded),
 	}); err != nil {
 		return err
 	}
-	return r.Register(Registration{
+	return r.Register(handlers.Registration{
 		Name:     "stripe.ledger.payment_failed",
 		Provider: "stripe",
 		Events:   []string{"payment_intent.payment_failed"},
-		Batch:    true,       // database work only
-		Ordering: EveryEvent, // each failed attempt is its own fact
-		Handler:  HandlerFunc(paymentFailed),
+		Batch:    true,                // database work only
+		Ordering: handlers.EveryEvent, // each failed attempt is its own fact
+		Handler:  handlers.HandlerFunc(paymentFailed),
 	})
 }
 
@@ -43,7 +45,7 @@ func RegisterStripeLedger(r *Registry) error {
 // amount): the same refund state described twice books once. What the
 // saga's refund already debited for the payment intent is not debited
 // again (see bookRefund).
-func chargeRefunded(ctx context.Context, e *Event) error {
+func chargeRefunded(ctx context.Context, e *handlers.Event) error {
 	var evt struct {
 		Data struct {
 			Object struct {
@@ -55,14 +57,14 @@ func chargeRefunded(ctx context.Context, e *Event) error {
 		} `json:"data"`
 	}
 	if err := json.Unmarshal(e.Payload, &evt); err != nil || evt.Data.Object.ID == "" {
-		return Permanent(fmt.Errorf("charge.refunded without a charge in data.object"))
+		return handlers.Permanent(fmt.Errorf("charge.refunded without a charge in data.object"))
 	}
 	ch := evt.Data.Object
 	owner := ch.PaymentIntent
 	if owner == "" {
 		owner = ch.ID // a charge made without a payment intent
 	}
-	if err := e.lock(ctx, ledgerLockKey(owner)); err != nil {
+	if err := e.Lock(ctx, ledgerLockKey(owner)); err != nil {
 		return err
 	}
 	booked, err := readRefunds(ctx, e.Tx, owner, ch.ID)
@@ -114,7 +116,7 @@ func bookRefund(ctx context.Context, tx pgx.Tx, p sagaPayment, kind, reference s
 
 // paymentFailed records a failed payment attempt; the event id is the
 // natural key of one attempt.
-func paymentFailed(ctx context.Context, e *Event) error {
+func paymentFailed(ctx context.Context, e *handlers.Event) error {
 	var evt struct {
 		Data struct {
 			Object struct {
@@ -124,7 +126,7 @@ func paymentFailed(ctx context.Context, e *Event) error {
 		} `json:"data"`
 	}
 	if err := json.Unmarshal(e.Payload, &evt); err != nil || evt.Data.Object.ID == "" {
-		return Permanent(fmt.Errorf("payment_intent.payment_failed without a payment intent in data.object"))
+		return handlers.Permanent(fmt.Errorf("payment_intent.payment_failed without a payment intent in data.object"))
 	}
 	p := sagaPayment{Source: e.Source, DeliveryID: e.DeliveryID, PaymentIntent: evt.Data.Object.ID, Currency: evt.Data.Object.Currency}
 	_, err := bookLedger(ctx, e.Tx, p, "payment_failed", e.DeliveryID, 0)
