@@ -34,40 +34,21 @@ func lockKey(d Delivery, r Resource) string {
 	return fmt.Sprintf("d:%d:%s:%s", len(d.Source), d.Source, d.DeliveryID)
 }
 
-// begin locks d's resource and reads its version, in one round trip. With
-// savepoint, it first opens the delivery's savepoint and, without wait,
-// takes the lock only if it is free: if not, it releases the savepoint
-// and returns ErrResourceBusy, having done nothing.
-func begin(ctx context.Context, tx pgx.Tx, d Delivery, r Resource, wait, savepoint bool) (stale bool, err error) {
+// begin locks d's resource, waiting for it, and reads its version, in one
+// round trip.
+func begin(ctx context.Context, tx pgx.Tx, d Delivery, r Resource) (stale bool, err error) {
 	b := &pgx.Batch{}
-	if savepoint {
-		b.Queue("SAVEPOINT " + deliverySavepoint)
-	}
-	lockSQL := resourceLockSQL
-	if !wait {
-		lockSQL = resourceTryLockSQL
-	}
-	args := pgnamed.Args{"lock_key": lockKey(d, r)}
-	b.Queue(lockSQL, args)
+	b.Queue(resourceLockSQL, pgnamed.Args{"lock_key": lockKey(d, r)})
 	readVersion := r.Key != ""
 	if readVersion {
 		b.Queue(resourceVersionGetSQL, pgnamed.Args{"source": d.Source, "resource_key": r.Key})
 	}
 	res := tx.SendBatch(ctx, b)
-	stale, locked, err := readBegin(res, r, wait, savepoint, readVersion)
+	stale, err = readBegin(res, r, readVersion)
 	if cerr := res.Close(); err == nil && cerr != nil {
 		err = cerr
 	}
-	if err != nil {
-		return false, err
-	}
-	if !locked {
-		if _, err := tx.Exec(ctx, "RELEASE SAVEPOINT "+deliverySavepoint); err != nil {
-			return false, err
-		}
-		return false, ErrResourceBusy
-	}
-	return stale, nil
+	return stale, err
 }
 
 // readCarried reads the results of n carried statements.
@@ -80,39 +61,28 @@ func readCarried(res pgx.BatchResults, n int) error {
 	return nil
 }
 
-func readBegin(res pgx.BatchResults, r Resource, wait, savepoint, readVersion bool) (stale, locked bool, err error) {
-	if savepoint {
-		if _, err := res.Exec(); err != nil {
-			return false, false, fmt.Errorf("savepoint: %w", err)
-		}
-	}
-	if wait {
-		if _, err := res.Exec(); err != nil {
-			return false, false, fmt.Errorf("lock resource %q: %w", r.Key, err)
-		}
-		locked = true
-	} else if err := res.QueryRow().Scan(&locked); err != nil {
-		return false, false, fmt.Errorf("lock resource %q: %w", r.Key, err)
+func readBegin(res pgx.BatchResults, r Resource, readVersion bool) (stale bool, err error) {
+	if _, err := res.Exec(); err != nil {
+		return false, fmt.Errorf("lock resource %q: %w", r.Key, err)
 	}
 	if !readVersion {
-		return false, locked, nil
+		return false, nil
 	}
 	var v Version
 	err = res.QueryRow().Scan(&v.At, &v.ReceivedAt, &v.ReceiptAt)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return false, locked, nil
+		return false, nil
 	}
 	if err != nil {
-		return false, false, fmt.Errorf("read resource version: %w", err)
+		return false, fmt.Errorf("read resource version: %w", err)
 	}
-	return r.OlderThan(v), locked, nil
+	return r.OlderThan(v), nil
 }
 
-// end runs the handlers' deferred statements, records the resource's new
-// version and, with savepoint, releases the delivery's savepoint, in one
-// round trip.
-func end(ctx context.Context, tx pgx.Tx, d Delivery, r Resource, savepoint bool, deferred []*pgx.QueuedQuery) error {
-	b := &pgx.Batch{QueuedQueries: endQueries(d, r, savepoint, deferred)}
+// end runs the handlers' deferred statements and records the resource's
+// new version, in one round trip.
+func end(ctx context.Context, tx pgx.Tx, d Delivery, r Resource, deferred []*pgx.QueuedQuery) error {
+	b := &pgx.Batch{QueuedQueries: endQueries(d, r, deferred)}
 	if b.Len() == 0 {
 		return nil
 	}
@@ -123,14 +93,11 @@ func end(ctx context.Context, tx pgx.Tx, d Delivery, r Resource, savepoint bool,
 }
 
 // endQueries are end's statements, deferred ones first.
-func endQueries(d Delivery, r Resource, savepoint bool, deferred []*pgx.QueuedQuery) []*pgx.QueuedQuery {
+func endQueries(d Delivery, r Resource, deferred []*pgx.QueuedQuery) []*pgx.QueuedQuery {
 	b := &pgx.Batch{QueuedQueries: deferred}
 	var v batchVersions // one row: the statements a batch sends for all of its
 	v.add(d, r)
 	v.queue(b)
-	if savepoint {
-		b.Queue("RELEASE SAVEPOINT " + deliverySavepoint)
-	}
 	return b.QueuedQueries
 }
 

@@ -153,8 +153,9 @@ func (r *Registry) Events() map[string][]string {
 // Provider returns the provider of a configured source.
 func (r *Registry) Provider(source string) string { return r.sources[source].Provider }
 
-// ErrResourceBusy is ProcessNoWait's answer when another transaction holds
-// the delivery's resource.
+// ErrResourceBusy is the answer of a processing batch (TxBatch.ProcessAll)
+// and of Event.Lock in one when another transaction holds the lock: the
+// delivery is then processed alone, where locks are waited for.
 var ErrResourceBusy = errors.New("handlers: the delivery's resource is locked by another transaction")
 
 // Matches reports whether any handler is registered for d: when none is,
@@ -190,20 +191,6 @@ func (r *Registry) matching(d Delivery) []Registration {
 // for fresh events), and records the resource's new version. The caller
 // commits tx together with the delivery's outcome and the job's completion.
 func (r *Registry) Process(ctx context.Context, tx pgx.Tx, jobs JobInserter, d Delivery) (Result, error) {
-	return r.process(ctx, tx, jobs, d, true)
-}
-
-// ProcessNoWait is Process for a transaction that already holds other
-// deliveries' resources (a processing batch). It runs d under a savepoint
-// of its own, so an error rolls back d's work alone, and rather than wait
-// for d's resource, which could deadlock against another such
-// transaction, it returns ErrResourceBusy, having done nothing.
-func (r *Registry) ProcessNoWait(ctx context.Context, tx pgx.Tx, jobs JobInserter, d Delivery) (Result, error) {
-	return r.process(ctx, tx, jobs, d, false)
-}
-
-// process runs d's handlers.
-func (r *Registry) process(ctx context.Context, tx pgx.Tx, jobs JobInserter, d Delivery, wait bool) (Result, error) {
 	if d.Provider == "" {
 		d.Provider = r.Provider(d.Source)
 	}
@@ -217,28 +204,15 @@ func (r *Registry) process(ctx context.Context, tx pgx.Tx, jobs JobInserter, d D
 		d.parseGitHub()
 	}
 	res := resourceOf(&d, r.sources[d.Source].ResourceField)
-
-	// In a batch the delivery has a savepoint of its own; alone, its
-	// transaction is its own.
-	savepoint := !wait
-	stale, err := begin(ctx, tx, d, res, wait, savepoint)
+	stale, err := begin(ctx, tx, d, res)
 	if err != nil {
 		return Result{}, err
 	}
-	handlerTx := tx
-	if savepoint {
-		handlerTx = batchTx{tx}
-	}
-	deferred, err := r.runHandlers(ctx, handlerTx, jobs, d, res, stale, wait, matched)
+	deferred, err := r.runHandlers(ctx, tx, jobs, d, res, stale, true, matched)
 	if err == nil {
-		err = end(ctx, tx, d, res, savepoint, deferred)
+		err = end(ctx, tx, d, res, deferred)
 	}
 	if err != nil {
-		if savepoint {
-			if rerr := rollback(ctx, tx); rerr != nil {
-				return Result{}, errors.Join(err, fmt.Errorf("roll back the delivery's savepoint: %w", rerr))
-			}
-		}
 		return Result{}, err
 	}
 	return Result{Outcome: OutcomeProcessed, Resource: res, Stale: stale}, nil

@@ -8,13 +8,19 @@ import (
 )
 
 // TxBatch processes deliveries one after another in one transaction (a
-// processing batch), each as ProcessNoWait does: ProcessAll takes their
-// resources and versions in one round trip, the statements that close a
-// delivery's work (its handlers' Event.Defer writes, the release of its
-// savepoint if it has one) travel with a later round trip, or with Flush,
-// and Flush records every delivery's new resource version at once. In the
-// steady benchmark round trips were most of serve's CPU and of a batch's
-// length.
+// processing batch), each as Process does but under a savepoint of its
+// own, so that an error rolls back that delivery's work alone, and
+// without waiting for a resource another transaction holds, which could
+// deadlock two batches (ErrResourceBusy: the delivery is processed alone
+// instead). ProcessAll takes their resources and versions in one round
+// trip, the statements that close a delivery's work (its handlers'
+// Event.Defer writes, the release of its savepoint if it has one) travel
+// with a later round trip, or with Flush, and Flush records every
+// delivery's new resource version at once. In the steady benchmark round
+// trips were most of serve's CPU and of a batch's length.
+//
+// TxBatch is how jobs processes a batch; a program built on hookinbox has
+// no need of it.
 //
 // Call Flush before the transaction commits. When a carried statement
 // fails, ProcessAll or Flush returns a *CarriedError: the earlier
