@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"strings"
+	"time"
 )
 
 // ProviderKafka is the provider of a source that reads Kafka topics:
@@ -34,7 +35,18 @@ type KafkaSource struct {
 	// Start is where a group with no committed offset starts: "earliest"
 	// or "latest". Defaults to latest.
 	Start string `yaml:"start"`
+	// SessionTimeout is how long the group waits for a process that
+	// stopped answering (killed, partitioned) before it gives that
+	// process's partitions to the others, and how long a rebalance waits
+	// for a member to rejoin: their messages wait that long. Within the
+	// broker's group.min/max.session.timeout.ms (Kafka's: 6s to 30m).
+	// Defaults to 45s.
+	SessionTimeout Duration `yaml:"session_timeout"`
 }
+
+// DefaultKafkaSessionTimeout is kafka.session_timeout's default, Kafka
+// clients' own.
+const DefaultKafkaSessionTimeout = 45 * time.Second
 
 // kafkaDefaults fills a Kafka source's defaults.
 func (s *Source) kafkaDefaults() {
@@ -53,6 +65,9 @@ func (s *Source) kafkaDefaults() {
 	}
 	if k.Start == "" {
 		k.Start = "latest"
+	}
+	if k.SessionTimeout == 0 {
+		k.SessionTimeout = Duration(DefaultKafkaSessionTimeout)
 	}
 }
 
@@ -89,6 +104,9 @@ func (s Source) validateKafka(key string) error {
 	}
 	if k.Start != "earliest" && k.Start != "latest" {
 		return fmt.Errorf("%s.kafka.start: %q (want earliest or latest)", key, k.Start)
+	}
+	if t := k.SessionTimeout.Std(); t < time.Second || t > 30*time.Minute {
+		return fmt.Errorf("%s.kafka.session_timeout: %s (want 1s to 30m, within the broker's group session limits)", key, t)
 	}
 	return nil
 }

@@ -17,7 +17,8 @@ sources:
 	s := cfg.Sources[0]
 	require.Equal(t, ProviderKafka, s.Provider)
 	require.Equal(t, KafkaSource{Brokers: []string{"127.0.0.1:9092"}, Topics: []string{"orders.confirmed"},
-		Group: "hookinbox-orders", DeliveryID: "offset", EventType: "topic", Start: "latest"}, *s.Kafka)
+		Group: "hookinbox-orders", DeliveryID: "offset", EventType: "topic", Start: "latest",
+		SessionTimeout: Duration(DefaultKafkaSessionTimeout)}, *s.Kafka)
 	require.False(t, s.DedupBodies(), "the broker's redeliveries carry their id")
 }
 
@@ -35,6 +36,7 @@ func TestKafkaSourceErrorsNameTheKey(t *testing.T) {
 		{"bad event type", "sources: [{name: o, kafka: {" + ok + ", event_type: key}}]", `sources[0] (o).kafka.event_type: "key" (want header:NAME or topic)`},
 		{"bad start", "sources: [{name: o, kafka: {" + ok + ", start: beginning}}]", `sources[0] (o).kafka.start: "beginning" (want earliest or latest)`},
 		{"kafka provider without block", "sources: [{name: o, provider: kafka}]", `sources[0] (o).kafka: required for provider kafka`},
+		{"short session", "sources: [{name: o, kafka: {" + ok + ", session_timeout: 100ms}}]", `sources[0] (o).kafka.session_timeout: 100ms (want 1s to 30m`},
 		{"misspelt key", "sources: [{name: o, kafka: {" + ok + ", topic: t}}]", `field topic not found`},
 	}
 	for _, tc := range cases {

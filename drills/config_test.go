@@ -34,6 +34,10 @@ type serveConfig struct {
 	// /forward: destination github-forward (config.ForwardDestination),
 	// whose effects the audit expects under githubForwardKey.
 	GitHubForward bool
+	// KafkaBrokers, when set, adds source orders reading topic kafkaTopic
+	// from these brokers (event ids in header event_id), forwarded to the
+	// stub's kafkaForwardPath.
+	KafkaBrokers string
 }
 
 // writeConfig writes a hookinbox.yaml listening on the given loopback
@@ -51,15 +55,28 @@ func writeConfig(t testing.TB, dir string, c serveConfig, listen, adminListen st
 		c.DownstreamTimeout = 5 * time.Second
 	}
 	type source struct {
-		Name       string   `yaml:"name"`
-		Provider   string   `yaml:"provider"`
-		Secrets    []string `yaml:"secrets"`
-		Tolerance  string   `yaml:"tolerance,omitempty"`
-		ForwardURL string   `yaml:"forward_url,omitempty"`
+		Name       string         `yaml:"name"`
+		Provider   string         `yaml:"provider,omitempty"`
+		Secrets    []string       `yaml:"secrets,omitempty"`
+		Tolerance  string         `yaml:"tolerance,omitempty"`
+		ForwardURL string         `yaml:"forward_url,omitempty"`
+		Kafka      map[string]any `yaml:"kafka,omitempty"`
 	}
 	github := source{Name: "github", Provider: "github", Secrets: []string{githubSecret}}
 	if c.GitHubForward {
 		github.ForwardURL = c.DownstreamURL + "/forward"
+	}
+	sources := []source{
+		github,
+		{Name: "stripe", Provider: "stripe", Secrets: []string{stripeSecret}, Tolerance: "5m"},
+		{Name: "billing", Provider: "standard", Secrets: []string{billingSecret}, Tolerance: "5m",
+			ForwardURL: c.DownstreamURL + "/forward"},
+	}
+	if c.KafkaBrokers != "" {
+		sources = append(sources, source{Name: "orders", ForwardURL: c.DownstreamURL + kafkaForwardPath, Kafka: map[string]any{
+			"brokers": []string{c.KafkaBrokers}, "topics": []string{kafkaTopic}, "delivery_id": "header:event_id", "start": "earliest",
+			// A killed process's partitions move after this, not Kafka's 45s.
+			"session_timeout": "6s"}})
 	}
 	doc := map[string]any{
 		"listen":           listen,
@@ -67,12 +84,7 @@ func writeConfig(t testing.TB, dir string, c serveConfig, listen, adminListen st
 		"max_body_bytes":   c.MaxBodyBytes,
 		"read_timeout":     c.ReadTimeout.String(),
 		"shutdown_timeout": "5s",
-		"sources": []source{
-			github,
-			{Name: "stripe", Provider: "stripe", Secrets: []string{stripeSecret}, Tolerance: "5m"},
-			{Name: "billing", Provider: "standard", Secrets: []string{billingSecret}, Tolerance: "5m",
-				ForwardURL: c.DownstreamURL + "/forward"},
-		},
+		"sources":          sources,
 		"downstream": map[string]string{
 			"fulfillment_url": c.DownstreamURL + "/fulfill",
 			"payments_url":    c.DownstreamURL,

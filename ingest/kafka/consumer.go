@@ -48,6 +48,10 @@ type Config struct {
 	// Start is where a group with no committed offset starts: "earliest"
 	// or "latest" (the default).
 	Start string
+	// SessionTimeout is how long the group waits for a member that stopped
+	// answering before it moves its partitions, and for members to rejoin
+	// a rebalance. Zero: franz-go's default (45s).
+	SessionTimeout time.Duration
 	// MaxPollRecords bounds a batch. Defaults to DefaultMaxPollRecords.
 	MaxPollRecords int
 	// DrainTimeout bounds the recording and the offset commit of the batch
@@ -116,6 +120,9 @@ func New(cfg Config) (*Consumer, error) {
 		// rebalance waits until the batch's offsets are committed.
 		kgo.BlockRebalanceOnPoll(),
 	}, cfg.ClientOptions...)
+	if cfg.SessionTimeout > 0 {
+		opts = append(opts, kgo.SessionTimeout(cfg.SessionTimeout), kgo.RebalanceTimeout(cfg.SessionTimeout))
+	}
 	client, err := kgo.NewClient(opts...)
 	if err != nil {
 		return nil, fmt.Errorf("kafka source %s: %w", cfg.Source, err)

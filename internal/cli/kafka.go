@@ -25,7 +25,7 @@ func kafkaConsumers(cfg config.Config, pool *pgxpool.Pool, inbox *ingest.Inbox, 
 			continue
 		}
 		c, err := kafka.New(kafka.Config{Source: s.Name, Brokers: k.Brokers, Topics: k.Topics, Group: k.Group,
-			DeliveryID: k.DeliveryID, EventType: k.EventType, Start: k.Start,
+			DeliveryID: k.DeliveryID, EventType: k.EventType, Start: k.Start, SessionTimeout: k.SessionTimeout.Std(),
 			Inbox: inbox, Pool: pool, Observe: observe, ObserveBatch: m.ObserveKafkaBatch, Logger: logger})
 		if err != nil {
 			return nil, err

@@ -1,0 +1,168 @@
+package drills
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/hookinbox/hookinbox/handlers/destination"
+)
+
+// The Kafka source of the drills' config: topic, and where its forward_url
+// points at the stub.
+const (
+	kafkaTopic       = "orders.confirmed"
+	kafkaForwardPath = "/kafka-forward"
+	kafkaGroup       = "hookinbox-orders"
+)
+
+// TestKafkaSourceCrash kills hookinbox with SIGKILL at random moments while
+// a producer writes orders to a topic, some of them twice under one event
+// id, and restarts it. A kill between the inbox commit and the offset
+// commit gives the messages again: they must be duplicates. At the end
+// every event is in the inbox once, processed, forwarded once, and the
+// group's offsets cover every message; and hookinbox recorded messages
+// both before the first kill and after the last restart.
+func TestKafkaSourceCrash(t *testing.T) {
+	if !*longForm {
+		t.Parallel()
+	}
+	var (
+		messages = pick(600, 5000)
+		duration = pick(8*time.Second, 60*time.Second)
+		kills    = pick(4, 15)
+	)
+	cluster, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(3, kafkaTopic))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cluster.Close)
+	b := setup(t, setupOpts{})
+	b.cfg.KafkaBrokers = cluster.ListenAddrs()[0]
+	p := b.start(t, "hookinbox")
+	ctx := context.Background()
+
+	produced := make(chan error, 1)
+	events := map[string]bool{}
+	var sent []string
+	for i := range messages {
+		id := fmt.Sprintf("%s-order-%d", b.run, i)
+		if i > 0 && rand.IntN(10) == 0 {
+			id = sent[rand.IntN(len(sent))] // the producer's own repeat
+		}
+		sent = append(sent, id)
+		events[id] = true
+	}
+	go func() { produced <- produceOrders(ctx, cluster.ListenAddrs(), sent, duration) }()
+
+	var recordedBeforeKill, recordedAtLastReturn int
+	start, slot := time.Now(), duration/time.Duration(kills)
+	for i := range kills {
+		at := start.Add(time.Duration(i)*slot + slot/4 + time.Duration(rand.Int64N(int64(slot/2))))
+		time.Sleep(time.Until(at))
+		if i == 0 {
+			recordedBeforeKill = countOrders(t, b)
+		}
+		p.kill()
+		if err := p.restart(); err != nil {
+			t.Fatal(err)
+		}
+		recordedAtLastReturn = countOrders(t, b)
+	}
+	if err := <-produced; err != nil {
+		t.Fatal(err)
+	}
+	if !waitFor(ctx, 60*time.Second, 100*time.Millisecond, func() bool { return committedOffsets(t, cluster) == int64(len(sent)) }) {
+		t.Fatalf("offsets committed %d of %d messages\n%s", committedOffsets(t, cluster), len(sent), p.logTail(40))
+	}
+	if !waitFor(ctx, 60*time.Second, 100*time.Millisecond, func() bool { return len(b.stub.Effects(kafkaForwardPath)) >= len(events) }) {
+		t.Fatalf("%d of %d events forwarded\n%s", len(b.stub.Effects(kafkaForwardPath)), len(events), p.logTail(40))
+	}
+
+	rows := countOrders(t, b)
+	t.Logf("%d messages (%d events), %d kills: %d recorded before the first kill, %d by the last restart, %d at the end",
+		len(sent), len(events), p.Kills(), recordedBeforeKill, recordedAtLastReturn, rows)
+	if recordedBeforeKill == 0 {
+		t.Error("nothing was recorded before the first kill")
+	}
+	if rows == recordedAtLastReturn {
+		t.Error("nothing was recorded after the last restart")
+	}
+	if rows != len(events) {
+		t.Errorf("%d inbox rows for %d events", rows, len(events))
+	}
+	var unprocessed int
+	if err := b.pool.QueryRow(ctx, `SELECT count(*) FROM inbox_pending WHERE source = 'orders'`).Scan(&unprocessed); err != nil {
+		t.Fatal(err)
+	}
+	if unprocessed != 0 {
+		t.Errorf("%d deliveries never processed", unprocessed)
+	}
+	effects := b.stub.Effects(kafkaForwardPath)
+	for id := range events {
+		if n := effects[destination.Key("orders", id, "orders-forward")]; n != 1 {
+			t.Errorf("event %s forwarded %d times", id, n)
+		}
+	}
+	if len(effects) != len(events) {
+		t.Errorf("%d keys forwarded for %d events: a message was recorded under another id", len(effects), len(events))
+	}
+}
+
+// produceOrders writes one message per id over about duration.
+func produceOrders(ctx context.Context, brokers []string, ids []string, duration time.Duration) error {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.DefaultProduceTopic(kafkaTopic))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	pause := duration / time.Duration(len(ids))
+	for i, id := range ids {
+		r := &kgo.Record{Key: []byte(fmt.Sprint(i % 11)), Value: []byte(fmt.Sprintf(`{"order":%q}`, id)),
+			Headers: []kgo.RecordHeader{{Key: "event_id", Value: []byte(id)}}}
+		if err := cl.ProduceSync(ctx, r).FirstErr(); err != nil {
+			return err
+		}
+		time.Sleep(pause)
+	}
+	return nil
+}
+
+// countOrders counts the orders source's inbox rows.
+func countOrders(t *testing.T, b *bundle) int {
+	t.Helper()
+	var n int
+	if err := b.pool.QueryRow(context.Background(), `SELECT count(*) FROM inbox WHERE source = 'orders'`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// committedOffsets sums the group's committed offsets: the messages it
+// will not be given again.
+func committedOffsets(t *testing.T, cluster *kfake.Cluster) int64 {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(cluster.ListenAddrs()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	offsets, err := kadm.NewClient(cl).FetchOffsets(context.Background(), kafkaGroup)
+	if errors.Is(err, kerr.GroupIDNotFound) {
+		return 0
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum int64
+	offsets.Each(func(o kadm.OffsetResponse) { sum += max(o.At, 0) })
+	return sum
+}
