@@ -55,7 +55,7 @@ func begin(ctx context.Context, tx pgx.Tx, d Delivery, r Resource) (stale bool, 
 func readCarried(res pgx.BatchResults, n int) error {
 	for range n {
 		if _, err := res.Exec(); err != nil {
-			return &CarriedError{Err: err}
+			return &carriedError{Err: err}
 		}
 	}
 	return nil

@@ -23,7 +23,7 @@ import (
 // no need of it.
 //
 // Call Flush before the transaction commits. When a carried statement
-// fails, ProcessAll or Flush returns a *CarriedError: the earlier
+// fails, ProcessAll or Flush returns the batch's error: the earlier
 // delivery's work is not recorded, so the transaction must not commit.
 type TxBatch struct {
 	r        *Registry
@@ -57,17 +57,17 @@ func (b *TxBatch) send(ctx context.Context, batch *pgx.Batch) error {
 		return nil
 	}
 	if err := b.tx.SendBatch(ctx, batch).Close(); err != nil {
-		return &CarriedError{Err: err}
+		return &carriedError{Err: err}
 	}
 	return nil
 }
 
-// CarriedError is a delivery's closing statements failing in a later
+// carriedError is a delivery's closing statements failing in a later
 // round trip of its TxBatch.
-type CarriedError struct{ Err error }
+type carriedError struct{ Err error }
 
-func (e *CarriedError) Error() string {
+func (e *carriedError) Error() string {
 	return fmt.Sprintf("close an earlier delivery's work (deferred statements, resource version): %v", e.Err)
 }
 
-func (e *CarriedError) Unwrap() error { return e.Err }
+func (e *carriedError) Unwrap() error { return e.Err }

@@ -35,7 +35,7 @@ func (b *TxBatch) ProcessAll(ctx context.Context, jobs JobInserter, ds []Deliver
 	}
 	for _, p := range locked {
 		res, err := b.processLocked(ctx, jobs, p)
-		var carried *CarriedError
+		var carried *carriedError
 		if errors.As(err, &carried) {
 			return nil, nil, err
 		}
@@ -208,7 +208,7 @@ func (b *TxBatch) processLocked(ctx context.Context, jobs JobInserter, p *locked
 	if err == nil {
 		if !htx.sent {
 			// Nothing of the delivery ran yet: its closing statements are
-			// all it sends, and if one fails the batch fails (CarriedError),
+			// all it sends, and if one fails the batch fails (carriedError),
 			// so there is nothing a savepoint could roll back alone. Two
 			// statements fewer a delivery for handlers that only Defer.
 			b.carry = b.carry[:start]
@@ -220,7 +220,7 @@ func (b *TxBatch) processLocked(ctx context.Context, jobs JobInserter, p *locked
 		b.versions.add(p.d, p.res)
 		return Result{Outcome: OutcomeProcessed, Resource: p.res, Stale: p.stale}, nil
 	}
-	var carried *CarriedError
+	var carried *carriedError
 	if errors.As(err, &carried) {
 		return Result{}, carried
 	}
