@@ -150,3 +150,27 @@ func signTime(now time.Time) (int64, error) {
 	}
 	return now.Unix(), nil
 }
+
+// headerValues returns every value of the named header, looked up like
+// headerValue.
+func headerValues(h http.Header, name string) []string {
+	if vs := h.Values(name); len(vs) > 0 {
+		return nonEmpty(vs)
+	}
+	for k, vs := range h {
+		if strings.EqualFold(k, name) {
+			return nonEmpty(vs)
+		}
+	}
+	return nil
+}
+
+func nonEmpty(vs []string) []string {
+	var out []string
+	for _, v := range vs {
+		if v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
+}

@@ -5,8 +5,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -154,4 +156,29 @@ func parseTime(raw, unit string) time.Time {
 		return time.UnixMilli(n).Add(time.Duration(nanos / 1e3)).UTC() // a fraction of a millisecond
 	}
 	return time.Unix(n, nanos).UTC()
+}
+
+// errNotForm is a form body whose fields cannot be parsed.
+var errNotForm = errors.New("body is neither a JSON object nor form-encoded fields")
+
+// parseForm reads a form-encoded body. A field whose value is a JSON
+// object (Slack's payload=) is read as that object, so a path can reach
+// into it.
+func parseForm(body []byte) (map[string]any, error) {
+	vals, err := url.ParseQuery(string(body))
+	if err != nil || len(vals) == 0 {
+		return nil, errNotForm
+	}
+	m := make(map[string]any, len(vals))
+	for k, vs := range vals {
+		v := vs[0]
+		if t := trimJSONSpace([]byte(v)); len(t) > 0 && t[0] == '{' {
+			if obj, err := decodeJSON(t); err == nil {
+				m[k] = obj
+				continue
+			}
+		}
+		m[k] = v
+	}
+	return m, nil
 }
