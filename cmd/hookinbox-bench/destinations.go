@@ -13,11 +13,11 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// The destinations scenario (issue 14): one `hookinbox serve` sends every
-// GitHub `issues` delivery it processes to a receiver in the bench
-// process, compared with a bare client posting the same bodies to the
-// same receiver, and ingest's latency with the destination at work with
-// the same load on a serve without it.
+// The destinations scenario (bench/README.md, "Destinations"): one
+// `hookinbox serve` sends every GitHub `issues` delivery it processes to a
+// receiver in the bench process, compared with a bare client posting the
+// same bodies to the same receiver, and ingest's latency with the
+// destination at work with the same load on a serve without it.
 
 // destName is the scenario's destination.
 const destName = "bench-receiver"

@@ -94,7 +94,8 @@ type ratios struct {
 	ProcessedToRiver  float64 `json:"processed_per_sec_to_river_jobs_per_sec"`
 }
 
-// target is one of issue 6's goals and how the run did.
+// target is one of a scenario's goals and how the run did: a row of the
+// goal tables in bench/README.md.
 type target struct {
 	Name     string `json:"name"`
 	Measured string `json:"measured"`
@@ -184,7 +185,7 @@ func (r *results) batchedMean() float64 {
 	return r.IngestBatchMean
 }
 
-// evaluate computes the ratios and checks the issue's targets.
+// evaluate computes the ratios and checks the throughput targets.
 func (r *results) evaluate() {
 	if r.Pgbench.TPS > 0 {
 		r.Ratios.IngestToPgbench = r.Ingest.AcceptedPerSec / r.Pgbench.TPS

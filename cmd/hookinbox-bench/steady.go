@@ -15,11 +15,11 @@ import (
 	"time"
 )
 
-// The steady scenario (issue 16): one `hookinbox serve` with the defaults,
-// ingest and processing in one process as a user runs it, under open-loop
-// GitHub `issues` traffic that the shipped issue mirror upserts. The load
-// steps up by fractions of pgbench's one-delivery rate until a step does
-// not hold.
+// The steady scenario (bench/README.md, "Steady load, one default
+// serve"): one `hookinbox serve` with the defaults, ingest and processing
+// in one process as a user runs it, under open-loop GitHub `issues`
+// traffic that the shipped issue mirror upserts. The load steps up by
+// fractions of pgbench's one-delivery rate until a step does not hold.
 
 // backlogGrace is how long after a step its backlog is read: processing
 // keeps pace when what is left then is under a second of the step's

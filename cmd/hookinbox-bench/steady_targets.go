@@ -8,11 +8,13 @@ import (
 	"time"
 )
 
-// Issue 16's goals for one default serve under steady load, read off a
-// steady run's steps. They are computed when the report is printed, not
-// stored, so -show prints them for older results files too.
+// The steady-load goals for one default serve (bench/README.md, "Steady
+// load, one default serve"), read off a steady run's steps. They are
+// computed when the report is printed, not stored, so -show prints them
+// for older results files too.
 
-// ackGoalAtHalf is issue 16's bound on the ack p99 at 0.5× pgbench's rate.
+// ackGoalAtHalf is the steady-load bound on the ack p99 at 0.5× pgbench's
+// rate.
 const ackGoalAtHalf = 25 * time.Millisecond
 
 // steadyTargets returns the goals and how res did, or nil when the loads
@@ -71,8 +73,8 @@ func steadyTargets(res steadyResult) []target {
 	return ts
 }
 
-// rssGoalMB is the resident set issue 16 keeps from the saturated run's
-// target ("RSS ≤ 150 MB").
+// rssGoalMB bounds serve's resident set under steady load as the
+// throughput scenario bounds it under saturation ("RSS ≤ 150 MB").
 const rssGoalMB = 150
 
 // peakRSSHeld is serve's highest peak RSS over the steps that held, and
@@ -126,7 +128,7 @@ func printSteadyTargets(w io.Writer, res steadyResult) {
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "target (issue 16)\tmeasured\tgoal\t\n")
+	fmt.Fprintf(tw, "steady-load target\tmeasured\tgoal\t\n")
 	for _, t := range ts {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.Name, t.Measured, t.Goal, verdict(t.Met))
 	}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"strings"
 	"testing"
 	"time"
 
@@ -80,4 +82,18 @@ func TestSteadyTargets(t *testing.T) {
 
 	res.Base = 3000 // -steady-base: the loads are not fractions of pgbench's rate
 	require.Nil(t, steadyTargets(res))
+}
+
+// The table's heading names the goal it checks, as the other scenarios'
+// tables do.
+func TestPrintSteadyTargetsHeading(t *testing.T) {
+	t.Parallel()
+	res := steadyResult{Base: 2000, MaxSustained: 0.5, Steps: []steadyStep{{Load: 0.25, Holds: true}, {Load: 0.5, Holds: true}}}
+	res.Pgbench.TPS = 2000
+
+	var out bytes.Buffer
+	printSteadyTargets(&out, res)
+	require.Contains(t, out.String(), "steady-load target")
+	require.Contains(t, out.String(), "highest sustained step")
+	require.NotContains(t, strings.ToLower(out.String()), "issue")
 }
