@@ -17,8 +17,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// acmeScheme is the example of issue 17's hmac block: a timestamped header
-// scheme with the id in a header and the type in the body.
+// acmeScheme is the hmac block of README's "Any HMAC sender" example: a
+// timestamped header scheme with the id in a header and the type in the
+// body.
 func acmeScheme() *HMACScheme {
 	return &HMACScheme{
 		SignatureHeader:    "X-Signature",

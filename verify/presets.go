@@ -40,8 +40,8 @@ func svixScheme() HMACScheme {
 	}
 }
 
-// presets are the senders issue 17 names; README "Providers" documents
-// each row. Sources: each provider's signature documentation, cited in
+// presets are the senders hookinbox knows by name; README "Providers"
+// documents each row. Sources: each provider's signature documentation, cited in
 // presets_test.go next to its vector.
 var presets = map[string]preset{
 	"shopify": {
