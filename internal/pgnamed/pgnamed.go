@@ -2,7 +2,8 @@
 //
 // pgx turns a statement's @name parameters into $n by lexing the whole
 // statement, comments included, on every call. Under steady load on one
-// default serve that was 4.6% of its CPU (issue 16): a processed delivery
+// default serve that was 4.6% of its CPU (bench/README.md, "Steady load,
+// one default serve"): a processed delivery
 // runs five such statements. Args does the same rewrite, by pgx's own
 // NamedArgs, the first time it meets a statement and reuses it after.
 //
