@@ -185,7 +185,7 @@ func (a *App) wire(ctx context.Context, ext Extensions) error {
 	for _, s := range cfg.Sources {
 		a.names = append(a.names, s.Name)
 	}
-	if len(sources) == 0 {
+	if len(cfg.Sources) == 0 {
 		logger.Warn("no sources configured: every webhook will get 404 unknown_source")
 	}
 	m := metrics.New(pool, logger)
