@@ -78,7 +78,7 @@ func StartBulkReplayTx(ctx context.Context, tx pgx.Tx, jobs Inserter, f ReplayFi
 	if err := tx.QueryRow(ctx, bulkReplayInsertSQL, args).Scan(&id); err != nil {
 		return BulkReplay{}, fmt.Errorf("record bulk replay: %w", err)
 	}
-	if _, err := jobs.InsertTx(ctx, tx, BulkReplayArgs{BulkReplayID: id}, nil); err != nil {
+	if _, err := jobs.InsertTx(ctx, tx, bulkReplayArgs{BulkReplayID: id}, nil); err != nil {
 		return BulkReplay{}, fmt.Errorf("enqueue bulk replay: %w", err)
 	}
 	return GetBulkReplay(ctx, tx, id)
@@ -100,32 +100,32 @@ func GetBulkReplay(ctx context.Context, q Querier, id int64) (BulkReplay, error)
 	return b, err
 }
 
-// BulkReplayArgs asks for a bulk replay's batches to be enqueued.
-type BulkReplayArgs struct {
+// bulkReplayArgs asks for a bulk replay's batches to be enqueued.
+type bulkReplayArgs struct {
 	BulkReplayID int64 `json:"bulk_replay_id"`
 }
 
-func (BulkReplayArgs) Kind() string { return "bulk_replay" }
+func (bulkReplayArgs) Kind() string { return "bulk_replay" }
 
-// BulkReplayWorker enqueues a bulk replay's jobs in batches, each batch and
+// bulkReplayWorker enqueues a bulk replay's jobs in batches, each batch and
 // the cursor's move in one transaction, so a crash resumes without
 // enqueueing a delivery twice.
-type BulkReplayWorker struct {
-	river.WorkerDefaults[BulkReplayArgs]
+type bulkReplayWorker struct {
+	river.WorkerDefaults[bulkReplayArgs]
 	pool      *pgxpool.Pool
 	batchSize int
 	budget    time.Duration // work per run before snoozing to continue
 	logger    *slog.Logger
 }
 
-// DefaultBulkReplayBatch is how many replays one transaction enqueues.
-const DefaultBulkReplayBatch = 500
+// defaultBulkReplayBatch is how many replays one transaction enqueues.
+const defaultBulkReplayBatch = 500
 
-func NewBulkReplayWorker(pool *pgxpool.Pool, budget time.Duration, logger *slog.Logger) *BulkReplayWorker {
-	return &BulkReplayWorker{pool: pool, batchSize: DefaultBulkReplayBatch, budget: budget, logger: logger}
+func newBulkReplayWorker(pool *pgxpool.Pool, budget time.Duration, logger *slog.Logger) *bulkReplayWorker {
+	return &bulkReplayWorker{pool: pool, batchSize: defaultBulkReplayBatch, budget: budget, logger: logger}
 }
 
-func (w *BulkReplayWorker) Work(ctx context.Context, job *river.Job[BulkReplayArgs]) error {
+func (w *bulkReplayWorker) Work(ctx context.Context, job *river.Job[bulkReplayArgs]) error {
 	client := river.ClientFromContext[pgx.Tx](ctx)
 	start := time.Now()
 	for {
@@ -141,7 +141,7 @@ func (w *BulkReplayWorker) Work(ctx context.Context, job *river.Job[BulkReplayAr
 	}
 }
 
-func (w *BulkReplayWorker) batch(ctx context.Context, client *river.Client[pgx.Tx], job *river.Job[BulkReplayArgs]) (bool, error) {
+func (w *bulkReplayWorker) batch(ctx context.Context, client *river.Client[pgx.Tx], job *river.Job[bulkReplayArgs]) (bool, error) {
 	var finished bool
 	err := pgx.BeginFunc(ctx, w.pool, func(tx pgx.Tx) error {
 		var (

@@ -121,7 +121,7 @@ type ClientConfig struct {
 
 	// RescueStuckJobsAfter is how long a job may stay running before River
 	// takes it for stuck (its process died) and runs it again; it must
-	// exceed JobTimeout. Defaults to DefaultRescueStuckJobsAfter.
+	// exceed JobTimeout. Defaults to defaultRescueStuckJobsAfter.
 	RescueStuckJobsAfter time.Duration
 
 	// LogDeliveriesPerSecond is the most info lines about processed or
@@ -135,10 +135,10 @@ type ClientConfig struct {
 	Logger *slog.Logger
 }
 
-// DefaultRescueStuckJobsAfter bounds how long a delivery whose process was
+// defaultRescueStuckJobsAfter bounds how long a delivery whose process was
 // killed mid-job waits before another process picks it up. River's own
 // default is an hour.
-const DefaultRescueStuckJobsAfter = 2 * time.Minute
+const defaultRescueStuckJobsAfter = 2 * time.Minute
 
 func (c ClientConfig) WithDefaults() ClientConfig {
 	if c.MaxWorkers == 0 {
@@ -163,7 +163,7 @@ func (c ClientConfig) WithDefaults() ClientConfig {
 		c.JobTimeout = time.Minute
 	}
 	if c.RescueStuckJobsAfter == 0 {
-		c.RescueStuckJobsAfter = DefaultRescueStuckJobsAfter
+		c.RescueStuckJobsAfter = defaultRescueStuckJobsAfter
 	}
 	if c.ObserveBatch == nil {
 		c.ObserveBatch = func(int) {}
@@ -223,7 +223,7 @@ func NewClient(pool *pgxpool.Pool, cfg ClientConfig) (*river.Client[pgx.Tx], err
 		if err := river.AddWorkerSafely(workers, newProcessDeliveriesWorker(deliveryWorker, cfg)); err != nil {
 			return nil, err
 		}
-		if err := river.AddWorkerSafely(workers, NewBulkReplayWorker(pool, cfg.JobTimeout*2/3, cfg.Logger)); err != nil {
+		if err := river.AddWorkerSafely(workers, newBulkReplayWorker(pool, cfg.JobTimeout*2/3, cfg.Logger)); err != nil {
 			return nil, err
 		}
 		if err := cfg.Registry.AddWorkersTo(workers); err != nil {
@@ -239,14 +239,14 @@ func NewClient(pool *pgxpool.Pool, cfg ClientConfig) (*river.Client[pgx.Tx], err
 			if err := river.AddWorkerSafely(workers, NewRetentionWorker(pool, *cfg.Retention, cfg.JobTimeout*2/3, cfg.Logger)); err != nil {
 				return nil, err
 			}
-			rc.PeriodicJobs = append(rc.PeriodicJobs, RetentionPeriodicJob(cfg.RetentionEvery))
+			rc.PeriodicJobs = append(rc.PeriodicJobs, retentionPeriodicJob(cfg.RetentionEvery))
 		}
 		if cfg.OrphanSweep != nil {
 			sweeper := NewOrphanSweeper(pool, *cfg.OrphanSweep)
-			if err := river.AddWorkerSafely(workers, NewOrphanSweepWorker(sweeper, cfg.Logger)); err != nil {
+			if err := river.AddWorkerSafely(workers, newOrphanSweepWorker(sweeper, cfg.Logger)); err != nil {
 				return nil, err
 			}
-			rc.PeriodicJobs = append(rc.PeriodicJobs, OrphanSweepPeriodicJob(sweeper.cfg.Every))
+			rc.PeriodicJobs = append(rc.PeriodicJobs, orphanSweepPeriodicJob(sweeper.cfg.Every))
 		}
 		rc.Workers = workers
 		if cfg.Generation != nil {
@@ -269,7 +269,7 @@ func queueConfigs(cfg ClientConfig) (map[string]river.QueueConfig, error) {
 		return river.QueueConfig{MaxWorkers: workers, FetchPollInterval: cfg.FollowUpFetchPollInterval}
 	}
 	queues := map[string]river.QueueConfig{
-		QueueDeliveries:          {MaxWorkers: deliveryWorkers(cfg)},
+		queueDeliveries:          {MaxWorkers: deliveryWorkers(cfg)},
 		handlers.QueueDownstream: followUp(cfg.MaxWorkers),
 		river.QueueDefault:       followUp(cfg.MaxWorkers),
 	}

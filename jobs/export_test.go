@@ -32,3 +32,13 @@ func CompleteProcessedAtTx(ctx context.Context, tx pgx.Tx, js []*river.Job[Proce
 }
 
 var QueueConfigs = queueConfigs
+
+// Names the package keeps unexported, as it exports only what a library
+// user calls.
+const (
+	IngestMinuteRetention = ingestMinuteRetention
+	HoldNote              = holdNote
+	QueueDeliveries       = queueDeliveries
+)
+
+type OrphanSweepResult = orphanSweepResult

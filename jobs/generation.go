@@ -37,7 +37,7 @@ type GenerationConfig struct {
 
 	// Every is how often the process says it runs Fingerprint and looks
 	// for a newer one. A configuration no process has said so of for
-	// GenerationLiveFactor × Every is no longer running. Defaults to 1s.
+	// generationLiveFactor × Every is no longer running. Defaults to 1s.
 	Every time.Duration
 
 	// Observe, when set, is told of each processing job deferred
@@ -49,9 +49,9 @@ type GenerationConfig struct {
 	Logger *slog.Logger
 }
 
-// GenerationLiveFactor × GenerationConfig.Every is how long a
+// generationLiveFactor × GenerationConfig.Every is how long a
 // configuration counts as running after its last process said so.
-const GenerationLiveFactor = 10
+const generationLiveFactor = 10
 
 // MaxDeferrals bounds how often an outdated worker snoozes one
 // processing job: a job still not taken by a newer process after that
@@ -146,7 +146,7 @@ func (g *Generation) Settle(ctx context.Context) error {
 // runs, as of the last look.
 func (g *Generation) Outdated() bool { return g.outdated.Load() }
 
-func (g *Generation) live() float64 { return (GenerationLiveFactor * g.cfg.Every).Seconds() }
+func (g *Generation) live() float64 { return (generationLiveFactor * g.cfg.Every).Seconds() }
 
 func (g *Generation) publish(ctx context.Context) error {
 	_, err := g.pool.Exec(ctx, workerConfigPublishSQL, pgnamed.Args{"fingerprint": g.cfg.Fingerprint, "live_secs": g.live()})

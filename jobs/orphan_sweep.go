@@ -26,14 +26,14 @@ var orphanSweepFindSQL string
 // console's and the CLI's list of a delivery's jobs).
 const TagOrphanSweep = "orphan_sweep"
 
-// HoldNote is the last error the sweep writes on a delivery whose last job
+// holdNote is the last error the sweep writes on a delivery whose last job
 // an operator cancelled (%d: the job; orphan_sweep_find.sql reads it back
 // from the start of the note), so that the delivery stays held once River
 // has pruned that job (retention.river_cancelled).
-const HoldNote = "job %d was cancelled by an operator: the delivery stays received until it is replayed"
+const holdNote = "job %d was cancelled by an operator: the delivery stays received until it is replayed"
 
-// heldLike is the LIKE pattern of a HoldNote.
-var heldLike = strings.Replace(HoldNote, "%d", "%", 1)
+// heldLike is the LIKE pattern of a holdNote.
+var heldLike = strings.Replace(holdNote, "%d", "%", 1)
 
 // DefaultOrphanGrace is OrphanSweepConfig.Grace's default.
 const DefaultOrphanGrace = 5 * time.Minute
@@ -99,24 +99,24 @@ func (c OrphanSweepConfig) WithDefaults() OrphanSweepConfig {
 	return c
 }
 
-// OrphanSweepArgs runs one pass of the orphan sweep.
-type OrphanSweepArgs struct{}
+// orphanSweepArgs runs one pass of the orphan sweep.
+type orphanSweepArgs struct{}
 
-func (OrphanSweepArgs) Kind() string { return "orphan_sweep" }
+func (orphanSweepArgs) Kind() string { return "orphan_sweep" }
 
-// OrphanSweepPeriodicJob schedules the sweep every period, and once at
+// orphanSweepPeriodicJob schedules the sweep every period, and once at
 // start.
-func OrphanSweepPeriodicJob(every time.Duration) *river.PeriodicJob {
+func orphanSweepPeriodicJob(every time.Duration) *river.PeriodicJob {
 	return river.NewPeriodicJob(river.PeriodicInterval(every), func() (river.JobArgs, *river.InsertOpts) {
 		// Unique per period (River's least is a second): runs do not pile
 		// up behind a busy queue. Two at once would still enqueue each
 		// delivery once (Sweep).
-		return OrphanSweepArgs{}, &river.InsertOpts{UniqueOpts: river.UniqueOpts{ByPeriod: max(every, time.Second)}}
+		return orphanSweepArgs{}, &river.InsertOpts{UniqueOpts: river.UniqueOpts{ByPeriod: max(every, time.Second)}}
 	}, &river.PeriodicJobOpts{RunOnStart: true})
 }
 
-// OrphanSweepResult is what one run did.
-type OrphanSweepResult struct {
+// orphanSweepResult is what one run did.
+type orphanSweepResult struct {
 	// Scanned is how many pending deliveries past the grace it looked at.
 	Scanned int
 	// Requeued are the deliveries it enqueued a job for, in id order, and
@@ -158,10 +158,10 @@ type orphanSweepMeta struct {
 // enqueue one delivery twice: each skips the rows another holds, and the
 // job is unique by its args while one is live, so a run whose window
 // started before another's commit finds the job there.
-func (s *OrphanSweeper) Sweep(ctx context.Context, ins Inserter, now time.Time) (OrphanSweepResult, error) {
+func (s *OrphanSweeper) Sweep(ctx context.Context, ins Inserter, now time.Time) (orphanSweepResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	res := OrphanSweepResult{ByLastJob: map[string]int{}}
+	res := orphanSweepResult{ByLastJob: map[string]int{}}
 	var (
 		lastID int64
 		found  []orphan
@@ -176,7 +176,7 @@ func (s *OrphanSweeper) Sweep(ctx context.Context, ins Inserter, now time.Time) 
 	})
 	if err != nil {
 		// The window is looked at again.
-		return OrphanSweepResult{ByLastJob: map[string]int{}}, fmt.Errorf("orphan sweep: %w", err)
+		return orphanSweepResult{ByLastJob: map[string]int{}}, fmt.Errorf("orphan sweep: %w", err)
 	}
 	s.advance(res.Scanned, lastID, found)
 	for _, o := range found {
@@ -210,7 +210,7 @@ func (s *OrphanSweeper) findTx(ctx context.Context, tx pgx.Tx, cutoff time.Time)
 	}
 	rows, err := tx.Query(ctx, orphanSweepFindSQL, pgnamed.Args{
 		"after": s.after, "cutoff": cutoff, "scan": s.cfg.Scan, "batch": s.cfg.Batch,
-		"hold_note": strings.Replace(HoldNote, "%d", "%s", 1), "held_like": heldLike,
+		"hold_note": strings.Replace(holdNote, "%d", "%s", 1), "held_like": heldLike,
 	})
 	if err != nil {
 		return 0, 0, nil, err
@@ -281,21 +281,21 @@ func (s *OrphanSweeper) advance(scanned int, lastID int64, taken []orphan) {
 	}
 }
 
-// OrphanSweepWorker runs the sweep and logs what it did.
-type OrphanSweepWorker struct {
-	river.WorkerDefaults[OrphanSweepArgs]
+// orphanSweepWorker runs the sweep and logs what it did.
+type orphanSweepWorker struct {
+	river.WorkerDefaults[orphanSweepArgs]
 	sweeper *OrphanSweeper
 	logger  *slog.Logger
 }
 
-func NewOrphanSweepWorker(sweeper *OrphanSweeper, logger *slog.Logger) *OrphanSweepWorker {
+func newOrphanSweepWorker(sweeper *OrphanSweeper, logger *slog.Logger) *orphanSweepWorker {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &OrphanSweepWorker{sweeper: sweeper, logger: logger}
+	return &orphanSweepWorker{sweeper: sweeper, logger: logger}
 }
 
-func (w *OrphanSweepWorker) Work(ctx context.Context, _ *river.Job[OrphanSweepArgs]) error {
+func (w *orphanSweepWorker) Work(ctx context.Context, _ *river.Job[orphanSweepArgs]) error {
 	res, err := w.sweeper.Sweep(ctx, river.ClientFromContext[pgx.Tx](ctx), time.Now())
 	if err != nil {
 		return err

@@ -52,7 +52,7 @@ var (
 // transaction slot while later jobs keep joining, runs the batch, and hands
 // every member its result.
 type processBatcher struct {
-	w       *ProcessDeliveryWorker
+	w       *processDeliveryWorker
 	window  time.Duration
 	maxSize int
 	timeout time.Duration
@@ -90,7 +90,7 @@ type batchMember struct {
 // err, or alone (the group's worker runs it in a transaction of its own).
 type batchGroup struct {
 	job     *river.Job[ProcessDeliveriesArgs]
-	pw      *ProcessDeliveriesWorker
+	pw      *processDeliveriesWorker
 	client  *river.Client[pgx.Tx]
 	members []*batchMember
 
@@ -118,7 +118,7 @@ func groupsOf(members []*batchMember) []*batchGroup {
 	return gs
 }
 
-func newProcessBatcher(w *ProcessDeliveryWorker, size int, window, timeout time.Duration, concurrency int, observe func(int)) *processBatcher {
+func newProcessBatcher(w *processDeliveryWorker, size int, window, timeout time.Duration, concurrency int, observe func(int)) *processBatcher {
 	return &processBatcher{w: w, window: window, maxSize: size, timeout: timeout, slots: make(chan struct{}, concurrency), observe: observe}
 }
 

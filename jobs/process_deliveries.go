@@ -49,7 +49,7 @@ func fromBatch(inboxID int64, alone bool) river.InsertManyParams {
 // attempts count as the delivery's): scheduled when the retry policy
 // would schedule that attempt's retry, with the attempts left, and
 // attempts_before in its metadata so that its own retries follow on
-// (ProcessDeliveryWorker.NextRetry).
+// (processDeliveryWorker.NextRetry).
 func retryFromBatch(inboxID int64, scheduledAt time.Time, before, maxAttempts int) river.InsertManyParams {
 	p := fromBatch(inboxID, false)
 	p.InsertOpts.ScheduledAt, p.InsertOpts.MaxAttempts = scheduledAt, maxAttempts-before
@@ -73,10 +73,10 @@ func attemptsBefore(job *rivertype.JobRow) int {
 }
 
 func (ProcessDeliveriesArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{Queue: QueueDeliveries}
+	return river.InsertOpts{Queue: queueDeliveries}
 }
 
-// ProcessDeliveriesWorker runs a process_deliveries job: its deliveries'
+// processDeliveriesWorker runs a process_deliveries job: its deliveries'
 // handlers as a processing batch does (handleBatchTx), their outcomes and
 // the job's completion in one transaction. A delivery the batch does not
 // decide gets a process_delivery job of its own in that same transaction,
@@ -95,17 +95,17 @@ func (ProcessDeliveriesArgs) InsertOpts() river.InsertOpts {
 // when split fails too (the database unreachable) does the job fail, and
 // River runs the group again; on its last attempt it is snoozed instead,
 // since a discarded group would leave its deliveries with no job.
-type ProcessDeliveriesWorker struct {
+type processDeliveriesWorker struct {
 	river.WorkerDefaults[ProcessDeliveriesArgs]
-	w       *ProcessDeliveryWorker // pool, registry, logger, observers, retry policy
+	w       *processDeliveryWorker // pool, registry, logger, observers, retry policy
 	observe func(n int)            // ClientConfig.ObserveBatch
 }
 
-func newProcessDeliveriesWorker(w *ProcessDeliveryWorker, cfg ClientConfig) *ProcessDeliveriesWorker {
-	return &ProcessDeliveriesWorker{w: w, observe: cfg.ObserveBatch}
+func newProcessDeliveriesWorker(w *processDeliveryWorker, cfg ClientConfig) *processDeliveriesWorker {
+	return &processDeliveriesWorker{w: w, observe: cfg.ObserveBatch}
 }
 
-func (pw *ProcessDeliveriesWorker) Work(ctx context.Context, job *river.Job[ProcessDeliveriesArgs]) error {
+func (pw *processDeliveriesWorker) Work(ctx context.Context, job *river.Job[ProcessDeliveriesArgs]) error {
 	start := time.Now()
 	client := river.ClientFromContext[pgx.Tx](ctx)
 	ids := slices.Compact(slices.Sorted(slices.Values(job.Args.InboxIDs)))
@@ -186,7 +186,7 @@ func (pw *ProcessDeliveriesWorker) Work(ctx context.Context, job *river.Job[Proc
 const splitRetryIn = time.Minute
 
 // run processes members in one transaction with the job's completion.
-func (pw *ProcessDeliveriesWorker) run(ctx context.Context, job *river.Job[ProcessDeliveriesArgs], client *river.Client[pgx.Tx], members []*batchMember) (err error) {
+func (pw *processDeliveriesWorker) run(ctx context.Context, job *river.Job[ProcessDeliveriesArgs], client *river.Client[pgx.Tx], members []*batchMember) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("processing batch panicked: %v", p)
@@ -214,7 +214,7 @@ func (pw *ProcessDeliveriesWorker) run(ctx context.Context, job *river.Job[Proce
 }
 
 // completeTx is completeTx for the job and its decided deliveries.
-func (pw *ProcessDeliveriesWorker) completeTx(ctx context.Context, tx pgx.Tx, job *river.Job[ProcessDeliveriesArgs], ps []processed) error {
+func (pw *processDeliveriesWorker) completeTx(ctx context.Context, tx pgx.Tx, job *river.Job[ProcessDeliveriesArgs], ps []processed) error {
 	err := completeTx(ctx, tx, []jobAttempt{attemptOf(job)}, ps, time.Now())
 	var taken *jobsTakenOverError
 	if errors.As(err, &taken) {
@@ -225,7 +225,7 @@ func (pw *ProcessDeliveriesWorker) completeTx(ctx context.Context, tx pgx.Tx, jo
 
 // followUpTx gives every member the batch did not decide what it needs, in
 // tx: a process_delivery job, or its failure recorded.
-func (pw *ProcessDeliveriesWorker) followUpTx(ctx context.Context, tx pgx.Tx, job *river.Job[ProcessDeliveriesArgs], client *river.Client[pgx.Tx], members []*batchMember) error {
+func (pw *processDeliveriesWorker) followUpTx(ctx context.Context, tx pgx.Tx, job *river.Job[ProcessDeliveriesArgs], client *river.Client[pgx.Tx], members []*batchMember) error {
 	var params []river.InsertManyParams
 	for _, m := range members {
 		switch {
@@ -255,7 +255,7 @@ func (pw *ProcessDeliveriesWorker) followUpTx(ctx context.Context, tx pgx.Tx, jo
 
 // markErrorTx records m's failed attempt (inbox_mark_error.sql), in tx: it
 // commits with the retry's job, or as the delivery's failure.
-func (pw *ProcessDeliveriesWorker) markErrorTx(ctx context.Context, tx pgx.Tx, job *river.Job[ProcessDeliveriesArgs], m *batchMember, final bool) error {
+func (pw *processDeliveriesWorker) markErrorTx(ctx context.Context, tx pgx.Tx, job *river.Job[ProcessDeliveriesArgs], m *batchMember, final bool) error {
 	attemptStart := time.Now()
 	if job.AttemptedAt != nil {
 		attemptStart = *job.AttemptedAt
@@ -282,7 +282,7 @@ const splitTimeout = 4 * time.Second
 
 // split gives each of ids a process_delivery job of its own, to run
 // alone, and completes the batch's job, in one transaction.
-func (pw *ProcessDeliveriesWorker) split(ctx context.Context, job *river.Job[ProcessDeliveriesArgs], client *river.Client[pgx.Tx], ids []int64) error {
+func (pw *processDeliveriesWorker) split(ctx context.Context, job *river.Job[ProcessDeliveriesArgs], client *river.Client[pgx.Tx], ids []int64) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), splitTimeout)
 	defer cancel()
 	return pgx.BeginFunc(ctx, pw.w.pool, func(tx pgx.Tx) error {
@@ -299,7 +299,7 @@ func (pw *ProcessDeliveriesWorker) split(ctx context.Context, job *river.Job[Pro
 
 // report logs and observes the batch's committed deliveries as
 // process_delivery jobs do theirs.
-func (pw *ProcessDeliveriesWorker) report(ctx context.Context, job *river.Job[ProcessDeliveriesArgs], members []*batchMember, start time.Time) {
+func (pw *processDeliveriesWorker) report(ctx context.Context, job *river.Job[ProcessDeliveriesArgs], members []*batchMember, start time.Time) {
 	took := time.Since(start)
 	for _, m := range members {
 		d := m.d

@@ -28,8 +28,8 @@ var (
 	inboxMarkErrorSQL string
 )
 
-// QueueDeliveries is the queue inbox processing runs on.
-const QueueDeliveries = "deliveries"
+// queueDeliveries is the queue inbox processing runs on.
+const queueDeliveries = "deliveries"
 
 // ProcessDeliveryArgs asks a worker to run the handlers for one inbox row.
 // Ingest enqueues it in the transaction that inserts the row; a replay
@@ -46,12 +46,12 @@ type ProcessDeliveryArgs struct {
 func (ProcessDeliveryArgs) Kind() string { return "process_delivery" }
 
 func (ProcessDeliveryArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{Queue: QueueDeliveries}
+	return river.InsertOpts{Queue: queueDeliveries}
 }
 
-// ProcessDeliveryWorker runs a delivery's handlers. Their writes, the inbox
+// processDeliveryWorker runs a delivery's handlers. Their writes, the inbox
 // row's new status and the job's completion commit in one transaction.
-type ProcessDeliveryWorker struct {
+type processDeliveryWorker struct {
 	river.WorkerDefaults[ProcessDeliveryArgs]
 	pool     *pgxpool.Pool
 	registry *handlers.Registry
@@ -62,8 +62,8 @@ type ProcessDeliveryWorker struct {
 	retry    river.ClientRetryPolicy
 }
 
-func newProcessDeliveryWorker(pool *pgxpool.Pool, cfg ClientConfig) *ProcessDeliveryWorker {
-	w := &ProcessDeliveryWorker{pool: pool, registry: cfg.Registry, logger: cfg.Logger, observe: cfg.ObserveDelivery,
+func newProcessDeliveryWorker(pool *pgxpool.Pool, cfg ClientConfig) *processDeliveryWorker {
+	w := &processDeliveryWorker{pool: pool, registry: cfg.Registry, logger: cfg.Logger, observe: cfg.ObserveDelivery,
 		lines: loglimit.ForLogger(cfg.Logger, cfg.LogDeliveriesPerSecond), retry: cfg.RetryPolicy}
 	if w.retry == nil {
 		w.retry = &river.DefaultClientRetryPolicy{}
@@ -82,7 +82,7 @@ const processBatchSlots = 4
 
 var errInboxRowGone = errors.New("inbox row not found (deleted by retention?)")
 
-func (w *ProcessDeliveryWorker) Work(ctx context.Context, job *river.Job[ProcessDeliveryArgs]) error {
+func (w *processDeliveryWorker) Work(ctx context.Context, job *river.Job[ProcessDeliveryArgs]) error {
 	start := time.Now()
 	var (
 		d       handlers.Delivery
@@ -158,7 +158,7 @@ func (w *ProcessDeliveryWorker) Work(ctx context.Context, job *river.Job[Process
 // (retryFromBatch) as the delivery's next attempt after the batch job's:
 // River's retry policies go by the job's own errors, and would start the
 // backoff over. Other jobs get the client's policy (the zero time).
-func (w *ProcessDeliveryWorker) NextRetry(job *river.Job[ProcessDeliveryArgs]) time.Time {
+func (w *processDeliveryWorker) NextRetry(job *river.Job[ProcessDeliveryArgs]) time.Time {
 	before := attemptsBefore(job.JobRow)
 	if before == 0 {
 		return time.Time{}
@@ -170,7 +170,7 @@ func (w *ProcessDeliveryWorker) NextRetry(job *river.Job[ProcessDeliveryArgs]) t
 }
 
 // process runs one delivery in a transaction of its own.
-func (w *ProcessDeliveryWorker) process(ctx context.Context, job *river.Job[ProcessDeliveryArgs]) (handlers.Delivery, handlers.Outcome, error) {
+func (w *processDeliveryWorker) process(ctx context.Context, job *river.Job[ProcessDeliveryArgs]) (handlers.Delivery, handlers.Outcome, error) {
 	var (
 		d       handlers.Delivery
 		outcome handlers.Outcome

@@ -31,9 +31,9 @@ var (
 	retentionConflictSQL string
 )
 
-// IngestMinuteRetention is how long the console's per-minute ingest
+// ingestMinuteRetention is how long the console's per-minute ingest
 // counts are kept: its charts show the last 24 h.
-const IngestMinuteRetention = 48 * time.Hour
+const ingestMinuteRetention = 48 * time.Hour
 
 // RetentionConfig says how long rows live.
 type RetentionConfig struct {
@@ -76,8 +76,8 @@ type RetentionArgs struct{}
 
 func (RetentionArgs) Kind() string { return "retention" }
 
-// RetentionPeriodicJob schedules the pass every period, and once at start.
-func RetentionPeriodicJob(every time.Duration) *river.PeriodicJob {
+// retentionPeriodicJob schedules the pass every period, and once at start.
+func retentionPeriodicJob(every time.Duration) *river.PeriodicJob {
 	return river.NewPeriodicJob(river.PeriodicInterval(every), func() (river.JobArgs, *river.InsertOpts) {
 		// Unique per period: a slow pass and the next tick never overlap.
 		return RetentionArgs{}, &river.InsertOpts{UniqueOpts: river.UniqueOpts{ByPeriod: every}}
@@ -186,7 +186,7 @@ func (w *RetentionWorker) Run(ctx context.Context, now time.Time) (RetentionResu
 	if _, err := w.pool.Exec(ctx, retentionBulkReplaySQL, pgx.NamedArgs{"cutoff": now.Add(-w.cfg.Default)}); err != nil {
 		return res, fmt.Errorf("retention: bulk replays: %w", err)
 	}
-	if _, err := w.pool.Exec(ctx, retentionIngestMinuteSQL, pgx.NamedArgs{"cutoff": now.Add(-IngestMinuteRetention)}); err != nil {
+	if _, err := w.pool.Exec(ctx, retentionIngestMinuteSQL, pgx.NamedArgs{"cutoff": now.Add(-ingestMinuteRetention)}); err != nil {
 		return res, fmt.Errorf("retention: ingest counts: %w", err)
 	}
 	n, err = w.drain(ctx, retentionConflictSQL, pgx.NamedArgs{"cutoff": now.Add(-w.cfg.Conflicts), "batch": w.cfg.BatchSize})

@@ -24,7 +24,7 @@ func TestRetryFromBatchFollowsOnTheBatchJobsAttempts(t *testing.T) {
 	require.Equal(t, []string{TagFromBatch}, p.InsertOpts.Tags)
 	require.True(t, json.Valid(p.InsertOpts.Metadata), "%s", p.InsertOpts.Metadata)
 
-	w := &ProcessDeliveryWorker{retry: &river.DefaultClientRetryPolicy{}}
+	w := &processDeliveryWorker{retry: &river.DefaultClientRetryPolicy{}}
 	delay := func(row *rivertype.JobRow) time.Duration {
 		next := w.NextRetry(&river.Job[ProcessDeliveryArgs]{JobRow: row})
 		if next.IsZero() {

@@ -29,7 +29,7 @@ func TestSplitWhileTheBatchsCommitIsInFlight(t *testing.T) {
 			pool := testdb.New(t)
 			client, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
 			require.NoError(t, err)
-			pw := &ProcessDeliveriesWorker{w: &ProcessDeliveryWorker{pool: pool, logger: slog.New(slog.DiscardHandler)}}
+			pw := &processDeliveriesWorker{w: &processDeliveryWorker{pool: pool, logger: slog.New(slog.DiscardHandler)}}
 
 			var id int64
 			require.NoError(t, pool.QueryRow(ctx, `INSERT INTO river_job (args, kind, max_attempts, state, attempt, attempted_at, queue)
@@ -79,7 +79,7 @@ func TestBatchJobThatCannotSplitOnItsLastAttemptIsSnoozed(t *testing.T) {
 	require.NoError(t, err)
 	broken := testdb.New(t)
 	broken.Close() // every statement fails
-	pw := &ProcessDeliveriesWorker{w: &ProcessDeliveryWorker{pool: broken, logger: slog.New(slog.DiscardHandler)},
+	pw := &processDeliveriesWorker{w: &processDeliveryWorker{pool: broken, logger: slog.New(slog.DiscardHandler)},
 		observe: func(int) {}}
 	ctx := rivertest.WorkContext(context.Background(), client)
 	work := func(attempt int) error {
