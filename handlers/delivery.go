@@ -50,14 +50,15 @@ func (d *Delivery) parseGitHub() {
 
 // gitHubPayload is what hookinbox itself reads from a GitHub payload: the
 // resource and its ordering time (resourceOf) and an issue's or pull
-// request's state (GitHubFields, which the shipped mirror reads). Decoding these alone takes about a
-// third of go-github's typed parse (7 against 18 µs for a 5 KB issues
-// event), which was 12% of a default serve's CPU under steady GitHub load
-// (issue 16), so the typed event is parsed only for a handler that reads
-// it (Registration.PayloadOnly). The types are go-github's where it has
-// one (Timestamp's two forms) and pointers where a null must read as
-// absent, so both readings agree: TestGitHubTypedResourceMatchesTheJSONPath
-// and TestIssueMirrorRowMatchesGoGitHub.
+// request's state (GitHubFields, which the shipped mirror reads). Decoding
+// these alone takes about a third of go-github's typed parse (7 against
+// 18 µs for a 5 KB issues event), which was 12% of a default serve's CPU
+// under steady GitHub load (issue 16), so the typed event is parsed only
+// for a handler that reads it (Registration.PayloadOnly). The types are
+// go-github's where it has one (Timestamp's two forms) and pointers where
+// a null must read as absent, so both readings agree:
+// TestGitHubTypedResourceMatchesTheJSONPath, TestGitHubFieldsMatchGoGitHub
+// and handlers/github's TestIssueMirrorRowMatchesGoGitHub.
 type gitHubPayload struct {
 	Action     string `json:"action"`
 	Repository *struct {
@@ -108,11 +109,12 @@ func (d *Delivery) decodeGitHub() (*gitHubPayload, bool) {
 }
 
 // GitHubFields are the few fields of a GitHub delivery's payload that
-// hookinbox reads itself, to order the delivery (Event.Resource): decoded
-// once per delivery, they cost a handler that reads only these no parse
-// of its own, where go-github's typed event (Delivery.GitHub) is a full
-// parse, 18 µs against 7 for a 5 KB issues event. With PayloadOnly, such a
-// handler spares the delivery that parse altogether.
+// hookinbox reads itself to order the delivery (Event.Resource). They are
+// decoded once per delivery, so a handler that needs no more than these
+// reads them at no cost of its own, where go-github's typed event
+// (Delivery.GitHub) is a full parse: 18 µs against 7 for a 5 KB issues
+// event. Such a handler is PayloadOnly, and spares the delivery that
+// parse altogether.
 type GitHubFields struct {
 	Action string // the event's action; "" when it has none
 	Repo   string // repository.full_name; "" when absent
