@@ -8,7 +8,8 @@ import "github.com/jackc/pgx/v5"
 // every statement the handler ran on Tx itself, in the order queued. In a
 // processing batch those travel with the next delivery's first round trip,
 // so the write costs no round trip of its own; in the steady benchmark a
-// round trip was the largest cost of a processed delivery (issue 16).
+// round trip was the largest cost of a processed delivery
+// (bench/README.md, "Ingest round trips").
 //
 // The delivery fails if a deferred statement fails, as when Handle returns
 // an error, and River retries it: in a batch, the batch rolls back and

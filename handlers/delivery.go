@@ -37,7 +37,8 @@ type Delivery struct {
 // json/v2 engine (go-json-experiment/json/v1, what encoding/json becomes
 // under GOEXPERIMENT=jsonv2): 1.8× faster on a 5 KB issues event, and
 // ParseWebHook was 13% of a default serve's CPU under steady GitHub load
-// (issue 16). TestParseGitHubMatchesGoGitHub holds the two to one result.
+// (bench/README.md, "Payloads and JSON"). TestParseGitHubMatchesGoGitHub
+// holds the two to one result.
 func (d *Delivery) parseGitHub() {
 	if d.Provider != "github" || d.GitHub != nil {
 		return
@@ -53,10 +54,11 @@ func (d *Delivery) parseGitHub() {
 // request's state (GitHubFields, which the shipped mirror reads). Decoding
 // these alone takes about a third of go-github's typed parse (7 against
 // 18 µs for a 5 KB issues event), which was 12% of a default serve's CPU
-// under steady GitHub load (issue 16), so the typed event is parsed only
-// for a handler that reads it (Registration.PayloadOnly). The types are
-// go-github's where it has one (Timestamp's two forms) and pointers where
-// a null must read as absent, so both readings agree:
+// under steady GitHub load (bench/README.md, "Payloads and JSON"), so the
+// typed event is parsed only for a handler that reads it
+// (Registration.PayloadOnly). The types are go-github's where it has one
+// (Timestamp's two forms) and pointers where a null must read as absent,
+// so both readings agree:
 // TestGitHubTypedResourceMatchesTheJSONPath, TestGitHubFieldsMatchGoGitHub
 // and handlers/github's TestIssueMirrorRowMatchesGoGitHub.
 type gitHubPayload struct {

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hookinbox/hookinbox/handlers"
+	"github.com/hookinbox/hookinbox/handlers/stripe"
 	"github.com/hookinbox/hookinbox/internal/downstreamstub"
 	"github.com/hookinbox/hookinbox/internal/testdb"
 	"github.com/hookinbox/hookinbox/internal/testlog"
@@ -292,8 +293,8 @@ func TestServeRunsTheSaga(t *testing.T) {
 	require.Equal(t, 0, code, out)
 
 	evt := "evt_3QxHookinboxSample01" // the sample's id
-	fulfillKey := handlers.DeriveKey("stripe", evt, handlers.SagaHandlerName, "fulfill")
-	refundKey := handlers.DeriveKey("stripe", evt, handlers.SagaHandlerName, "refund")
+	fulfillKey := handlers.DeriveKey("stripe", evt, stripe.SagaHandlerName, "fulfill")
+	refundKey := handlers.DeriveKey("stripe", evt, stripe.SagaHandlerName, "refund")
 	require.Eventually(t, func() bool { return strings.Contains(b.stderr.String(), "saga: refund accepted") },
 		20*time.Second, 50*time.Millisecond, "log:\n%s", b.stderr)
 	log := b.stderr.String()

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hookinbox/hookinbox/handlers"
+	"github.com/hookinbox/hookinbox/handlers/stripe"
 	"github.com/hookinbox/hookinbox/internal/downstreamstub"
 	"github.com/hookinbox/hookinbox/internal/testdb"
 	"github.com/hookinbox/hookinbox/internal/testproc"
@@ -117,7 +118,7 @@ func TestThreeReplicasBehaveAsOne(t *testing.T) {
 	require.Equal(t, n, credits, "one credit per delivery")
 	require.Len(t, stub.Effects("/fulfill"), n, "one fulfillment effect per delivery")
 	for i := 0; i < n; i++ {
-		key := handlers.DeriveKey("stripe", fmt.Sprintf("evt_rep_%d", i), handlers.SagaHandlerName, "fulfill")
+		key := handlers.DeriveKey("stripe", fmt.Sprintf("evt_rep_%d", i), stripe.SagaHandlerName, "fulfill")
 		require.Equal(t, 1, stub.Effects("/fulfill")[key])
 	}
 	require.Greater(t, workers, 1, "jobs were worked by more than one replica")
