@@ -65,13 +65,14 @@ func waitBlocked(pool *pgxpool.Pool, n int, timeout time.Duration) error {
 	return nil
 }
 
-// retriedJobs counts, among the given inbox rows, those with a processing
-// job (their own or their batch's) that ran more than once: its first run
-// was cut off.
+// retriedJobs counts, among the given inbox rows, those whose processing
+// ran again after its first run was cut off: a job of their own or their
+// batch's that ran more than once, or the retry a failed batch gave them
+// (a job of their own carrying the attempts the batch spent).
 func retriedJobs(ctx context.Context, pool *pgxpool.Pool, inboxIDs []int64) (int, error) {
 	var n int
 	err := pool.QueryRow(ctx, `SELECT count(*) FROM unnest($1::bigint[]) AS u (id)
 		WHERE EXISTS (SELECT 1 FROM delivery_job_ids(u.id) AS d (job_id) JOIN river_job j ON j.id = d.job_id
-		              WHERE j.attempt > 1)`, inboxIDs).Scan(&n)
+		              WHERE j.attempt > 1 OR coalesce((j.metadata->>'attempts_before')::int, 0) > 0)`, inboxIDs).Scan(&n)
 	return n, err
 }
