@@ -21,6 +21,7 @@ const (
 	promiseRescue      = "Work stranded by a crash resumes within minutes"
 	promiseRolling     = "A rolling deploy neither fails nor misses work"
 	promiseSecrets     = "Secrets are never stored or shown"
+	promiseOffsets     = "A Kafka offset moves only after its messages are stored"
 )
 
 // rowAndJobTests hold the inbox transaction open after RecordTx and
@@ -536,5 +537,46 @@ var mutations = []Mutation{
 		}},
 		Pkgs: []string{"./handlers/destination", "./handlers"},
 		Run:  "^(TestURLCredentialsAreMaskedInErrors|TestCallPostMasksTheURLInErrors)$",
+	},
+	{
+		Name:    "kafka-offsets-before-inbox",
+		Promise: promiseOffsets,
+		File:    "ingest/kafka/consumer.go",
+		Edits: []Edit{{
+			Find: `	delay := 500 * time.Millisecond
+	for {
+		err := c.record(ctx, ds)`,
+			Replace: `	if cctx, cancel := c.detached(ctx); true {
+		_ = c.client.CommitRecords(cctx, recs...)
+		cancel()
+	}
+	delay := 500 * time.Millisecond
+	for {
+		err := c.record(ctx, ds)`,
+		}},
+		Pkgs: []string{"./ingest/kafka"},
+		Run:  "^TestDatabaseOutageMovesNoOffset$",
+	},
+	{
+		Name:    "kafka-batch-not-drained",
+		Promise: promiseOffsets,
+		File:    "ingest/kafka/consumer.go",
+		Edits: []Edit{{
+			Find:    "	rctx, cancel := c.detached(ctx)",
+			Replace: "	rctx, cancel := context.WithCancel(ctx)",
+		}},
+		Pkgs: []string{"./ingest/kafka"},
+		Run:  "^TestStopDrainsTheBatchInHand$",
+	},
+	{
+		Name:    "nats-msg-id-dropped",
+		Promise: promiseSendOnce,
+		File:    "handlers/destination/broker_nats.go",
+		Edits: []Edit{{
+			Find:    "jetstream.WithMsgID(m.id), ",
+			Replace: "",
+		}},
+		Pkgs: []string{"./handlers/destination"},
+		Run:  "^TestNATSPublisherRepeatIsDroppedByTheStream$",
 	},
 }
