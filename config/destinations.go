@@ -43,6 +43,11 @@ type Route struct {
 	To        []string `yaml:"to"`
 	Ordered   bool     `yaml:"ordered"`
 	SkipStale bool     `yaml:"skip_stale"`
+	// Filter and Transform are CEL expressions (docs/routes.md); CostLimit
+	// bounds one evaluation.
+	Filter    string `yaml:"filter"`
+	Transform string `yaml:"transform"`
+	CostLimit uint64 `yaml:"cost_limit"`
 }
 
 // ForwardDestination names the destination a source's forward_url stands

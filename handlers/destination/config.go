@@ -120,6 +120,21 @@ type Route struct {
 	// the destination already got for its resource (otherwise it is sent
 	// with Hookinbox-Stale: true). Defaults to false.
 	SkipStale bool
+
+	// Filter is a CEL expression over the delivery (body, headers, event,
+	// source, delivery_id, received_at, resource) that must yield true for
+	// the route to send it. Empty: every routed event. docs/routes.md
+	// says more.
+	Filter string
+
+	// Transform is a CEL expression whose value is the body sent instead of
+	// the delivery's: a map or list as JSON, a string as text. Empty: the
+	// delivery's body, byte for byte.
+	Transform string
+
+	// CostLimit bounds one evaluation of Filter or Transform, in CEL cost
+	// units. Defaults to DefaultCostLimit.
+	CostLimit uint64
 }
 
 // Config configures destinations and their routes.
@@ -284,6 +299,9 @@ func Validate(dests []Destination, routes []Route, sources []string) error {
 			if !names[to] {
 				return fmt.Errorf("routes[%d].to: no destination named %q", i, to)
 			}
+		}
+		if _, err := compileRoute(r); err != nil {
+			return fmt.Errorf("routes[%d] (%s).%w", i, r.Source, err)
 		}
 	}
 	return nil

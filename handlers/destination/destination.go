@@ -76,6 +76,8 @@ type dest struct {
 // target is one destination a route sends a source's events to.
 type target struct {
 	route       Route
+	index       int        // the route's place in the configuration
+	expr        *routeExpr // its filter and transform; nil: none
 	destination string
 }
 
@@ -122,14 +124,18 @@ func Register(r *handlers.Registry, cfg Config) (*Service, error) {
 		}
 		s.dests[d.Name] = nd
 	}
-	for _, route := range cfg.Routes {
+	for i, route := range cfg.Routes {
+		expr, err := compileRoute(route) // checked by validate
+		if err != nil {
+			return nil, fmt.Errorf("routes[%d] (%s).%w", i, route.Source, err)
+		}
 		sources := []string{route.Source}
 		if route.Source == "*" {
 			sources = cfg.Sources
 		}
 		for _, src := range sources {
 			for _, to := range route.To {
-				s.targets[src] = append(s.targets[src], target{route: route, destination: to})
+				s.targets[src] = append(s.targets[src], target{route: route, index: i, expr: expr, destination: to})
 			}
 		}
 	}
@@ -165,63 +171,122 @@ func (s *Service) Names() []string {
 	return names
 }
 
-// targetsFor returns the destinations e is routed to, each once; the first
-// route (in configuration order) that matches decides its ordering.
-func (s *Service) targetsFor(source, eventType string) []target {
-	var out []target
+// destinationsFor returns the destinations a source's event type is
+// routed to, each once, in configuration order.
+func (s *Service) destinationsFor(source, eventType string) []string {
+	var out []string
 	seen := map[string]bool{}
 	for _, t := range s.targets[source] {
-		if seen[t.destination] {
-			continue
-		}
-		for _, p := range t.route.Events {
-			if handlers.MatchEvent(p, eventType) {
-				out = append(out, t)
-				seen[t.destination] = true
-				break
-			}
+		if !seen[t.destination] && t.matches(eventType) {
+			out = append(out, t.destination)
+			seen[t.destination] = true
 		}
 	}
 	return out
 }
 
+func (t target) matches(eventType string) bool {
+	for _, p := range t.route.Events {
+		if handlers.MatchEvent(p, eventType) {
+			return true
+		}
+	}
+	return false
+}
+
+// routeFor returns the route that sends a delivery to destination: the
+// first, in configuration order, whose events match and whose filter
+// yields true. ok is false when none does. A filter that fails to
+// evaluate decides, with its error: the send is recorded failed, never
+// taken for filtered out.
+func (s *Service) routeFor(destination string, in ExprInput) (t target, ok bool, err error) {
+	for _, t := range s.targets[in.Source] {
+		if t.destination != destination || !t.matches(in.EventType) {
+			continue
+		}
+		match, err := t.expr.match(in)
+		if err != nil {
+			return t, true, fmt.Errorf("routes[%d] (%s): %w", t.index, t.route.Source, err)
+		}
+		if match {
+			return t, true, nil
+		}
+	}
+	return target{}, false, nil
+}
+
+// exprInputOf is what route expressions see of a delivery being processed.
+func exprInputOf(e *handlers.Event) ExprInput {
+	return ExprInput{Source: e.Source, EventType: e.EventType, DeliveryID: e.DeliveryID, ReceivedAt: e.ReceivedAt,
+		Resource: e.Resource.Key, Header: e.Headers, Body: e.Payload, ContentType: e.Headers.Get("Content-Type")}
+}
+
 // enqueue is the outbox: in the delivery's processing transaction, one
 // send per routed destination, unless the delivery already has it (a
-// replay, a retried processing). This process's sender is told to look
-// soon: the send is due once the transaction commits.
+// replay, a retried processing). A route's filter decides whether it
+// sends; one that fails records the send failed with its error. This
+// process's sender is told to look soon: the send is due once the
+// transaction commits.
 func (s *Service) enqueue(ctx context.Context, e *handlers.Event) error {
-	for _, t := range s.targetsFor(e.Source, e.EventType) {
-		ordered := t.route.Ordered && e.Resource.Key != ""
-		sd := sendRow{
-			Destination: t.destination, Source: e.Source, DeliveryID: e.DeliveryID, InboxID: e.InboxID,
-			EventType: e.EventType, Key: Key(e.Source, e.DeliveryID, t.destination), Ordered: ordered,
-			SkipStale: ordered && t.route.SkipStale, Resource: e.Resource,
+	in := exprInputOf(e)
+	for _, name := range s.destinationsFor(e.Source, e.EventType) {
+		t, ok, evalErr := s.routeFor(name, in)
+		if !ok {
+			continue // filtered out: nothing is recorded
 		}
-		var resourceKey *string
-		if ordered {
-			resourceKey = &e.Resource.Key
+		if err := s.insertSend(ctx, e, t, evalErr); err != nil {
+			return err
 		}
-		err := e.Tx.QueryRow(ctx, sendInsertSQL, pgx.NamedArgs{
-			"destination": sd.Destination, "source": sd.Source, "delivery_id": sd.DeliveryID, "inbox_id": sd.InboxID,
-			"event_type": sd.EventType, "key": sd.Key, "ordered": sd.Ordered, "skip_stale": sd.SkipStale,
-			"resource_key": resourceKey, "event_at": e.Resource.At, "event_received_at": e.Resource.ReceivedAt,
-			"at_is_receipt": e.Resource.AtIsReceipt, "state": initialState(ordered),
-		}).Scan(&sd.ID)
-		if errors.Is(err, pgx.ErrNoRows) {
-			continue // sent (or being sent) already: the same key, nothing new
-		}
-		if err != nil {
-			return fmt.Errorf("destination %s: record send: %w", t.destination, err)
-		}
-		if ordered {
-			if err := s.scheduleTx(ctx, e.Tx, sd); err != nil {
-				return fmt.Errorf("destination %s: %w", t.destination, err)
-			}
-		}
-		s.hint(t.destination)
 	}
 	return nil
 }
+
+// insertSend records one send of e through t, failed with evalErr if its
+// filter could not be evaluated.
+func (s *Service) insertSend(ctx context.Context, e *handlers.Event, t target, evalErr error) error {
+	ordered := t.route.Ordered && e.Resource.Key != "" && evalErr == nil
+	sd := sendRow{
+		Destination: t.destination, Source: e.Source, DeliveryID: e.DeliveryID, InboxID: e.InboxID,
+		EventType: e.EventType, Key: Key(e.Source, e.DeliveryID, t.destination), Ordered: ordered,
+		SkipStale: ordered && t.route.SkipStale, Resource: e.Resource,
+	}
+	// The resource is kept for every send (a Kafka destination keys by
+	// it, a route's expressions read it); only an ordered one waits on it.
+	var resourceKey, lastError *string
+	if e.Resource.Key != "" {
+		resourceKey = &e.Resource.Key
+	}
+	state := initialState(ordered)
+	if evalErr != nil {
+		state, lastError = "failed", ptr(evalErr.Error())
+	}
+	err := e.Tx.QueryRow(ctx, sendInsertSQL, pgx.NamedArgs{
+		"destination": sd.Destination, "source": sd.Source, "delivery_id": sd.DeliveryID, "inbox_id": sd.InboxID,
+		"event_type": sd.EventType, "key": sd.Key, "ordered": sd.Ordered, "skip_stale": sd.SkipStale,
+		"resource_key": resourceKey, "event_at": e.Resource.At, "event_received_at": e.Resource.ReceivedAt,
+		"at_is_receipt": e.Resource.AtIsReceipt, "state": state, "last_error": lastError,
+	}).Scan(&sd.ID)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil // sent (or being sent) already: the same key, nothing new
+	}
+	if err != nil {
+		return fmt.Errorf("destination %s: record send: %w", t.destination, err)
+	}
+	if evalErr != nil {
+		s.cfg.Observe(t.destination, outcomeRouteFailed, 0)
+		e.Logger.Warn("destination: route failed to evaluate; send recorded failed", "destination", t.destination, "error", evalErr)
+		return nil
+	}
+	if ordered {
+		if err := s.scheduleTx(ctx, e.Tx, sd); err != nil {
+			return fmt.Errorf("destination %s: %w", t.destination, err)
+		}
+	}
+	s.hint(t.destination)
+	return nil
+}
+
+func ptr[T any](v T) *T { return &v }
 
 // initialState is a new send's: an ordered one waits for its resource's
 // turn (scheduleTx), any other is due at once.

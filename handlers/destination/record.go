@@ -43,6 +43,12 @@ type result struct {
 	// cut: the request was cut short by shutdown; the send is left to any
 	// sender, with no attempt spent.
 	cut bool
+	// filtered: no route sends it now (an operator retried it after a
+	// route's filter changed).
+	filtered bool
+	// routeErr: its route's filter or transform failed to evaluate; no
+	// request was made, and none will be until an operator retries it.
+	routeErr error
 }
 
 // outcome is what a result makes of its send.
@@ -60,6 +66,12 @@ func outcomeOf(d *dest, r result) outcome {
 	switch {
 	case r.skipped:
 		return outcome{state: "skipped"}
+	case r.filtered:
+		msg := "no route sends it as configured now (filtered out)"
+		return outcome{state: "skipped", lastError: &msg}
+	case r.routeErr != nil:
+		msg := r.routeErr.Error()
+		return outcome{state: "failed", lastError: &msg}
 	case r.gone:
 		msg := "the delivery's inbox row is gone"
 		return outcome{state: "failed", lastError: &msg}
@@ -335,6 +347,9 @@ func (s *Service) report(ctx context.Context, d *dest, rec recorded) {
 			}
 			s.cfg.Observe(d.Name, label, r.res.took)
 		}
+		if r.routeErr != nil {
+			s.cfg.Observe(d.Name, outcomeRouteFailed, 0)
+		}
 		if o.state == "succeeded" {
 			continue // the hot path logs nothing
 		}
@@ -342,7 +357,7 @@ func (s *Service) report(ctx context.Context, d *dest, rec recorded) {
 			"webhook_id", r.send.Key, "attempt", r.send.Attempts+1, "status", r.res.status, "duration", r.res.took.String())
 		switch o.state {
 		case "skipped":
-			log.Debug("destination: stale event skipped")
+			log.Debug("destination: send skipped", "reason", cmp.Or(derefOr(o.lastError), "stale event"))
 		case "failed":
 			log.Error("destination: send failed for good; an operator may retry it", "error", *o.lastError)
 		default:
@@ -353,6 +368,13 @@ func (s *Service) report(ctx context.Context, d *dest, rec recorded) {
 				"error", *o.lastError, "retry_in", o.retryIn.String())
 		}
 	}
+}
+
+func derefOr(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }
 
 // nextRetry is the wait before retry number attempt: the schedule's,

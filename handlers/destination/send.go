@@ -27,6 +27,8 @@ type loadedSend struct {
 	CreatedAt                                  time.Time
 	Payload                                    []byte // nil: the inbox row is gone
 	ContentType                                *string
+	Header                                     http.Header // the delivery's stored headers
+	ReceivedAt                                 *time.Time
 	stale, probe                               bool
 	startAt                                    time.Time // its rate slot
 }

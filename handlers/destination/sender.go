@@ -287,6 +287,8 @@ func (sn *sender) make(ctx context.Context, l *loadedSend) {
 		r.gone = true
 	case l.stale && l.SkipStale:
 		r.skipped = true
+	case !sn.svc.routeAtSend(sn.d, l, &r):
+		// filtered out, or its route failed to evaluate
 	default:
 		if wait := time.Until(l.startAt); wait > 0 {
 			select {

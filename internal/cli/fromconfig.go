@@ -97,7 +97,8 @@ func destinationsAndRoutes(cfg config.Config) ([]destination.Destination, []dest
 		dests = append(dests, fromConfigDestination(d))
 	}
 	for _, r := range cfg.Routes {
-		routes = append(routes, destination.Route{Source: r.Source, Events: r.Events, To: r.To, Ordered: r.Ordered, SkipStale: r.SkipStale})
+		routes = append(routes, destination.Route{Source: r.Source, Events: r.Events, To: r.To, Ordered: r.Ordered, SkipStale: r.SkipStale,
+			Filter: r.Filter, Transform: r.Transform, CostLimit: r.CostLimit})
 	}
 	for _, s := range cfg.Sources {
 		if s.ForwardURL == "" {

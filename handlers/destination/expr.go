@@ -1,0 +1,244 @@
+package destination
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"reflect"
+	"strings"
+	"sync"
+	"time"
+
+	"cel.dev/cel-go/cel"
+	"cel.dev/cel-go/common/types"
+	"cel.dev/cel-go/common/types/ref"
+	"cel.dev/cel-go/ext"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/types/known/structpb"
+)
+
+// DefaultCostLimit bounds one evaluation of a route's expression, in CEL's
+// cost units (about one per value visited): far above any filter or
+// transform of a webhook's fields, far below a runaway comprehension over
+// a large body.
+const DefaultCostLimit = 1_000_000
+
+// exprEnv is the CEL environment of route expressions: the delivery's
+// fields as variables, the strings, encoders and math extensions, and no
+// clock (CEL has no now()), so a result is a function of the delivery
+// alone and a replay evaluates to the same.
+var exprEnv = sync.OnceValues(func() (*cel.Env, error) {
+	return cel.NewEnv(
+		cel.Variable("body", cel.DynType),
+		cel.Variable("headers", cel.MapType(cel.StringType, cel.StringType)),
+		cel.Variable("event", cel.StringType),
+		cel.Variable("source", cel.StringType),
+		cel.Variable("delivery_id", cel.StringType),
+		cel.Variable("received_at", cel.TimestampType),
+		cel.Variable("resource", cel.StringType),
+		ext.Strings(), ext.Encoders(), ext.Math(),
+	)
+})
+
+// routeExpr is a route's compiled filter and transform; nil fields are
+// absent.
+type routeExpr struct {
+	filter, transform cel.Program
+}
+
+// compileRoute type-checks r's expressions. Errors name the expression
+// and the position in it.
+func compileRoute(r Route) (*routeExpr, error) {
+	if r.Filter == "" && r.Transform == "" {
+		return nil, nil
+	}
+	limit := r.CostLimit
+	if limit == 0 {
+		limit = DefaultCostLimit
+	}
+	x := &routeExpr{}
+	var err error
+	if r.Filter != "" {
+		if x.filter, err = compileExpr("filter", r.Filter, limit, cel.BoolType); err != nil {
+			return nil, err
+		}
+	}
+	if r.Transform != "" {
+		if x.transform, err = compileExpr("transform", r.Transform, limit,
+			cel.MapType(cel.StringType, cel.DynType), cel.ListType(cel.DynType), cel.StringType); err != nil {
+			return nil, err
+		}
+	}
+	return x, nil
+}
+
+// compileExpr compiles src, whose result must be one of want (or dyn,
+// checked when it runs).
+func compileExpr(field, src string, limit uint64, want ...*cel.Type) (cel.Program, error) {
+	env, err := exprEnv()
+	if err != nil {
+		return nil, err
+	}
+	ast, iss := env.Compile(src)
+	if iss.Err() != nil {
+		return nil, fmt.Errorf("%s: %s", field, iss.Err())
+	}
+	out := ast.OutputType()
+	ok := out.IsExactType(cel.DynType)
+	for _, w := range want {
+		ok = ok || w.IsAssignableType(out)
+	}
+	if !ok {
+		return nil, fmt.Errorf("%s: %q yields %s; want %s", field, src, out, typeNames(want))
+	}
+	return env.Program(ast, cel.EvalOptions(cel.OptOptimize), cel.CostLimit(limit))
+}
+
+func typeNames(ts []*cel.Type) string {
+	names := make([]string, len(ts))
+	for i, t := range ts {
+		names[i] = t.String()
+	}
+	return strings.Join(names, ", ")
+}
+
+// ExprInput is what a route's expressions see of one delivery.
+type ExprInput struct {
+	Source, EventType, DeliveryID string
+	ReceivedAt                    time.Time
+	Resource                      string
+	Header                        http.Header
+	Body                          []byte
+	ContentType                   string
+}
+
+// vars are the expressions' variables; body is parsed when first read.
+func (in ExprInput) vars() map[string]any {
+	headers := make(map[string]string, len(in.Header))
+	for k, v := range in.Header {
+		if len(v) > 0 {
+			headers[strings.ToLower(k)] = v[0]
+		}
+	}
+	return map[string]any{
+		"body":        func() any { return parseBody(in.Body, in.ContentType) },
+		"headers":     headers,
+		"event":       in.EventType,
+		"source":      in.Source,
+		"delivery_id": in.DeliveryID,
+		"received_at": in.ReceivedAt,
+		"resource":    in.Resource,
+	}
+}
+
+// parseBody is body as CEL sees it: parsed JSON, a form's fields, or the
+// text.
+func parseBody(body []byte, contentType string) any {
+	if strings.HasPrefix(contentType, "application/x-www-form-urlencoded") {
+		if form, err := url.ParseQuery(string(body)); err == nil {
+			out := make(map[string]any, len(form))
+			for k, v := range form {
+				out[k] = v[0]
+			}
+			return out
+		}
+	}
+	var v any
+	if json.Unmarshal(body, &v) == nil {
+		return v
+	}
+	return string(body)
+}
+
+// outcomeRouteFailed is the Observe outcome of a send whose route's
+// filter or transform failed to evaluate.
+const outcomeRouteFailed = "route_error"
+
+// errNotBool is a filter that yielded something else than a bool.
+var errNotBool = errors.New("the filter did not yield a bool")
+
+// match evaluates the filter: true without one.
+func (x *routeExpr) match(in ExprInput) (bool, error) {
+	if x == nil || x.filter == nil {
+		return true, nil
+	}
+	v, _, err := x.filter.Eval(in.vars())
+	if err != nil {
+		return false, fmt.Errorf("filter: %w", err)
+	}
+	b, ok := v.(types.Bool)
+	if !ok {
+		return false, fmt.Errorf("filter: %w (%s)", errNotBool, v.Type())
+	}
+	return bool(b), nil
+}
+
+// apply evaluates the transform into the body to send and its
+// Content-Type; without one, the delivery's own.
+func (x *routeExpr) apply(in ExprInput) ([]byte, string, error) {
+	if x == nil || x.transform == nil {
+		return in.Body, in.ContentType, nil
+	}
+	v, _, err := x.transform.Eval(in.vars())
+	if err != nil {
+		return nil, "", fmt.Errorf("transform: %w", err)
+	}
+	return encodeResult(v)
+}
+
+// encodeResult turns a transform's value into a body: a string as text, a
+// map or list as JSON.
+func encodeResult(v ref.Val) ([]byte, string, error) {
+	if s, ok := v.(types.String); ok {
+		return []byte(s), "text/plain; charset=utf-8", nil
+	}
+	switch v.Type() {
+	case types.MapType, types.ListType:
+	default:
+		return nil, "", fmt.Errorf("transform: yielded %s; want a map, a list or a string", v.Type())
+	}
+	native, err := v.ConvertToNative(reflect.TypeOf(&structpb.Value{}))
+	if err != nil {
+		return nil, "", fmt.Errorf("transform: %w", err)
+	}
+	body, err := protojson.Marshal(native.(*structpb.Value))
+	if err != nil {
+		return nil, "", fmt.Errorf("transform: %w", err)
+	}
+	return body, "application/json", nil
+}
+
+// routeAtSend applies the route that sends l, as configured now: its
+// transform replaces l's body. It reports false, with r saying why, when
+// no route sends l any more or the route failed to evaluate. The filter is
+// evaluated again because an operator may retry a send after fixing it.
+func (s *Service) routeAtSend(d *dest, l *loadedSend, r *result) bool {
+	in := ExprInput{Source: l.Source, EventType: l.EventType, DeliveryID: l.DeliveryID, Resource: l.Resource.Key,
+		Header: l.Header, Body: l.Payload}
+	if l.ReceivedAt != nil {
+		in.ReceivedAt = *l.ReceivedAt
+	}
+	if l.ContentType != nil {
+		in.ContentType = *l.ContentType
+	}
+	t, ok, err := s.routeFor(d.Name, in)
+	switch {
+	case !ok:
+		r.filtered = true
+		return false
+	case err != nil:
+		r.routeErr = err
+		return false
+	case t.expr == nil || t.expr.transform == nil:
+		return true
+	}
+	body, contentType, err := t.expr.apply(in)
+	if err != nil {
+		r.routeErr = fmt.Errorf("routes[%d] (%s): %w", t.index, t.route.Source, err)
+		return false
+	}
+	l.Payload, l.ContentType = body, &contentType
+	return true
+}
