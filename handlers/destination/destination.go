@@ -58,7 +58,7 @@ func Key(source, deliveryID, destination string) string {
 type Service struct {
 	cfg     Config
 	dests   map[string]*dest
-	targets map[string][]target // by source
+	targets targets
 	logger  *slog.Logger
 	run     runState
 }
@@ -100,7 +100,7 @@ func Register(r *handlers.Registry, cfg Config) (*Service, error) {
 	if cfg.SeenEvery == 0 {
 		cfg.SeenEvery = DefaultSeenEvery
 	}
-	s := &Service{cfg: cfg, dests: map[string]*dest{}, targets: map[string][]target{}, logger: cfg.Logger}
+	s := &Service{cfg: cfg, dests: map[string]*dest{}, logger: cfg.Logger}
 	for _, d := range cfg.Destinations {
 		d = d.WithDefaults()
 		transport := http.DefaultTransport.(*http.Transport).Clone()
@@ -124,20 +124,9 @@ func Register(r *handlers.Registry, cfg Config) (*Service, error) {
 		}
 		s.dests[d.Name] = nd
 	}
-	for i, route := range cfg.Routes {
-		expr, err := compileRoute(route) // checked by validate
-		if err != nil {
-			return nil, fmt.Errorf("routes[%d] (%s).%w", i, route.Source, err)
-		}
-		sources := []string{route.Source}
-		if route.Source == "*" {
-			sources = cfg.Sources
-		}
-		for _, src := range sources {
-			for _, to := range route.To {
-				s.targets[src] = append(s.targets[src], target{route: route, index: i, expr: expr, destination: to})
-			}
-		}
+	var err error
+	if s.targets, err = newTargets(cfg.Routes, cfg.Sources); err != nil {
+		return nil, err
 	}
 	for _, src := range cfg.Sources {
 		ts := s.targets[src]
@@ -173,10 +162,10 @@ func (s *Service) Names() []string {
 
 // destinationsFor returns the destinations a source's event type is
 // routed to, each once, in configuration order.
-func (s *Service) destinationsFor(source, eventType string) []string {
+func (ts targets) destinationsFor(source, eventType string) []string {
 	var out []string
 	seen := map[string]bool{}
-	for _, t := range s.targets[source] {
+	for _, t := range ts[source] {
 		if !seen[t.destination] && t.matches(eventType) {
 			out = append(out, t.destination)
 			seen[t.destination] = true
@@ -199,8 +188,8 @@ func (t target) matches(eventType string) bool {
 // yields true. ok is false when none does. A filter that fails to
 // evaluate decides, with its error: the send is recorded failed, never
 // taken for filtered out.
-func (s *Service) routeFor(destination string, in ExprInput) (t target, ok bool, err error) {
-	for _, t := range s.targets[in.Source] {
+func (ts targets) routeFor(destination string, in ExprInput) (t target, ok bool, err error) {
+	for _, t := range ts[in.Source] {
 		if t.destination != destination || !t.matches(in.EventType) {
 			continue
 		}
@@ -229,8 +218,8 @@ func exprInputOf(e *handlers.Event) ExprInput {
 // transaction commits.
 func (s *Service) enqueue(ctx context.Context, e *handlers.Event) error {
 	in := exprInputOf(e)
-	for _, name := range s.destinationsFor(e.Source, e.EventType) {
-		t, ok, evalErr := s.routeFor(name, in)
+	for _, name := range s.targets.destinationsFor(e.Source, e.EventType) {
+		t, ok, evalErr := s.targets.routeFor(name, in)
 		if !ok {
 			continue // filtered out: nothing is recorded
 		}

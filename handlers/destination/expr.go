@@ -223,7 +223,7 @@ func (s *Service) routeAtSend(d *dest, l *loadedSend, r *result) bool {
 	if l.ContentType != nil {
 		in.ContentType = *l.ContentType
 	}
-	t, ok, err := s.routeFor(d.Name, in)
+	t, ok, err := s.targets.routeFor(d.Name, in)
 	switch {
 	case !ok:
 		r.filtered = true

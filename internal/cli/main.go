@@ -26,6 +26,8 @@ commands:
   serve     migrate, then receive webhooks and process them
   migrate   apply database migrations and exit
   send      sign a sample (or your) payload as a provider would and POST it
+  routes test --source NAME [--event TYPE] [--file PAYLOAD]
+            show which destinations a payload's routes send it to, and what body
   deliveries [ID]
             list stored deliveries (filters: --source, --status, ...), or show one
   replay ID | replay --status failed [...]
@@ -71,6 +73,8 @@ func run(ctx context.Context, args []string, e env) int {
 		err = migrateCmd(ctx, args[1:], e)
 	case "send":
 		err = sendCmd(ctx, args[1:], e)
+	case "routes":
+		err = routesCmd(args[1:], e)
 	case "deliveries":
 		err = deliveriesCmd(ctx, args[1:], e)
 	case "replay":
