@@ -20,17 +20,21 @@ import (
 
 func TestMain(m *testing.M) { testdb.Main(m) }
 
-// readmeLibrary returns the README's library steps as a user copies them:
-// the shell block that makes the module, its main.go, and the block that
-// builds it and writes its config.
+// readmeLibrary returns the library steps as a user copies them, from the
+// README's "Use hookinbox as a library" (or wherever among README.md and
+// docs/*.md they live): the shell block that makes the module, its
+// main.go, and the block that builds it and writes its config.
 func readmeLibrary(t *testing.T) (setup, mainGo, build string) {
 	t.Helper()
-	raw, err := os.ReadFile("README.md")
-	require.NoError(t, err)
+	var raw []byte
+	for _, page := range docPages(t) {
+		raw = append(raw, readText(t, page)...)
+	}
 	block := func(name, lang string) string {
-		m := regexp.MustCompile("(?s)<!-- begin library " + regexp.QuoteMeta(name) + " -->\n```" + lang + "\n(.*?)```\n<!-- end library " + regexp.QuoteMeta(name) + " -->").FindSubmatch(raw)
-		require.NotNil(t, m, "README.md has no library %s block", name)
-		return string(m[1])
+		re := regexp.MustCompile("(?s)<!-- begin library " + regexp.QuoteMeta(name) + " -->\n```" + lang + "\n(.*?)```\n<!-- end library " + regexp.QuoteMeta(name) + " -->")
+		ms := re.FindAllSubmatch(raw, -1)
+		require.Len(t, ms, 1, "README.md and docs/*.md have one library %s block", name)
+		return string(ms[0][1])
 	}
 	return block("setup", "sh"), block("main.go", "go"), block("build", "sh")
 }
