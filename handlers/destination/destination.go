@@ -188,7 +188,7 @@ func (t target) matches(eventType string) bool {
 // yields true. ok is false when none does. A filter that fails to
 // evaluate decides, with its error: the send is recorded failed, never
 // taken for filtered out.
-func (ts targets) routeFor(destination string, in ExprInput) (t target, ok bool, err error) {
+func (ts targets) routeFor(destination string, in *ExprInput) (t target, ok bool, err error) {
 	for _, t := range ts[in.Source] {
 		if t.destination != destination || !t.matches(in.EventType) {
 			continue
@@ -219,7 +219,7 @@ func exprInputOf(e *handlers.Event) ExprInput {
 func (s *Service) enqueue(ctx context.Context, e *handlers.Event) error {
 	in := exprInputOf(e)
 	for _, name := range s.targets.destinationsFor(e.Source, e.EventType) {
-		t, ok, evalErr := s.targets.routeFor(name, in)
+		t, ok, evalErr := s.targets.routeFor(name, &in)
 		if !ok {
 			continue // filtered out: nothing is recorded
 		}

@@ -1,7 +1,6 @@
 package destination
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -10,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	jsonv1 "github.com/go-json-experiment/json/v1"
 
 	"cel.dev/cel-go/cel"
 	"cel.dev/cel-go/common/types"
@@ -112,18 +113,26 @@ type ExprInput struct {
 	Header                        http.Header
 	Body                          []byte
 	ContentType                   string
+
+	vars map[string]any // built on first use, shared by every evaluation
 }
 
-// vars are the expressions' variables; body is parsed when first read.
-func (in ExprInput) vars() map[string]any {
+// activation is the expressions' variables. The body is parsed once, when
+// an expression first reads it, however many routes and references read
+// it after.
+func (in *ExprInput) activation() map[string]any {
+	if in.vars != nil {
+		return in.vars
+	}
 	headers := make(map[string]string, len(in.Header))
 	for k, v := range in.Header {
 		if len(v) > 0 {
 			headers[strings.ToLower(k)] = v[0]
 		}
 	}
-	return map[string]any{
-		"body":        func() any { return parseBody(in.Body, in.ContentType) },
+	body := sync.OnceValue(func() any { return parseBody(in.Body, in.ContentType) })
+	in.vars = map[string]any{
+		"body":        func() any { return body() },
 		"headers":     headers,
 		"event":       in.EventType,
 		"source":      in.Source,
@@ -131,6 +140,7 @@ func (in ExprInput) vars() map[string]any {
 		"received_at": in.ReceivedAt,
 		"resource":    in.Resource,
 	}
+	return in.vars
 }
 
 // parseBody is body as CEL sees it: parsed JSON, a form's fields, or the
@@ -146,7 +156,7 @@ func parseBody(body []byte, contentType string) any {
 		}
 	}
 	var v any
-	if json.Unmarshal(body, &v) == nil {
+	if jsonv1.Unmarshal(body, &v) == nil {
 		return v
 	}
 	return string(body)
@@ -160,11 +170,11 @@ const outcomeRouteFailed = "route_error"
 var errNotBool = errors.New("the filter did not yield a bool")
 
 // match evaluates the filter: true without one.
-func (x *routeExpr) match(in ExprInput) (bool, error) {
+func (x *routeExpr) match(in *ExprInput) (bool, error) {
 	if x == nil || x.filter == nil {
 		return true, nil
 	}
-	v, _, err := x.filter.Eval(in.vars())
+	v, _, err := x.filter.Eval(in.activation())
 	if err != nil {
 		return false, fmt.Errorf("filter: %w", err)
 	}
@@ -177,11 +187,11 @@ func (x *routeExpr) match(in ExprInput) (bool, error) {
 
 // apply evaluates the transform into the body to send and its
 // Content-Type; without one, the delivery's own.
-func (x *routeExpr) apply(in ExprInput) ([]byte, string, error) {
+func (x *routeExpr) apply(in *ExprInput) ([]byte, string, error) {
 	if x == nil || x.transform == nil {
 		return in.Body, in.ContentType, nil
 	}
-	v, _, err := x.transform.Eval(in.vars())
+	v, _, err := x.transform.Eval(in.activation())
 	if err != nil {
 		return nil, "", fmt.Errorf("transform: %w", err)
 	}
@@ -223,7 +233,7 @@ func (s *Service) routeAtSend(d *dest, l *loadedSend, r *result) bool {
 	if l.ContentType != nil {
 		in.ContentType = *l.ContentType
 	}
-	t, ok, err := s.targets.routeFor(d.Name, in)
+	t, ok, err := s.targets.routeFor(d.Name, &in)
 	switch {
 	case !ok:
 		r.filtered = true
@@ -234,7 +244,7 @@ func (s *Service) routeAtSend(d *dest, l *loadedSend, r *result) bool {
 	case t.expr == nil || t.expr.transform == nil:
 		return true
 	}
-	body, contentType, err := t.expr.apply(in)
+	body, contentType, err := t.expr.apply(&in)
 	if err != nil {
 		r.routeErr = fmt.Errorf("routes[%d] (%s): %w", t.index, t.route.Source, err)
 		return false

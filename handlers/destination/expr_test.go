@@ -12,12 +12,14 @@ import (
 )
 
 // sample is one of the shipped `hookinbox send` samples.
-func sample(t *testing.T, provider, event string) []byte {
+func sample(t testing.TB, provider, event string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("..", "..", "internal", "cli", "samples", provider, event+".json"))
 	require.NoError(t, err)
 	return b
 }
+
+func sampleB(b *testing.B) []byte { return sample(b, "github", "issues") }
 
 func inputOf(source, event string, body []byte) ExprInput {
 	return ExprInput{Source: source, EventType: event, DeliveryID: "d-1", ReceivedAt: time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC),
@@ -66,13 +68,13 @@ func TestRouteExpressionsOverProviderSamples(t *testing.T) {
 	for _, tc := range cases {
 		x, err := compileRoute(Route{Filter: tc.filter, Transform: tc.transform})
 		require.NoError(t, err, tc.name)
-		match, err := x.match(tc.in)
+		match, err := x.match(&tc.in)
 		require.NoError(t, err, tc.name)
 		require.Equal(t, tc.match, match, tc.name)
 		if tc.transform == "" {
 			continue
 		}
-		body, contentType, err := x.apply(tc.in)
+		body, contentType, err := x.apply(&tc.in)
 		require.NoError(t, err, tc.name)
 		if contentType == "application/json" {
 			require.JSONEq(t, tc.body, string(body), tc.name)
@@ -89,7 +91,7 @@ func TestNoTransformSendsTheBytes(t *testing.T) {
 	in := inputOf("github", "issues", []byte(`{ "spacing" :  "kept" }`))
 	x, err := compileRoute(Route{Filter: `true`})
 	require.NoError(t, err)
-	body, contentType, err := x.apply(in)
+	body, contentType, err := x.apply(&in)
 	require.NoError(t, err)
 	require.Equal(t, `{ "spacing" :  "kept" }`, string(body))
 	require.Equal(t, "application/json", contentType)
@@ -124,23 +126,24 @@ func TestRouteEvaluationErrorsAreErrors(t *testing.T) {
 	in := inputOf("github", "issues", issues)
 	x, err := compileRoute(Route{Filter: `body.no_such_field == "x"`})
 	require.NoError(t, err)
-	_, err = x.match(in)
+	_, err = x.match(&in)
 	require.ErrorContains(t, err, "filter: no such key: no_such_field")
 
 	x, err = compileRoute(Route{Filter: `body.action`})
 	require.NoError(t, err)
-	_, err = x.match(in)
+	_, err = x.match(&in)
 	require.ErrorIs(t, err, errNotBool)
 
 	big, err := json.Marshal(map[string]any{"items": make([]int, 5000)})
 	require.NoError(t, err)
 	x, err = compileRoute(Route{CostLimit: 1000, Filter: `body.items.all(i, body.items.exists(j, i == j))`})
 	require.NoError(t, err)
-	_, err = x.match(inputOf("github", "issues", big))
+	bigIn := inputOf("github", "issues", big)
+	_, err = x.match(&bigIn)
 	require.ErrorContains(t, err, "cost limit exceeded")
 
 	x, err = compileRoute(Route{Transform: `body.issue.number`})
 	require.NoError(t, err)
-	_, _, err = x.apply(in)
+	_, _, err = x.apply(&in)
 	require.ErrorContains(t, err, "transform: yielded double; want a map, a list or a string")
 }

@@ -55,12 +55,12 @@ func Evaluate(routes []Route, sources []string, in ExprInput) ([]RouteResult, er
 	var out []RouteResult
 	for _, name := range ts.destinationsFor(in.Source, in.EventType) {
 		r := RouteResult{Destination: name, Route: -1}
-		t, ok, err := ts.routeFor(name, in)
+		t, ok, err := ts.routeFor(name, &in)
 		if ok {
 			r.Route, r.Err = t.index, err
 		}
 		if ok && err == nil {
-			r.Body, r.ContentType, r.Err = t.expr.apply(in)
+			r.Body, r.ContentType, r.Err = t.expr.apply(&in)
 			if r.Err != nil {
 				r.Err = fmt.Errorf("routes[%d] (%s): %w", t.index, t.route.Source, r.Err)
 			}
