@@ -101,12 +101,6 @@ func docPages(t *testing.T) []string {
 	return append([]string{"README.md"}, pages...)
 }
 
-// unmarked names the pages whose ```sh blocks may lack a directive, and
-// why; their unmarked blocks are not run.
-var unmarked = map[string]string{
-	"docs/guarantees.md": "its block runs every mutation, which takes minutes",
-}
-
 var directiveRE = regexp.MustCompile(`^<!-- test: (\w+)\s*(.*?)\s*-->$`)
 
 // pageScript turns a page's blocks and directives into one bash script,
@@ -179,11 +173,6 @@ __expect() { # name, text
 				break
 			}
 			body = append(body, sc.Text())
-		}
-		if pending == nil {
-			if _, ok := unmarked[page]; ok {
-				continue
-			}
 		}
 		require.NotNil(t, pending, "%s line %d: a ```sh block without a <!-- test: … --> directive", page, line)
 		code := strings.Join(body, "\n")

@@ -22,6 +22,7 @@ const (
 	promiseRolling     = "A rolling deploy neither fails nor misses work"
 	promiseSecrets     = "Secrets are never stored or shown"
 	promiseOffsets     = "A Kafka offset moves only after its messages are stored"
+	promiseRoutes      = "A route that fails to evaluate is visible, never silent"
 )
 
 // rowAndJobTests hold the inbox transaction open after RecordTx and
@@ -578,5 +579,31 @@ var mutations = []Mutation{
 		}},
 		Pkgs: []string{"./handlers/destination"},
 		Run:  "^TestNATSPublisherRepeatIsDroppedByTheStream$",
+	},
+	{
+		Name:    "route-error-filters-out",
+		Promise: promiseRoutes,
+		File:    "handlers/destination/destination.go",
+		Edits: []Edit{{
+			Find: `		if err != nil {
+			return t, true, fmt.Errorf("routes[%d] (%s): %w", t.index, t.route.Source, err)
+		}`,
+			Replace: `		if err != nil {
+			continue
+		}`,
+		}},
+		Pkgs: []string{"./handlers/destination"},
+		Run:  "^TestRouteErrorIsAFailedSendRetriedAfterTheFix$",
+	},
+	{
+		Name:    "transform-not-sent",
+		Promise: promiseRoutes,
+		File:    "handlers/destination/expr.go",
+		Edits: []Edit{{
+			Find:    "	l.Payload, l.ContentType = body, &contentType",
+			Replace: "	_, _ = body, contentType",
+		}},
+		Pkgs: []string{"./handlers/destination"},
+		Run:  "^TestRouteFilterAndTransform$",
 	},
 }
