@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// readmeConfig is the example under "## Configuration" in README.md.
+// readmeConfig is the example in docs/configuration.md.
 const readmeConfig = `listen: ":8080"                      # env HOOKINBOX_LISTEN overrides
 database_url: "${DATABASE_URL}"      # empty → embedded PostgreSQL; env DATABASE_URL overrides
 data_dir: ".hookinbox"               # embedded PostgreSQL lives in <data_dir>/pg

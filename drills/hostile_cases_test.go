@@ -11,8 +11,8 @@ import (
 	"github.com/hookinbox/hookinbox/verify"
 )
 
-// hostileCase is one kind of hostile request and the answer the README's
-// response table documents for it.
+// hostileCase is one kind of hostile request and the answer the response
+// table of docs/ingest.md documents for it.
 type hostileCase struct {
 	name  string
 	build func() rawRequest

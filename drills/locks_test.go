@@ -11,7 +11,8 @@ import (
 )
 
 // resourceLocks holds, from the drill's own session, the advisory locks
-// hookinbox's handlers take per resource (README, "Serialisation"), so that
+// hookinbox's handlers take per resource (docs/handlers.md, "Order
+// awareness"), so that
 // the jobs of chosen deliveries block inside their handler transaction: a
 // drill can then kill the process, or the database, with those
 // transactions certainly open.

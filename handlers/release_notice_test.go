@@ -13,8 +13,8 @@ import (
 	"github.com/hookinbox/hookinbox/internal/downstreamstub"
 )
 
-// setupReleaseNotice runs the README's example handler, posting to chat,
-// with its table migrated as the README's step 1 says.
+// setupReleaseNotice runs docs/handlers.md's example handler, posting to
+// chat, with its table migrated as that page's step 1 says.
 func setupReleaseNotice(t *testing.T) (b *testBundle, chat *downstreamstub.Server) {
 	t.Helper()
 	chat = downstreamstub.New(t)

@@ -257,8 +257,8 @@ func TestOrphanSweepRequeuesADeliveryWhoseFollowUpWasDeleted(t *testing.T) {
 	b.requireProcessedOnce(t, ids)
 }
 
-// Cancelling a job is how an operator holds deliveries back (the README's
-// River UI section): the sweep leaves them received, whether the job was
+// Cancelling a job is how an operator holds deliveries back
+// (docs/admin.md, "River UI"): the sweep leaves them received, whether the job was
 // cancelled before it ran or while its process died, and after River has
 // pruned the cancelled job, until the operator replays them.
 func TestOrphanSweepLeavesACancelledJobsDeliveries(t *testing.T) {

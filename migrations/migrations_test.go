@@ -200,7 +200,7 @@ func analyzedColumns(ctx context.Context, t *testing.T, pool *pgxpool.Pool, tabl
 	return analyzed
 }
 
-// The README's handler example once told users to add a 003 that clashed
+// docs/handlers.md's handler example once told users to add a 003 that clashed
 // with ours: the error must name both files and say what to do.
 func TestVersionClashNamesBothFiles(t *testing.T) {
 	t.Parallel()

@@ -17,7 +17,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// acmeScheme is the hmac block of README's "Any HMAC sender" example: a
+// acmeScheme is the hmac block of docs/providers.md's "Any HMAC sender"
+// example: a
 // timestamped header scheme with the id in a header and the type in the
 // body.
 func acmeScheme() *HMACScheme {

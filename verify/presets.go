@@ -40,7 +40,7 @@ func svixScheme() HMACScheme {
 	}
 }
 
-// presets are the senders hookinbox knows by name; README "Providers"
+// presets are the senders hookinbox knows by name; docs/providers.md
 // documents each row. Sources: each provider's signature documentation, cited in
 // presets_test.go next to its vector.
 var presets = map[string]preset{

@@ -1,5 +1,5 @@
 // Command hookinbox-mutate checks that the tests defend the promises the
-// README makes. Each mutation in its table (mutations.go) breaks one
+// README and docs/ make. Each mutation in its table (mutations.go) breaks one
 // promise in a scratch copy of the tree; the tests mapped to it must then
 // fail. It prints a table of what was killed and what survived, and exits
 // 1 if a mutation survived or no longer applies. docs/guarantees.md lists

@@ -56,7 +56,7 @@ func TestIngestRefusesUntilTheSchemaIsVerified(t *testing.T) {
 	require.Contains(t, out, "202 Accepted")
 }
 
-// The README once told users to add migrations/003_release_notice.up.sql,
+// The handler example once told users to add migrations/003_release_notice.up.sql,
 // which clashes with 003_inbox_origin. serve must stop with both names,
 // not retry forever while ingest answers. The binary is built with that
 // file added through an overlay, as a user's checkout would have it.

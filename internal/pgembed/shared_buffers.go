@@ -15,7 +15,7 @@ import (
 // page back from the page cache and evicts, often writing, another. In
 // the steady benchmark's five-minute held step at 2,500 deliveries/s,
 // 512MB took the seconds with an ack p99 over 25 ms from 79-80 to 66, and
-// with the kernel's write-back smoothed (README, "Sizing") the step's ack
+// with the kernel's write-back smoothed (docs/operations.md, "Sizing") the step's ack
 // p99 from 30 ms to 22 ms (bench/README.md). An eighth leaves
 // the rest of a small machine or container to hookinbox, the page cache
 // and PostgreSQL's per-connection memory.

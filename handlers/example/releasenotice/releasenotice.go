@@ -1,7 +1,7 @@
 // Package releasenotice records each published GitHub release and posts a
-// notice about it to a chat webhook, once. It is the README's "Write a
-// handler" example: a handler in a package of its own, as a user writes
-// one, using only hookinbox's exported API.
+// notice about it to a chat webhook, once. It is docs/handlers.md's
+// "Write a handler" example: a handler in a package of its own, as a user
+// writes one, using only hookinbox's exported API.
 package releasenotice
 
 import (
