@@ -57,10 +57,13 @@ type options struct {
 
 	destInFlight int
 	destLoad     float64
+
+	kafkaMessages   int
+	kafkaPartitions int
 }
 
 // scenarios are -scenario's values.
-var scenarios = []string{"throughput", "retention", "steady", "destinations"}
+var scenarios = []string{"throughput", "retention", "steady", "destinations", "kafka"}
 
 func parseOptions(args []string) (options, error) {
 	var o options
@@ -88,7 +91,8 @@ func parseOptions(args []string) (options, error) {
 	fs.StringVar(&o.show, "show", "", "print the report of this results file again, and run nothing")
 	fs.StringVar(&o.out, "out", "", "results file (default bench/results/<UTC time>.json in the module)")
 	fs.StringVar(&o.scenario, "scenario", "throughput", "throughput (the default run); retention: delete -retention-rows expired rows while ingest runs at -retention-rate; "+
-		"steady: one default serve under GitHub issues traffic, in steps of -steady-step × pgbench's rate; destinations: one serve sending every delivery to a local receiver")
+		"steady: one default serve under GitHub issues traffic, in steps of -steady-step × pgbench's rate; destinations: one serve sending every delivery to a local receiver; "+
+		"kafka: a Kafka source's intake of a pre-filled topic and a Kafka destination's drain, on kfake in the bench process")
 	fs.IntVar(&o.retentionRows, "retention-rows", 1_000_000, "retention scenario: expired rows to delete")
 	fs.Float64Var(&o.retentionRate, "retention-rate", 200, "retention scenario: steady ingest rate, deliveries/s")
 	fs.IntVar(&o.steadyConns, "steady-connections", 96, "steady scenario: connections of the open loop")
@@ -105,8 +109,10 @@ func parseOptions(args []string) (options, error) {
 	fs.DurationVar(&o.pgSample, "pg-sample", 0, "steady scenario: read the server's counters this often during each step and print them "+
 		"(the machine's busy share, blocks read into the buffer pool and by which relation, backend and checkpoint writes, WAL MB/s and full-page images, "+
 		"checkpoints started, what vacuum and analyze are working on; ms per WAL sync with -pg-setting track_wal_io_timing=on; 0: off)")
-	fs.IntVar(&o.destInFlight, "dest-in-flight", 32, "destinations scenario: the destination's max_in_flight, and the bare client's connections")
+	fs.IntVar(&o.destInFlight, "dest-in-flight", 32, "destinations and kafka scenarios: the destination's max_in_flight, and the bare client's connections (kafka: the bare producer's goroutines)")
 	fs.Float64Var(&o.destLoad, "dest-load", 0.1, "destinations scenario: the open-loop rate with and without the destination, as a fraction of pgbench's tps (0.25 is more than one serve sends on 2 cores)")
+	fs.IntVar(&o.kafkaMessages, "kafka-messages", 100_000, "kafka scenario: messages in the pre-filled topic, each one delivery and one send")
+	fs.IntVar(&o.kafkaPartitions, "kafka-partitions", 6, "kafka scenario: partitions of each topic")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -131,6 +137,8 @@ func parseOptions(args []string) (options, error) {
 		return o, errors.New("-steady-connections must be at least 1, -steady-step positive and -steady-max at least -steady-step")
 	case o.destInFlight < 1 || o.destLoad <= 0:
 		return o, errors.New("-dest-in-flight must be at least 1 and -dest-load positive")
+	case o.kafkaMessages < 1 || o.kafkaPartitions < 1:
+		return o, errors.New("-kafka-messages and -kafka-partitions must be at least 1")
 	case o.processBatch < 1:
 		return o, errors.New("-process-batch must be at least 1")
 	case o.batchWindow < 0:
@@ -176,6 +184,8 @@ func run(ctx context.Context, opts options) error {
 		return runSteady(ctx, opts, root, progress)
 	case "destinations":
 		return runDestinations(ctx, opts, root, progress)
+	case "kafka":
+		return runKafka(ctx, opts, root, progress)
 	}
 	res := results{runInfo: newRunInfo(ctx, opts, root, progress)}
 	if opts.out == "" {

@@ -30,6 +30,8 @@ func show(w io.Writer, path string) error {
 		return showAs(w, b, path, printSteady)
 	case "destinations":
 		return showAs(w, b, path, printDestinations)
+	case "kafka":
+		return showAs(w, b, path, printKafka)
 	default:
 		_, err := w.Write(b)
 		return err
