@@ -146,10 +146,19 @@ func printDeliverySends(w io.Writer, d *admin.DeliveryDetail) error {
 			stale = ", stale"
 		}
 		fmt.Fprintf(tw, "  %s\t%s%s\twebhook-id %s\n", printable(sd.Destination), printable(sd.State), stale, printable(sd.Key))
+		if len(sd.Attempts) == 0 && sd.LastError != nil {
+			// Decided without a request: its route failed to evaluate, or
+			// filters it out now.
+			msg, _, _ := strings.Cut(*sd.LastError, "\n")
+			fmt.Fprintf(tw, "  \t  no attempt\t%s\n", printable(msg))
+		}
 		for _, a := range sd.Attempts {
 			answer := "no answer"
-			if a.Status != nil {
+			switch {
+			case a.Status != nil:
 				answer = fmt.Sprintf("HTTP %d", *a.Status)
+			case a.Error == nil && a.Response != nil:
+				answer = "published" // a broker has it; Response says where
 			}
 			detail := ""
 			switch {

@@ -25,7 +25,9 @@ var (
 // (succeeded, retry, failed) and how long it took.
 func (m *Metrics) ObserveDestination(name, outcome string, d time.Duration) {
 	m.destinationAttempts.WithLabelValues(name, outcome).Inc()
-	m.destinationDuration.WithLabelValues(name).Observe(d.Seconds())
+	if outcome != "route_error" { // decided before any request
+		m.destinationDuration.WithLabelValues(name).Observe(d.Seconds())
+	}
 }
 
 // WatchDestinations adds the destinations' gauges, read at scrape time.

@@ -91,7 +91,7 @@ func newMetrics(pool *pgxpool.Pool, logger *slog.Logger, exactLimit int64) *Metr
 	m.kafka = newKafkaMetrics()
 	m.destinationAttempts = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "hookinbox_destination_attempts_total",
-		Help: "Requests to destinations by outcome (succeeded, retry, failed: failed for good).",
+		Help: "Requests to destinations by outcome (succeeded, retry, failed: failed for good), and sends whose route's filter or transform failed to evaluate (route_error).",
 	}, []string{"destination", "outcome"})
 	m.destinationDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "hookinbox_destination_duration_seconds",
