@@ -52,6 +52,14 @@ func Evaluate(routes []Route, sources []string, in ExprInput) ([]RouteResult, er
 	if err != nil {
 		return nil, err
 	}
+	return ts.evaluate(in), nil
+}
+
+// Explain is Evaluate with the service's routes: what they make of a
+// stored delivery as configured now.
+func (s *Service) Explain(in ExprInput) []RouteResult { return s.targets.evaluate(in) }
+
+func (ts targets) evaluate(in ExprInput) []RouteResult {
 	var out []RouteResult
 	for _, name := range ts.destinationsFor(in.Source, in.EventType) {
 		r := RouteResult{Destination: name, Route: -1}
@@ -68,5 +76,5 @@ func Evaluate(routes []Route, sources []string, in ExprInput) ([]RouteResult, er
 		}
 		out = append(out, r)
 	}
-	return out, nil
+	return out
 }

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -184,6 +185,47 @@ type DeliveryDetail struct {
 	Keys          []DerivedKey        `json:"downstream_keys"`
 	// Destinations is what each destination got: its send and attempts.
 	Destinations []destination.Send `json:"destinations"`
+	// Routes is what the routes, as configured now, make of the delivery
+	// for each destination its event type is routed to.
+	Routes []RouteDecision `json:"routes"`
+}
+
+// RouteDecision is the routes' verdict on a delivery for one destination.
+type RouteDecision struct {
+	Destination string `json:"destination"`
+	// Route is the index of the route that decided; null when every
+	// route's filter refused the delivery.
+	Route *int `json:"route"`
+	// Outcome is "sends", "filtered_out" or "error".
+	Outcome string  `json:"outcome"`
+	Error   *string `json:"error"`
+}
+
+// routeDecisions evaluates the routes over a stored delivery.
+func routeDecisions(dests *destination.Service, d DeliveryDetail, payload []byte) []RouteDecision {
+	out := []RouteDecision{}
+	if dests == nil {
+		return out
+	}
+	in := destination.ExprInput{Source: d.Source, EventType: d.EventType, DeliveryID: d.DeliveryID, ReceivedAt: d.ReceivedAt,
+		Header: http.Header(d.Headers), Body: payload, ContentType: http.Header(d.Headers).Get("Content-Type")}
+	if d.ResourceKey != nil {
+		in.Resource = *d.ResourceKey
+	}
+	for _, r := range dests.Explain(in) {
+		rd := RouteDecision{Destination: r.Destination, Outcome: "sends"}
+		if r.Route >= 0 {
+			rd.Route = &r.Route
+		}
+		switch {
+		case r.Err != nil:
+			rd.Outcome, rd.Error = "error", optional(r.Err.Error())
+		case !r.Sends:
+			rd.Outcome = "filtered_out"
+		}
+		out = append(out, rd)
+	}
+	return out
 }
 
 // Attempt is one processing job of a delivery: the one ingest enqueued
@@ -239,7 +281,15 @@ func (s *Server) readDelivery(ctx context.Context, id int64) (d DeliveryDetail, 
 			d, err = readDeliveryTx(ctx, tx, id)
 			return err
 		})
-	return d, err
+	if err != nil {
+		return d, err
+	}
+	payload := []byte(d.Payload)
+	if d.PayloadBase64 {
+		payload, _ = base64.StdEncoding.DecodeString(d.Payload) // encoded above: cannot fail
+	}
+	d.Routes = routeDecisions(s.cfg.Destinations, d, payload)
+	return d, nil
 }
 
 func readDeliveryTx(ctx context.Context, tx pgx.Tx, id int64) (DeliveryDetail, error) {
