@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // batcher groups concurrent deliveries into one transaction. A runner
@@ -46,7 +47,8 @@ type batcher struct {
 
 type pending struct {
 	d      Delivery
-	result chan batchResult // buffered: the batch never waits on a request
+	span   trace.SpanContext // the request's, which the batch's span links
+	result chan batchResult  // buffered: the batch never waits on a request
 }
 
 type batchResult struct {
@@ -68,7 +70,7 @@ func newBatcher(inbox *Inbox, window time.Duration, maxBatch, runners int, timeo
 
 // record hands d to the next batch and waits for that batch's commit.
 func (b *batcher) record(ctx context.Context, d Delivery) (Recorded, error) {
-	p := &pending{d: d, result: make(chan batchResult, 1)}
+	p := &pending{d: d, span: trace.SpanContextFromContext(ctx), result: make(chan batchResult, 1)}
 	select {
 	case b.in <- p:
 	case <-b.quit:
@@ -144,7 +146,9 @@ func (b *batcher) commit(batch []*pending) {
 		ds[i] = p.d
 	}
 	b.observe(len(batch))
-	ctx, cancel := context.WithTimeout(context.Background(), b.timeout)
+	ctx, span := startBatchSpan(batch)
+	defer span.End()
+	ctx, cancel := context.WithTimeout(ctx, b.timeout)
 	var (
 		recs []Recorded
 		errs []error

@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"go.opentelemetry.io/otel/trace"
 
+	"github.com/hookinbox/hookinbox/internal/telemetry"
 	"github.com/hookinbox/hookinbox/verify"
 )
 
@@ -48,6 +50,9 @@ func (s *Server) observed(c *fiber.Ctx) error {
 	if !known {
 		label = unknownSource
 	}
+	ctx, span := startRequestSpan(c, label)
+	c.SetUserContext(ctx)
+	defer span.End()
 	var (
 		outcome string
 		err     = errUnknownSource
@@ -61,6 +66,7 @@ func (s *Server) observed(c *fiber.Ctx) error {
 			outcome = "conflict"
 		}
 	}
+	endRequestSpan(span, outcome, err)
 	s.cfg.Observe(label, outcome, time.Since(start))
 	return err
 }
@@ -100,6 +106,7 @@ func (s *Server) receive(c *fiber.Ctx, src Source) (string, error) {
 
 	ctx, cancel := context.WithTimeout(c.UserContext(), s.cfg.StoreTimeout)
 	defer cancel()
+	trace.SpanFromContext(ctx).SetAttributes(telemetry.DeliveryID.String(d.ID), telemetry.Event.String(d.EventType))
 	delivery := Delivery{
 		Source:     src.Name,
 		DeliveryID: d.ID,

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivertype"
 
 	"github.com/hookinbox/hookinbox/handlers"
 )
@@ -21,6 +22,10 @@ type ClientConfig struct {
 	// Registry holds the handlers that process deliveries and the workers
 	// of their follow-up jobs. Required unless InsertOnly.
 	Registry *handlers.Registry
+
+	// Middleware wraps every job's insert and work, outermost first
+	// (tracing: otelriver's). Nil: none.
+	Middleware []rivertype.Middleware
 
 	// InsertOnly builds a client that enqueues but works nothing (an
 	// ingest-only process). Defaults to false.
@@ -210,7 +215,7 @@ func NewClient(pool *pgxpool.Pool, cfg ClientConfig) (*river.Client[pgx.Tx], err
 		CompletedJobRetentionPeriod: cfg.RiverCompletedRetention,
 		CancelledJobRetentionPeriod: cfg.RiverCancelledRetention,
 		DiscardedJobRetentionPeriod: cfg.RiverDiscardedRetention, MaxAttempts: cfg.MaxAttempts, RetryPolicy: cfg.RetryPolicy, FetchPollInterval: cfg.FetchPollInterval, FetchCooldown: cfg.FetchCooldown,
-		ReindexerIndexNames: reindexedIndexes()}
+		ReindexerIndexNames: reindexedIndexes(), Middleware: slices.Clone(cfg.Middleware)}
 	if !cfg.InsertOnly {
 		if cfg.Registry == nil {
 			return nil, errors.New("jobs: ClientConfig.Registry is required to work jobs")

@@ -148,6 +148,9 @@ func (s *Service) publish(ctx context.Context, d *dest, send *loadedSend, conten
 	} else {
 		m = brokerMessageFor(send, d.NATS.Subject, true, contentType, natsSubjectRune)
 	}
+	if tp := traceParentOf(ctx); tp != nil {
+		m.headers = append(m.headers, [2]string{"traceparent", *tp})
+	}
 	res.body, res.err = pub.publish(ctx, m)
 	res.took = time.Since(res.at)
 	res.published = res.err == nil

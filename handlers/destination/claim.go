@@ -174,7 +174,7 @@ func (s *Service) claimTx(ctx context.Context, tx pgx.Tx, d *dest, instance, hol
 			l := &loadedSend{holder: holder, probe: probe}
 			var v handlers.Version
 			err := row.Scan(&l.ID, &l.Source, &l.DeliveryID, &l.EventType, &l.Key, &l.Ordered, &l.SkipStale, &l.ResourceKey,
-				&l.Resource.At, &l.Resource.ReceivedAt, &l.Resource.AtIsReceipt, &l.Attempts, &l.CreatedAt,
+				&l.Resource.At, &l.Resource.ReceivedAt, &l.Resource.AtIsReceipt, &l.Attempts, &l.CreatedAt, &l.TraceParent,
 				&l.Payload, &l.ContentType, &l.Header, &l.ReceivedAt, &v.At, &v.ReceivedAt, &v.ReceiptAt)
 			if l.ResourceKey != nil {
 				l.Resource.Key = *l.ResourceKey

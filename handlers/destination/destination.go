@@ -253,7 +253,7 @@ func (s *Service) insertSend(ctx context.Context, e *handlers.Event, t target, e
 		"destination": sd.Destination, "source": sd.Source, "delivery_id": sd.DeliveryID, "inbox_id": sd.InboxID,
 		"event_type": sd.EventType, "key": sd.Key, "ordered": sd.Ordered, "skip_stale": sd.SkipStale,
 		"resource_key": resourceKey, "event_at": e.Resource.At, "event_received_at": e.Resource.ReceivedAt,
-		"at_is_receipt": e.Resource.AtIsReceipt, "state": state, "last_error": lastError,
+		"at_is_receipt": e.Resource.AtIsReceipt, "state": state, "last_error": lastError, "trace_parent": traceParentOf(ctx),
 	}).Scan(&sd.ID)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil // sent (or being sent) already: the same key, nothing new

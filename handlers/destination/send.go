@@ -27,6 +27,7 @@ type loadedSend struct {
 	CreatedAt                                  time.Time
 	Payload                                    []byte // nil: the inbox row is gone
 	ContentType                                *string
+	TraceParent                                *string     // the enqueueing processing's; nil: untraced
 	Header                                     http.Header // the delivery's stored headers
 	ReceivedAt                                 *time.Time
 	stale, probe                               bool
@@ -62,6 +63,14 @@ const maxResponseExcerpt = 512
 // Content-Type, the key as webhook-id and Idempotency-Key, and a Standard
 // Webhooks signature when the destination has a secret.
 func (s *Service) post(ctx context.Context, d *dest, send *loadedSend) response {
+	ctx, span := startAttemptSpan(ctx, d, send)
+	res := s.attempt(ctx, d, send)
+	endAttemptSpan(span, res)
+	return res
+}
+
+// attempt makes one request, or one publish to a broker.
+func (s *Service) attempt(ctx context.Context, d *dest, send *loadedSend) response {
 	contentType := "application/json"
 	if send.ContentType != nil && *send.ContentType != "" {
 		contentType = *send.ContentType
@@ -95,6 +104,7 @@ func (s *Service) post(ctx context.Context, d *dest, send *loadedSend) response 
 	req.Header.Set("Hookinbox-Source", send.Source)
 	req.Header.Set("Hookinbox-Event", send.EventType)
 	req.Header.Set("Hookinbox-Delivery-Id", send.DeliveryID)
+	injectTraceparent(ctx, req.Header)
 	if stale {
 		req.Header.Set("Hookinbox-Stale", "true")
 	}

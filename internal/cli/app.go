@@ -15,6 +15,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+	"github.com/riverqueue/rivercontrib/otelriver"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/hookinbox/hookinbox/config"
 	"github.com/hookinbox/hookinbox/handlers"
@@ -22,6 +25,7 @@ import (
 	"github.com/hookinbox/hookinbox/ingest"
 	"github.com/hookinbox/hookinbox/internal/admin"
 	"github.com/hookinbox/hookinbox/internal/metrics"
+	"github.com/hookinbox/hookinbox/internal/telemetry"
 	"github.com/hookinbox/hookinbox/jobs"
 	"github.com/hookinbox/hookinbox/migrations"
 )
@@ -61,6 +65,10 @@ type AppConfig struct {
 	Listener, AdminListener net.Listener
 	// Extensions are a binary's own handlers and migrations.
 	Extensions Extensions
+	// TracerProvider, when set, turns tracing on and receives the spans
+	// (it becomes OpenTelemetry's global provider). Nil: the OTEL_*
+	// environment decides (telemetry.Setup).
+	TracerProvider trace.TracerProvider
 }
 
 // App is one hookinbox process: its listeners, database pool, River client,
@@ -73,6 +81,8 @@ type App struct {
 	migs   migrations.Options
 	// migrate applies the schema at startup (else waits for it).
 	migrate bool
+	// tracing: the environment turned OpenTelemetry tracing on.
+	tracing bool
 
 	ln, adminLn net.Listener
 	db          *database
@@ -120,6 +130,11 @@ func NewApp(ctx context.Context, ac AppConfig) (_ *App, err error) {
 	return a, nil
 }
 
+func lookupOr(lookup func(string) (string, bool), name string) string {
+	v, _ := lookup(name)
+	return v
+}
+
 func newApp(ac AppConfig) (*App, error) {
 	if ac.Role == "" {
 		ac.Role = RoleAll
@@ -145,6 +160,23 @@ func newApp(ac AppConfig) (*App, error) {
 	a := &App{cfg: ac.Config, role: ac.Role, logger: logger, migs: migs, migrate: !ac.SkipMigrations,
 		serveErr: make(chan error, 2), startDone: make(chan struct{})}
 	tuneGC(ac.Lookup, logger, gcTuning{limits: memlimit.FromCgroup, embeddedDatabase: ac.Config.DatabaseURL == "" && ac.Pool == nil})
+	if ac.TracerProvider != nil {
+		a.tracing = true
+		telemetry.Use(ac.TracerProvider)
+	} else if a.tracing = telemetry.Enabled(ac.Lookup); a.tracing {
+		shutdown, err := telemetry.Setup(context.Background(), ac.Lookup)
+		if err != nil {
+			return nil, err
+		}
+		a.closers = append(a.closers, func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if err := shutdown(ctx); err != nil {
+				logger.Warn("traces not all exported", "error", err)
+			}
+		})
+		logger.Info("tracing on", "exporter", lookupOr(ac.Lookup, "OTEL_TRACES_EXPORTER"))
+	}
 	var releaseCtx context.Context
 	releaseCtx, a.stopRelease = context.WithCancel(context.Background())
 	go loadRelease{}.run(releaseCtx, logger)
@@ -234,7 +266,15 @@ func (a *App) wire(ctx context.Context, ext Extensions) error {
 func (a *App) clientConfig(registry *handlers.Registry, m *metrics.Metrics) jobs.ClientConfig {
 	cfg := a.cfg
 	periodic, addRecoveryWorker := recoveryJobs(cfg, a.db.pool, a.logger)
+	var middleware []rivertype.Middleware
+	if a.tracing {
+		// A job's span links to the span that enqueued it (the webhook's,
+		// its batch's): River jobs run seconds to days later.
+		middleware = append(middleware, otelriver.NewMiddleware(&otelriver.MiddlewareConfig{EnableTracePropagation: true,
+			EnableWorkSpanJobKindSuffix: true}))
+	}
 	return jobs.ClientConfig{
+		Middleware: middleware,
 		Generation: a.gen,
 		Registry:   registry, Logger: a.logger, ObserveDelivery: m.ObserveDelivery, ObserveBatch: m.ObserveProcessingBatch,
 		InsertOnly:   a.role == RoleIngest, // enqueues; works nothing

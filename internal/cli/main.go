@@ -17,6 +17,7 @@ import (
 	"syscall"
 
 	"github.com/hookinbox/hookinbox/config"
+	"github.com/hookinbox/hookinbox/internal/telemetry"
 )
 
 const usage = `usage: hookinbox <command> [flags]
@@ -188,7 +189,7 @@ func newLogger(w io.Writer) *slog.Logger {
 func configLogger(w io.Writer, c config.Log) *slog.Logger {
 	opts := &slog.HandlerOptions{Level: config.LogLevels[c.Level]}
 	if c.Format == "json" {
-		return slog.New(slog.NewJSONHandler(w, opts))
+		return slog.New(telemetry.LogHandler(slog.NewJSONHandler(w, opts)))
 	}
-	return slog.New(slog.NewTextHandler(w, opts))
+	return slog.New(telemetry.LogHandler(slog.NewTextHandler(w, opts)))
 }

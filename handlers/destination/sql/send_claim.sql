@@ -15,10 +15,10 @@ WITH due AS (
     FROM due
     WHERE s.id = due.id
     RETURNING s.id, s.source, s.delivery_id, s.inbox_id, s.event_type, s.key, s.ordered, s.skip_stale, s.resource_key,
-              s.event_at, s.event_received_at, s.at_is_receipt, s.attempts, s.created_at
+              s.event_at, s.event_received_at, s.at_is_receipt, s.attempts, s.created_at, s.trace_parent
 )
 SELECT c.id, c.source, c.delivery_id, c.event_type, c.key, c.ordered, c.skip_stale, c.resource_key,
-       c.event_at, c.event_received_at, c.at_is_receipt, c.attempts, c.created_at,
+       c.event_at, c.event_received_at, c.at_is_receipt, c.attempts, c.created_at, c.trace_parent,
        i.payload, i.headers->'Content-Type'->>0, i.headers, i.received_at,
        r.sent_at, r.sent_received_at, r.receipt_sent_at
 FROM claimed c

@@ -5,10 +5,10 @@
 -- filter failed to evaluate) is finished, with its error.
 INSERT INTO destination_send (destination, source, delivery_id, inbox_id, event_type, key, ordered, skip_stale,
                               resource_key, event_at, event_received_at, at_is_receipt, state,
-                              next_attempt_at, last_error, finished_at)
+                              next_attempt_at, last_error, finished_at, trace_parent)
 VALUES (@destination, @source, @delivery_id, @inbox_id, @event_type, @key, @ordered, @skip_stale,
         @resource_key, @event_at, @event_received_at, @at_is_receipt, @state,
         CASE WHEN @state = 'pending' THEN now() END, @last_error,
-        CASE WHEN @state = 'failed' THEN now() END)
+        CASE WHEN @state = 'failed' THEN now() END, @trace_parent)
 ON CONFLICT ON CONSTRAINT destination_send_once DO NOTHING
 RETURNING id
