@@ -1,0 +1,32 @@
+-- The conditions that hold now, one row per (rule, subject), each with
+-- the time it has held since and a summary for people. Each rule's branch
+-- runs only when the rule is configured (its parameters non-null).
+SELECT 'destination_failing', s.destination, coalesce(s.circuit_open_since, s.failing_since),
+       'Destination ' || s.destination || ' failing since ' || to_char(coalesce(s.circuit_open_since, s.failing_since) AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI "UTC"')
+       || coalesce(': ' || left(s.last_error, 200), '')
+FROM destination_state s
+WHERE @failing_for::interval IS NOT NULL AND coalesce(s.circuit_open_since, s.failing_since) IS NOT NULL
+UNION ALL
+SELECT 'sends_failed', d.destination, min(d.finished_at),
+       count(*) || ' send(s) to ' || d.destination || ' failed for good; retry them after fixing the cause'
+FROM destination_send d
+WHERE @sends_min::int IS NOT NULL AND d.state = 'failed'
+GROUP BY d.destination HAVING count(*) >= @sends_min::int
+UNION ALL
+SELECT 'deliveries_failed', o.source, min(o.processed_at),
+       count(*) || ' ' || o.source || ' deliveries failed for good; replay them once the handler is fixed'
+FROM inbox_outcome o
+WHERE @deliveries_min::int IS NOT NULL AND o.status = 'failed'
+GROUP BY o.source HAVING count(*) >= @deliveries_min::int
+UNION ALL
+SELECT 'source_silent', src.name, coalesce(last.at, now()),
+       'No delivery accepted from ' || src.name || ' for ' || @silent_for::interval::text
+FROM unnest(@silent_sources::text[]) AS src (name)
+LEFT JOIN LATERAL (SELECT max(m.minute) AS at FROM ingest_minute m
+                   WHERE m.source = src.name AND m.outcome = 'accepted') last ON true
+WHERE @silent_for::interval IS NOT NULL AND (last.at IS NULL OR last.at < now() - @silent_for::interval)
+UNION ALL
+SELECT 'backlog', 'deliveries', now(),
+       n || ' deliveries wait to be processed'
+FROM (SELECT count(*) AS n FROM inbox_pending) p
+WHERE @backlog_over::bigint IS NOT NULL AND p.n > @backlog_over::bigint
