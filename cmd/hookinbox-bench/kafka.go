@@ -324,17 +324,18 @@ func kafkaRunDrain(ctx context.Context, r *rig, worker *service, profile *string
 	if *profile, err = profiled(); err != nil {
 		progress("warning: %v", err)
 	}
-	var p50, p99, top float64
+	var p50, p90, p99, top float64
 	if err := db.QueryRow(ctx, `SELECT count(*),
 			coalesce(extract(epoch FROM max(a.attempted_at + a.duration_ms * interval '1 ms') - min(a.attempted_at))::float8, 0),
 			coalesce(percentile_disc(0.5) WITHIN GROUP (ORDER BY a.duration_ms), 0)::float8,
+			coalesce(percentile_disc(0.9) WITHIN GROUP (ORDER BY a.duration_ms), 0)::float8,
 			coalesce(percentile_disc(0.99) WITHIN GROUP (ORDER BY a.duration_ms), 0)::float8, coalesce(max(a.duration_ms), 0)::float8
 			FROM destination_attempt a JOIN destination_send s ON s.id = a.send_id WHERE s.destination = $1`, kafkaDestName).
-		Scan(&d.Attempts, &d.Seconds, &p50, &p99, &top); err != nil {
+		Scan(&d.Attempts, &d.Seconds, &p50, &p90, &p99, &top); err != nil {
 		return d, fmt.Errorf("read the attempts: %w", err)
 	}
 	ms := func(v float64) duration { return duration(time.Duration(v * float64(time.Millisecond))) }
-	d.Latency = latencies{P50: ms(p50), P99: ms(p99), Max: ms(top)}
+	d.Latency = latencies{P50: ms(p50), P90: ms(p90), P99: ms(p99), Max: ms(top)}
 	d.PerSec = perSec(d.Attempts, d.Seconds)
 	progress("relay: %d attempts in %.1fs, %.0f sends/s (resume took %s)", d.Attempts, d.Seconds, d.PerSec, d.ResumeTook)
 	return d, nil
