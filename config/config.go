@@ -83,6 +83,9 @@ type Config struct {
 	Destinations []Destination `yaml:"destinations"`
 	Routes       []Route       `yaml:"routes"`
 
+	// Alerts raises operational alerts and sends them to destinations.
+	Alerts Alerts `yaml:"alerts"`
+
 	// App is free-form: a program built on hookinbox configures its own
 	// handlers here (hookinbox.Deps.App). hookinbox reads nothing in it.
 	App App `yaml:"app"`

@@ -81,6 +81,7 @@ func (c Config) WithDefaults() Config {
 	if c.Downstream.Timeout == 0 {
 		c.Downstream.Timeout = Duration(DefaultDownstreamTimeout)
 	}
+	c.Alerts.alertDefaults()
 	for i := range c.Sources {
 		s := &c.Sources[i]
 		var kept []string

@@ -69,7 +69,10 @@ func (c Config) validate() error {
 			return err
 		}
 	}
-	return c.validateDestinations()
+	if err := c.validateDestinations(); err != nil {
+		return err
+	}
+	return c.validateAlerts()
 }
 
 // checkListen accepts a host:port with a numeric port. A bare port is the
@@ -107,6 +110,9 @@ func (c Config) validateSource(i int, s Source, seen map[string]bool) error {
 		return fmt.Errorf("%s.name: %q must match [a-z0-9-]{1,64}", key, s.Name)
 	}
 	key = fmt.Sprintf("sources[%d] (%s)", i, s.Name)
+	if s.Name == AlertsSource {
+		return fmt.Errorf("%s.name: %q is the source of hookinbox's own alerts", key, s.Name)
+	}
 	if seen[s.Name] {
 		return fmt.Errorf("%s.name: duplicate source name", key)
 	}

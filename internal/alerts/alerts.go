@@ -51,13 +51,18 @@ type Rules struct {
 	// DeliveriesFailed: at least this many deliveries of a source failed
 	// for good (not yet replayed).
 	DeliveriesFailed *int
-	// SourceSilent: these sources accepted no delivery for SilentFor.
-	SilentSources []string
-	SilentFor     *time.Duration
+	// Silent: each source that must accept a delivery at least this often.
+	Silent []Silence
 	// Backlog: more than BacklogOver deliveries waiting to be processed
 	// for BacklogFor.
 	BacklogOver *int64
 	BacklogFor  time.Duration
+}
+
+// Silence is a source_silent rule: Source accepted no delivery for For.
+type Silence struct {
+	Source string
+	For    time.Duration
 }
 
 // Alert is one alert's event: the body of its delivery.
@@ -142,9 +147,13 @@ func (e *Evaluator) conditions(ctx context.Context, tx pgx.Tx) (time.Time, []con
 		return now, nil, err
 	}
 	r := e.Rules
+	sources, fors := make([]string, len(r.Silent)), make([]time.Duration, len(r.Silent))
+	for i, s := range r.Silent {
+		sources[i], fors[i] = s.Source, s.For
+	}
 	rows, err := tx.Query(ctx, conditionsSQL, pgnamed.Args{
 		"failing_for": r.DestinationFailing, "sends_min": r.SendsFailed, "deliveries_min": r.DeliveriesFailed,
-		"silent_for": r.SilentFor, "silent_sources": r.SilentSources, "backlog_over": r.BacklogOver,
+		"silent_sources": sources, "silent_fors": fors, "backlog_over": r.BacklogOver,
 	})
 	if err != nil {
 		return now, nil, fmt.Errorf("alerts: conditions: %w", err)

@@ -119,8 +119,7 @@ func TestBacklogPendingThenForgotten(t *testing.T) {
 // alert at once.
 func TestFailuresAndSilenceOpen(t *testing.T) {
 	t.Parallel()
-	pool, e := setup(t, Rules{DeliveriesFailed: ptr(1), SendsFailed: ptr(2), SilentSources: []string{"stripe"},
-		SilentFor: ptr(2 * time.Hour)})
+	pool, e := setup(t, Rules{DeliveriesFailed: ptr(1), SendsFailed: ptr(2), Silent: []Silence{{Source: "stripe", For: 2 * time.Hour}}})
 	exec(t, pool, `INSERT INTO inbox_outcome (inbox_id, source, event_type, received_at, status, processed_at)
 		VALUES (1, 'github', 'push', now(), 'failed', now())`)
 	for i := 1; i <= 2; i++ {

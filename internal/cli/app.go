@@ -24,6 +24,7 @@ import (
 	"github.com/hookinbox/hookinbox/handlers/destination"
 	"github.com/hookinbox/hookinbox/ingest"
 	"github.com/hookinbox/hookinbox/internal/admin"
+	"github.com/hookinbox/hookinbox/internal/alerts"
 	"github.com/hookinbox/hookinbox/internal/metrics"
 	"github.com/hookinbox/hookinbox/internal/telemetry"
 	"github.com/hookinbox/hookinbox/jobs"
@@ -93,6 +94,7 @@ type App struct {
 	srv         *ingest.Server
 	adminSrv    *admin.Server
 	kafka       consumers
+	alerts      *alerts.Evaluator // nil: no alert rules
 	names       []string
 
 	// migrated is set once the schema is known to be this binary's, ready
@@ -238,6 +240,9 @@ func (a *App) wire(ctx context.Context, ext Extensions) error {
 		return err
 	}
 	inbox := ingest.NewInbox(pool, a.river)
+	if a.alerts != nil {
+		a.alerts.Inbox = inbox
+	}
 	inbox.JobPerBatch = *cfg.Ingest.JobPerBatch && cfg.Jobs.BatchSize > 1
 	inbox.Batchable = func(source, eventType string) bool {
 		return registry.Batchable(handlers.Delivery{Source: source, EventType: eventType})
@@ -266,6 +271,19 @@ func (a *App) wire(ctx context.Context, ext Extensions) error {
 func (a *App) clientConfig(registry *handlers.Registry, m *metrics.Metrics) jobs.ClientConfig {
 	cfg := a.cfg
 	periodic, addRecoveryWorker := recoveryJobs(cfg, a.db.pool, a.logger)
+	addWorkers := addRecoveryWorker
+	if alertsOn(cfg) {
+		// Evaluated by whichever worker takes the periodic job; its
+		// advisory lock keeps two from raising the same alert.
+		a.alerts = &alerts.Evaluator{Rules: alertRules(cfg), ConsoleURL: "http://" + a.adminLn.Addr().String() + "/console/"}
+		periodic = append(periodic, alerts.PeriodicJob(cfg.Alerts.Every.Std()))
+		addWorkers = func(ws *river.Workers) error {
+			if err := addRecoveryWorker(ws); err != nil {
+				return err
+			}
+			return river.AddWorkerSafely(ws, alerts.NewWorker(a.db.pool, a.alerts, a.logger))
+		}
+	}
 	var middleware []rivertype.Middleware
 	if a.tracing {
 		// A job's span links to the span that enqueued it (the webhook's,
@@ -278,7 +296,7 @@ func (a *App) clientConfig(registry *handlers.Registry, m *metrics.Metrics) jobs
 		Generation: a.gen,
 		Registry:   registry, Logger: a.logger, ObserveDelivery: m.ObserveDelivery, ObserveBatch: m.ObserveProcessingBatch,
 		InsertOnly:   a.role == RoleIngest, // enqueues; works nothing
-		PeriodicJobs: periodic, AddWorkers: addRecoveryWorker,
+		PeriodicJobs: periodic, AddWorkers: addWorkers,
 		Retention: retentionConfig(cfg), RetentionEvery: cfg.Retention.Every.Std(),
 		OrphanSweep:             &jobs.OrphanSweepConfig{Grace: cfg.Jobs.OrphanGrace.Std(), Observe: m.ObserveOrphansRequeued},
 		RiverCompletedRetention: cfg.Retention.RiverCompleted.Std(),

@@ -42,12 +42,8 @@ func CheckConfig(cfg config.Config) error {
 			return fmt.Errorf("%s.redact_headers%w", key, err)
 		}
 	}
-	sources := make([]string, len(cfg.Sources))
-	for i, s := range cfg.Sources {
-		sources[i] = s.Name
-	}
 	dests, routes := destinationsAndRoutes(cfg)
-	return destination.Validate(dests, routes, sources)
+	return destination.Validate(dests, routes, sourceNames(cfg))
 }
 
 // ingestSources builds each webhook source's verifier for ingest.
@@ -108,7 +104,7 @@ func destinationsAndRoutes(cfg config.Config) ([]destination.Destination, []dest
 		dests = append(dests, destination.Destination{Name: name, URL: s.ForwardURL})
 		routes = append(routes, destination.Route{Source: s.Name, Events: []string{"*"}, To: []string{name}})
 	}
-	return dests, routes
+	return dests, append(routes, alertRoutes(cfg)...)
 }
 
 func fromConfigDestination(d config.Destination) destination.Destination {

@@ -10,6 +10,7 @@ import (
 	"github.com/hookinbox/hookinbox/config"
 	"github.com/hookinbox/hookinbox/handlers"
 	"github.com/hookinbox/hookinbox/handlers/destination"
+	"github.com/hookinbox/hookinbox/internal/alerts"
 	"github.com/hookinbox/hookinbox/internal/outbound"
 )
 
@@ -18,11 +19,13 @@ import (
 func buildRegistry(cfg config.Config, pool *pgxpool.Pool, logger *slog.Logger, ext Extensions,
 	observe func(destination, outcome string, d time.Duration)) (*handlers.Registry, *destination.Service, error) {
 	sources := make([]handlers.Source, len(cfg.Sources))
-	names := make([]string, len(cfg.Sources))
 	for i, s := range cfg.Sources {
 		sources[i] = handlers.Source{Name: s.Name, Provider: s.Provider, ResourceField: s.ResourceField}
-		names[i] = s.Name
 	}
+	if alertsOn(cfg) {
+		sources = append(sources, handlers.Source{Name: alerts.Source, Provider: alerts.Source})
+	}
+	names := sourceNames(cfg)
 	reg := handlers.NewRegistry(handlers.Config{Sources: sources, Logger: logger})
 	deps := Deps{Pool: pool, Logger: logger, HTTPClient: &http.Client{Timeout: cfg.Downstream.Timeout.Std(), CheckRedirect: outbound.CheckRedirect}, App: cfg.App, Config: cfg}
 	for _, register := range ext.Handlers {

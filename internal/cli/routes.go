@@ -70,11 +70,7 @@ func routesCmd(args []string, e env) error {
 		eventType = "*"
 	}
 	_, routes := destinationsAndRoutes(cfg)
-	names := make([]string, len(cfg.Sources))
-	for i, s := range cfg.Sources {
-		names[i] = s.Name
-	}
-	results, err := destination.Evaluate(routes, names, destination.ExprInput{Source: src.Name, EventType: eventType,
+	results, err := destination.Evaluate(routes, sourceNames(cfg), destination.ExprInput{Source: src.Name, EventType: eventType,
 		DeliveryID: *deliveryID, ReceivedAt: time.Now(), Resource: *resource, Header: h, Body: body,
 		ContentType: h.Get("Content-Type")})
 	if err != nil {

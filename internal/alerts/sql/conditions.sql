@@ -20,11 +20,11 @@ WHERE @deliveries_min::int IS NOT NULL AND o.status = 'failed'
 GROUP BY o.source HAVING count(*) >= @deliveries_min::int
 UNION ALL
 SELECT 'source_silent', src.name, coalesce(last.at, now()),
-       'No delivery accepted from ' || src.name || ' for ' || @silent_for::interval::text
-FROM unnest(@silent_sources::text[]) AS src (name)
+       'No delivery accepted from ' || src.name || ' for ' || src.silence::text
+FROM unnest(@silent_sources::text[], @silent_fors::interval[]) AS src (name, silence)
 LEFT JOIN LATERAL (SELECT max(m.minute) AS at FROM ingest_minute m
                    WHERE m.source = src.name AND m.outcome = 'accepted') last ON true
-WHERE @silent_for::interval IS NOT NULL AND (last.at IS NULL OR last.at < now() - @silent_for::interval)
+WHERE last.at IS NULL OR last.at < now() - src.silence
 UNION ALL
 SELECT 'backlog', 'deliveries', now(),
        n || ' deliveries wait to be processed'

@@ -1,0 +1,70 @@
+package cli
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/hookinbox/hookinbox/config"
+	"github.com/hookinbox/hookinbox/handlers/destination"
+	"github.com/hookinbox/hookinbox/internal/alerts"
+)
+
+// alertsOn reports whether the config raises alerts.
+func alertsOn(cfg config.Config) bool { return len(cfg.Alerts.Rules) > 0 }
+
+// sourceNames are the sources routes may name: the configured ones, and
+// alerts' built-in one when alerts are on.
+func sourceNames(cfg config.Config) []string {
+	names := make([]string, 0, len(cfg.Sources)+1)
+	for _, s := range cfg.Sources {
+		names = append(names, s.Name)
+	}
+	if alertsOn(cfg) {
+		names = append(names, alerts.Source)
+	}
+	return names
+}
+
+// alertTransforms are the built-in bodies of alerts.transform.
+var alertTransforms = map[string]string{
+	"slack":   `{"text": body.summary + (has(body.console) ? " " + body.console : "")}`,
+	"discord": `{"content": body.summary + (has(body.console) ? " " + body.console : "")}`,
+	"teams":   `{"text": body.summary + (has(body.console) ? " " + body.console : "")}`,
+}
+
+// alertRoutes send alerts to alerts.to: one route per destination, which
+// leaves out the alerts about that destination failing (they go to the
+// others).
+func alertRoutes(cfg config.Config) []destination.Route {
+	if !alertsOn(cfg) {
+		return nil
+	}
+	var routes []destination.Route
+	for _, to := range cfg.Alerts.To {
+		routes = append(routes, destination.Route{Source: alerts.Source, Events: []string{"hookinbox.alert.*"}, To: []string{to},
+			Filter:    fmt.Sprintf(`!(body.rule in ["destination_failing", "sends_failed"] && body.subject == %s)`, strconv.Quote(to)),
+			Transform: alertTransforms[cfg.Alerts.Transform]})
+	}
+	return routes
+}
+
+// alertRules are the evaluator's rules from the config.
+func alertRules(cfg config.Config) alerts.Rules {
+	var r alerts.Rules
+	for _, rule := range cfg.Alerts.Rules {
+		switch {
+		case rule.DestinationFailing != nil:
+			d := rule.DestinationFailing.For.Std()
+			r.DestinationFailing = &d
+		case rule.SendsFailed != nil:
+			r.SendsFailed = &rule.SendsFailed.Min
+		case rule.DeliveriesFailed != nil:
+			r.DeliveriesFailed = &rule.DeliveriesFailed.Min
+		case rule.SourceSilent != nil:
+			r.Silent = append(r.Silent, alerts.Silence{Source: rule.SourceSilent.Source, For: rule.SourceSilent.For.Std()})
+		case rule.Backlog != nil:
+			r.BacklogOver, r.BacklogFor = &rule.Backlog.Over, rule.Backlog.For.Std()
+		}
+	}
+	return r
+}
