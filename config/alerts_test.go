@@ -60,7 +60,9 @@ func TestDocsAlertsBlockLoads(t *testing.T) {
 		}
 		found++
 		cfg, err := Parse([]byte("sources: [{name: stripe, provider: stripe, secrets: [whsec_x]}]\n"+b[1]),
-			func(name string) (string, bool) { return "https://hooks.slack.example/T0/B0/x", name == "OPS_SLACK_WEBHOOK_URL" })
+			func(name string) (string, bool) {
+				return "https://hooks.slack.example/T0/B0/x", name == "OPS_SLACK_WEBHOOK_URL"
+			})
 		require.NoError(t, err, b[1])
 		require.Len(t, cfg.Alerts.Rules, 5)
 	}
