@@ -1,5 +1,7 @@
 package main
 
+import "slices"
+
 // The promises, as docs/guarantees.md names its rows.
 const (
 	promiseAcked       = "Nothing acknowledged is lost"
@@ -36,7 +38,10 @@ const rowAndJobTests = "^TestRecordTx(RollsBack|Commits)RowAndJobTogether$"
 // decided (a constraint, a guard, a comparison), so that the mutation
 // breaks the promise and nothing else, and each test set is the few tests
 // that should notice, to keep the whole run within CI's budget.
-var mutations = []Mutation{
+var mutations = slices.Concat(coreMutations, brokerAndRouteMutations)
+
+// coreMutations are the inbox's, processing's and destinations'.
+var coreMutations = []Mutation{
 	{
 		Name:    "ingest-always-503",
 		Promise: promiseAcked,
@@ -538,72 +543,5 @@ var mutations = []Mutation{
 		}},
 		Pkgs: []string{"./handlers/destination", "./handlers"},
 		Run:  "^(TestURLCredentialsAreMaskedInErrors|TestCallPostMasksTheURLInErrors)$",
-	},
-	{
-		Name:    "kafka-offsets-before-inbox",
-		Promise: promiseOffsets,
-		File:    "ingest/kafka/consumer.go",
-		Edits: []Edit{{
-			Find: `	delay := 500 * time.Millisecond
-	for {
-		err := c.record(ctx, ds)`,
-			Replace: `	if cctx, cancel := c.detached(ctx); true {
-		_ = c.client.CommitRecords(cctx, recs...)
-		cancel()
-	}
-	delay := 500 * time.Millisecond
-	for {
-		err := c.record(ctx, ds)`,
-		}},
-		Pkgs: []string{"./ingest/kafka"},
-		Run:  "^TestDatabaseOutageMovesNoOffset$",
-	},
-	{
-		Name:    "kafka-batch-not-drained",
-		Promise: promiseOffsets,
-		File:    "ingest/kafka/consumer.go",
-		Edits: []Edit{{
-			Find:    "	rctx, cancel := c.detached(ctx)",
-			Replace: "	rctx, cancel := context.WithCancel(ctx)",
-		}},
-		Pkgs: []string{"./ingest/kafka"},
-		Run:  "^TestStopDrainsTheBatchInHand$",
-	},
-	{
-		Name:    "nats-msg-id-dropped",
-		Promise: promiseSendOnce,
-		File:    "handlers/destination/broker_nats.go",
-		Edits: []Edit{{
-			Find:    "jetstream.WithMsgID(m.id), ",
-			Replace: "",
-		}},
-		Pkgs: []string{"./handlers/destination"},
-		Run:  "^TestNATSPublisherRepeatIsDroppedByTheStream$",
-	},
-	{
-		Name:    "route-error-filters-out",
-		Promise: promiseRoutes,
-		File:    "handlers/destination/destination.go",
-		Edits: []Edit{{
-			Find: `		if err != nil {
-			return t, true, fmt.Errorf("routes[%d] (%s): %w", t.index, t.route.Source, err)
-		}`,
-			Replace: `		if err != nil {
-			continue
-		}`,
-		}},
-		Pkgs: []string{"./handlers/destination"},
-		Run:  "^TestRouteErrorIsAFailedSendRetriedAfterTheFix$",
-	},
-	{
-		Name:    "transform-not-sent",
-		Promise: promiseRoutes,
-		File:    "handlers/destination/expr.go",
-		Edits: []Edit{{
-			Find:    "	l.Payload, l.ContentType = body, &contentType",
-			Replace: "	_, _ = body, contentType",
-		}},
-		Pkgs: []string{"./handlers/destination"},
-		Run:  "^TestRouteFilterAndTransform$",
 	},
 }

@@ -147,22 +147,10 @@ func (s *Service) claimTx(ctx context.Context, tx pgx.Tx, d *dest, instance, hol
 			}
 			n, probe = 1, true
 		}
-		var (
-			slot       time.Duration
-			nextSendAt = now
-		)
-		if lastSlot != nil {
-			nextSendAt = *lastSlot
-		}
-		if d.RateLimit > 0 {
-			slot = max(time.Duration(float64(time.Second)/d.RateLimit), time.Nanosecond)
-			nextSendAt = maxTime(nextSendAt, now)
-			lead := now.Add(maxRateLead).Sub(nextSendAt)
-			if lead < 0 {
-				out.retryIn = -lead
-				return nil
-			}
-			n = min(n, int(lead/slot)+1)
+		slot, nextSendAt, n, wait := rateSlots(d, now, lastSlot, n)
+		if wait > 0 {
+			out.retryIn = wait
+			return nil
 		}
 		rows, err := tx.Query(ctx, sendClaimSQL, pgnamed.Args{
 			"destination": d.Name, "limit": n, "holder": holder, "ttl": claimTTL(d),
@@ -170,20 +158,7 @@ func (s *Service) claimTx(ctx context.Context, tx pgx.Tx, d *dest, instance, hol
 		if err != nil {
 			return fmt.Errorf("claim sends: %w", err)
 		}
-		out.sends, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (*loadedSend, error) {
-			l := &loadedSend{holder: holder, probe: probe}
-			var v handlers.Version
-			err := row.Scan(&l.ID, &l.Source, &l.DeliveryID, &l.EventType, &l.Key, &l.Ordered, &l.SkipStale, &l.ResourceKey,
-				&l.Resource.At, &l.Resource.ReceivedAt, &l.Resource.AtIsReceipt, &l.Attempts, &l.CreatedAt, &l.TraceParent,
-				&l.Payload, &l.ContentType, &l.Header, &l.ReceivedAt, &v.At, &v.ReceivedAt, &v.ReceiptAt)
-			if l.ResourceKey != nil {
-				l.Resource.Key = *l.ResourceKey
-			}
-			l.Ordered = l.Ordered && l.ResourceKey != nil
-			l.stale = l.Ordered && l.Resource.OlderThan(v)
-			return l, err
-		})
-		if err != nil {
+		if out.sends, err = collectClaimed(rows, holder, probe); err != nil {
 			return fmt.Errorf("claim sends: %w", err)
 		}
 		if len(out.sends) == 0 || (!probe && d.RateLimit <= 0) {
@@ -209,6 +184,45 @@ func (s *Service) claimTx(ctx context.Context, tx pgx.Tx, d *dest, instance, hol
 		return claimResult{}, fmt.Errorf("destination %s: %w", d.Name, err)
 	}
 	return out, nil
+}
+
+// rateSlots is where a destination's rate limit puts the next n sends:
+// the slot length (0: no limit), the first free slot, how many fit within
+// maxRateLead, and how long to wait when none does.
+func rateSlots(d *dest, now time.Time, lastSlot *time.Time, n int) (slot time.Duration, next time.Time, fit int, wait time.Duration) {
+	next = now
+	if lastSlot != nil {
+		next = *lastSlot
+	}
+	if d.RateLimit <= 0 {
+		return 0, next, n, 0
+	}
+	slot = max(time.Duration(float64(time.Second)/d.RateLimit), time.Nanosecond)
+	next = maxTime(next, now)
+	lead := now.Add(maxRateLead).Sub(next)
+	if lead < 0 {
+		return slot, next, 0, -lead
+	}
+	return slot, next, min(n, int(lead/slot)+1), 0
+}
+
+// collectClaimed reads the sends send_claim.sql claimed, telling each
+// ordered one whether it is stale against what its resource's destination
+// already got.
+func collectClaimed(rows pgx.Rows, holder string, probe bool) ([]*loadedSend, error) {
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (*loadedSend, error) {
+		l := &loadedSend{holder: holder, probe: probe}
+		var v handlers.Version
+		err := row.Scan(&l.ID, &l.Source, &l.DeliveryID, &l.EventType, &l.Key, &l.Ordered, &l.SkipStale, &l.ResourceKey,
+			&l.Resource.At, &l.Resource.ReceivedAt, &l.Resource.AtIsReceipt, &l.Attempts, &l.CreatedAt, &l.TraceParent,
+			&l.Payload, &l.ContentType, &l.Header, &l.ReceivedAt, &v.At, &v.ReceivedAt, &v.ReceiptAt)
+		if l.ResourceKey != nil {
+			l.Resource.Key = *l.ResourceKey
+		}
+		l.Ordered = l.Ordered && l.ResourceKey != nil
+		l.stale = l.Ordered && l.Resource.OlderThan(v)
+		return l, err
+	})
 }
 
 // markWanted marks instance as starved of slots (wantedBy set), or clears

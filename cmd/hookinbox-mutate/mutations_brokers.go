@@ -1,0 +1,73 @@
+package main
+
+// brokerAndRouteMutations are the Kafka source's, the broker
+// destinations' and the routes' expressions'.
+var brokerAndRouteMutations = []Mutation{
+	{
+		Name:    "kafka-offsets-before-inbox",
+		Promise: promiseOffsets,
+		File:    "ingest/kafka/consumer.go",
+		Edits: []Edit{{
+			Find: `	delay := 500 * time.Millisecond
+	for {
+		err := c.record(ctx, ds)`,
+			Replace: `	if cctx, cancel := c.detached(ctx); true {
+		_ = c.client.CommitRecords(cctx, recs...)
+		cancel()
+	}
+	delay := 500 * time.Millisecond
+	for {
+		err := c.record(ctx, ds)`,
+		}},
+		Pkgs: []string{"./ingest/kafka"},
+		Run:  "^TestDatabaseOutageMovesNoOffset$",
+	},
+	{
+		Name:    "kafka-batch-not-drained",
+		Promise: promiseOffsets,
+		File:    "ingest/kafka/consumer.go",
+		Edits: []Edit{{
+			Find:    "	rctx, cancel := c.detached(ctx)",
+			Replace: "	rctx, cancel := context.WithCancel(ctx)",
+		}},
+		Pkgs: []string{"./ingest/kafka"},
+		Run:  "^TestStopDrainsTheBatchInHand$",
+	},
+	{
+		Name:    "nats-msg-id-dropped",
+		Promise: promiseSendOnce,
+		File:    "handlers/destination/broker_nats.go",
+		Edits: []Edit{{
+			Find:    "jetstream.WithMsgID(m.id), ",
+			Replace: "",
+		}},
+		Pkgs: []string{"./handlers/destination"},
+		Run:  "^TestNATSPublisherRepeatIsDroppedByTheStream$",
+	},
+	{
+		Name:    "route-error-filters-out",
+		Promise: promiseRoutes,
+		File:    "handlers/destination/destination.go",
+		Edits: []Edit{{
+			Find: `		if err != nil {
+			return t, true, fmt.Errorf("routes[%d] (%s): %w", t.index, t.route.Source, err)
+		}`,
+			Replace: `		if err != nil {
+			continue
+		}`,
+		}},
+		Pkgs: []string{"./handlers/destination"},
+		Run:  "^TestRouteErrorIsAFailedSendRetriedAfterTheFix$",
+	},
+	{
+		Name:    "transform-not-sent",
+		Promise: promiseRoutes,
+		File:    "handlers/destination/expr.go",
+		Edits: []Edit{{
+			Find:    "	l.Payload, l.ContentType = body, &contentType",
+			Replace: "	_, _ = body, contentType",
+		}},
+		Pkgs: []string{"./handlers/destination"},
+		Run:  "^TestRouteFilterAndTransform$",
+	},
+}
