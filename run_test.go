@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,25 +19,8 @@ import (
 	"github.com/hookinbox/hookinbox/config"
 	"github.com/hookinbox/hookinbox/handlers"
 	"github.com/hookinbox/hookinbox/internal/testdb"
+	"github.com/hookinbox/hookinbox/internal/testlog"
 )
-
-// syncBuffer is a log sink Run's goroutines may write while the test reads.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // A program that owns its pool, listeners and logger hands them to Run:
 // Run serves on them, processes with the program's handler, logs through
@@ -52,7 +34,7 @@ func TestRunWithTheCallersPoolListenersAndLogger(t *testing.T) {
 	require.NoError(t, err)
 	cfg, err := config.Parse([]byte("sources: [{name: gh, provider: github, secrets: [s3cret]}]\n"), func(string) (string, bool) { return "", false })
 	require.NoError(t, err)
-	logs := &syncBuffer{}
+	logs := &testlog.Buffer{}
 	handled := make(chan string, 1)
 
 	ctx, cancel := context.WithCancel(context.Background())

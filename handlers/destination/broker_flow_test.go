@@ -5,12 +5,10 @@ import (
 	"testing"
 	"time"
 
-	natsserver "github.com/nats-io/nats-server/v2/server"
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
 
 	"github.com/hookinbox/hookinbox/handlers/destination"
+	"github.com/hookinbox/hookinbox/internal/brokertest"
 )
 
 // A broker destination goes through the same outbox as an HTTP one: a
@@ -20,16 +18,11 @@ import (
 // where it landed recorded as the attempt's answer.
 func TestBrokerSendRetriedUntilTheStreamExists(t *testing.T) {
 	t.Parallel()
-	s, err := natsserver.NewServer(&natsserver.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(),
-		NoLog: true, NoSigs: true})
-	require.NoError(t, err)
-	go s.Start()
-	require.True(t, s.ReadyForConnections(10*time.Second))
-	t.Cleanup(s.Shutdown)
+	url := brokertest.NATS(t)
 
 	b := setupWith(t, setupOpts{dest: func(d *destination.Destination) {
 		d.URL, d.Secret, d.Header = "", "", nil
-		d.NATS = &destination.NATS{URL: s.ClientURL(), Subject: "events.{source}.{event}"}
+		d.NATS = &destination.NATS{URL: url, Subject: "events.{source}.{event}"}
 	}})
 	id, _ := b.deliver(t, "invoice.paid", "in_1", time.Now())
 	require.Eventually(t, func() bool {
@@ -38,13 +31,7 @@ func TestBrokerSendRetriedUntilTheStreamExists(t *testing.T) {
 	}, 20*time.Second, 20*time.Millisecond, "log:\n%s", b.log)
 	require.Equal(t, "pending", b.waitSend(t, id, "pending"))
 
-	nc, err := nats.Connect(s.ClientURL())
-	require.NoError(t, err)
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	require.NoError(t, err)
-	stream, err := js.CreateStream(context.Background(), jetstream.StreamConfig{Name: "EVENTS", Subjects: []string{"events.>"}})
-	require.NoError(t, err)
+	stream := brokertest.Stream(t, url, "EVENTS", "events.>")
 	b.waitSend(t, id, "succeeded")
 
 	info, err := stream.Info(context.Background())

@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/hookinbox/hookinbox/handlers/destination"
+	"github.com/hookinbox/hookinbox/internal/brokertest"
 )
 
 // kafkaDest makes setupWith's destination "app" a Kafka topic's.
@@ -48,9 +49,7 @@ func readTopic(t *testing.T, brokers []string, topic string, n int) []*kgo.Recor
 // after it, marked Hookinbox-Stale, never before it unmarked.
 func TestKafkaDestinationKeepsEachResourcesOrderInItsPartition(t *testing.T) {
 	t.Parallel()
-	cluster, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(3, "events"))
-	require.NoError(t, err)
-	t.Cleanup(cluster.Close)
+	cluster := brokertest.Kafka(t, 3, "events")
 	b := setupWith(t, setupOpts{dest: kafkaDest(cluster.ListenAddrs(), "events"), route: func(r *destination.Route) { r.Ordered = true }})
 	start := time.Now().Add(-time.Hour)
 	var ids []string

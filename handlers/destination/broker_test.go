@@ -5,25 +5,12 @@ import (
 	"testing"
 	"time"
 
-	natsserver "github.com/nats-io/nats-server/v2/server"
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
-	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
-)
 
-// startNATS runs a NATS server with JetStream on a real port until the
-// test ends.
-func startNATS(t *testing.T) string {
-	t.Helper()
-	s, err := natsserver.NewServer(&natsserver.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
-	require.NoError(t, err)
-	go s.Start()
-	require.True(t, s.ReadyForConnections(10*time.Second))
-	t.Cleanup(s.Shutdown)
-	return s.ClientURL()
-}
+	"github.com/hookinbox/hookinbox/internal/brokertest"
+)
 
 func brokerSend() *loadedSend {
 	resource := "issue-7"
@@ -36,9 +23,7 @@ func brokerSend() *loadedSend {
 // webhook-id and where it came from in headers.
 func TestKafkaPublisherProducesTheDeliveryKeyedByResource(t *testing.T) {
 	t.Parallel()
-	cluster, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(3, "hookinbox.github"))
-	require.NoError(t, err)
-	t.Cleanup(cluster.Close)
+	cluster := brokertest.Kafka(t, 3, "hookinbox.github")
 	p, err := newKafkaPublisher(&Kafka{Brokers: cluster.ListenAddrs(), Topic: "hookinbox.{source}"})
 	require.NoError(t, err)
 	defer p.close()
@@ -72,9 +57,7 @@ func TestKafkaPublisherProducesTheDeliveryKeyedByResource(t *testing.T) {
 // A topic the cluster does not have is a failed attempt that names it.
 func TestKafkaPublisherMissingTopicFails(t *testing.T) {
 	t.Parallel()
-	cluster, err := kfake.NewCluster(kfake.NumBrokers(1))
-	require.NoError(t, err)
-	t.Cleanup(cluster.Close)
+	cluster := brokertest.Kafka(t, 1)
 	p, err := newKafkaPublisher(&Kafka{Brokers: cluster.ListenAddrs(), Topic: "nowhere"})
 	require.NoError(t, err)
 	defer p.close()
@@ -88,14 +71,8 @@ func TestKafkaPublisherMissingTopicFails(t *testing.T) {
 // a send made again lands as a repeat the stream dropped.
 func TestNATSPublisherRepeatIsDroppedByTheStream(t *testing.T) {
 	t.Parallel()
-	url := startNATS(t)
-	nc, err := nats.Connect(url)
-	require.NoError(t, err)
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	require.NoError(t, err)
-	stream, err := js.CreateStream(context.Background(), jetstream.StreamConfig{Name: "HOOKINBOX", Subjects: []string{"hookinbox.>"}})
-	require.NoError(t, err)
+	url := brokertest.NATS(t)
+	stream := brokertest.Stream(t, url, "HOOKINBOX", "hookinbox.>")
 
 	p, err := newNATSPublisher(&NATS{URL: url, Subject: "hookinbox.{source}.{event}"})
 	require.NoError(t, err)
@@ -125,7 +102,7 @@ func TestNATSPublisherRepeatIsDroppedByTheStream(t *testing.T) {
 // plain publish nobody keeps.
 func TestNATSPublisherSubjectWithoutAStreamFails(t *testing.T) {
 	t.Parallel()
-	p, err := newNATSPublisher(&NATS{URL: startNATS(t), Subject: "loose.{source}"})
+	p, err := newNATSPublisher(&NATS{URL: brokertest.NATS(t), Subject: "loose.{source}"})
 	require.NoError(t, err)
 	defer p.close()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/hookinbox/hookinbox/ingest"
 	"github.com/hookinbox/hookinbox/ingest/kafka"
+	"github.com/hookinbox/hookinbox/internal/brokertest"
 	"github.com/hookinbox/hookinbox/internal/testdb"
 	"github.com/hookinbox/hookinbox/jobs"
 )
@@ -42,9 +43,7 @@ type bundle struct {
 // partitions) and an inbox on a database of the test's own.
 func setup(t *testing.T) *bundle {
 	t.Helper()
-	cluster, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, topic))
-	require.NoError(t, err)
-	t.Cleanup(cluster.Close)
+	cluster := brokertest.Kafka(t, 2, topic)
 	pool := testdb.New(t)
 	river, err := jobs.NewClient(pool, jobs.ClientConfig{InsertOnly: true})
 	require.NoError(t, err)

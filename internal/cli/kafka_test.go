@@ -14,14 +14,11 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
-	natsserver "github.com/nats-io/nats-server/v2/server"
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
-	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/hookinbox/hookinbox/handlers/destination"
+	"github.com/hookinbox/hookinbox/internal/brokertest"
 	"github.com/hookinbox/hookinbox/internal/testdb"
 )
 
@@ -31,9 +28,7 @@ import (
 func TestServeReadsAKafkaSourceThroughToADestination(t *testing.T) {
 	t.Parallel()
 	const topic = "orders.confirmed"
-	cluster, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, topic))
-	require.NoError(t, err)
-	t.Cleanup(cluster.Close)
+	cluster := brokertest.Kafka(t, 2, topic)
 
 	var (
 		mu  sync.Mutex
@@ -103,17 +98,9 @@ sources:
 // webhook-id, however often the provider retries it.
 func TestServeRelaysWebhooksToKafkaAndNATS(t *testing.T) {
 	t.Parallel()
-	cluster, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, "hookinbox.github"))
-	require.NoError(t, err)
-	t.Cleanup(cluster.Close)
-	natsURL := startNATS(t)
-	nc, err := nats.Connect(natsURL)
-	require.NoError(t, err)
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	require.NoError(t, err)
-	stream, err := js.CreateStream(context.Background(), jetstream.StreamConfig{Name: "HOOKINBOX", Subjects: []string{"hookinbox.>"}})
-	require.NoError(t, err)
+	cluster := brokertest.Kafka(t, 2, "hookinbox.github")
+	natsURL := brokertest.NATS(t)
+	stream := brokertest.Stream(t, natsURL, "HOOKINBOX", "hookinbox.>")
 
 	b := setup(t, testdb.URL(t))
 	cfg := fmt.Sprintf(`data_dir: %q
@@ -183,17 +170,4 @@ func kafkaHeader(r *kgo.Record, key string) string {
 		}
 	}
 	return ""
-}
-
-// startNATS runs a NATS server with JetStream on a real port until the
-// test ends.
-func startNATS(t *testing.T) string {
-	t.Helper()
-	s, err := natsserver.NewServer(&natsserver.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(),
-		NoLog: true, NoSigs: true})
-	require.NoError(t, err)
-	go s.Start()
-	require.True(t, s.ReadyForConnections(10*time.Second))
-	t.Cleanup(s.Shutdown)
-	return s.ClientURL()
 }

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -46,16 +45,9 @@ func routesCmd(args []string, e env) error {
 	if err := parseFlags(fs, args[1:]); err != nil {
 		return err
 	}
-	if *sourceName == "" {
-		return errors.New("--source is required")
-	}
-	cfg, err := loadConfig(*configPath, e)
+	cfg, src, err := loadSource(*configPath, *sourceName, e)
 	if err != nil {
 		return err
-	}
-	src, ok := cfg.Source(*sourceName)
-	if !ok {
-		return fmt.Errorf("no source %q in %s", *sourceName, *configPath)
 	}
 	body, err := payload(src.Provider, *event, *file)
 	if err != nil {

@@ -71,16 +71,9 @@ func sendCmd(ctx context.Context, args []string, e env) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if *sourceName == "" {
-		return errors.New("--source is required")
-	}
-	cfg, err := loadConfig(*configPath, e)
+	cfg, src, err := loadSource(*configPath, *sourceName, e)
 	if err != nil {
 		return err
-	}
-	src, ok := cfg.Source(*sourceName)
-	if !ok {
-		return fmt.Errorf("no source %q in %s", *sourceName, *configPath)
 	}
 	if src.Kafka != nil {
 		return fmt.Errorf("source %q reads Kafka topic(s) %s: produce a message to them instead; send posts webhooks",
@@ -186,6 +179,22 @@ func stampBodyTime(src config.Source, body []byte) ([]byte, error) {
 		now = time.Now().UnixMilli()
 	}
 	return setJSONField(body, field, now)
+}
+
+// loadSource loads the config and finds the source a command names.
+func loadSource(configPath, name string, e env) (config.Config, config.Source, error) {
+	if name == "" {
+		return config.Config{}, config.Source{}, errors.New("--source is required")
+	}
+	cfg, err := loadConfig(configPath, e)
+	if err != nil {
+		return cfg, config.Source{}, err
+	}
+	src, ok := cfg.Source(name)
+	if !ok {
+		return cfg, src, fmt.Errorf("no source %q in %s", name, configPath)
+	}
+	return cfg, src, nil
 }
 
 // payload returns the file's bytes or the built-in sample for the event.
