@@ -30,7 +30,7 @@ var (
 	//go:embed console/static/*.js console/static/*.css
 	consoleStatic embed.FS
 
-	consolePages = parseConsolePages("overview", "deliveries", "delivery", "conflicts", "conflict", "bulk_new", "bulk", "error")
+	consolePages = parseConsolePages("overview", "deliveries", "delivery", "conflicts", "conflict", "alerts", "bulk_new", "bulk", "error")
 )
 
 func parseConsolePages(names ...string) map[string]*template.Template {
@@ -113,6 +113,7 @@ func (s *Server) mountConsole() {
 	s.app.Get("/console/deliveries/:id/live", s.consoleDeliveryLive)
 	s.app.Post("/console/deliveries/:id/replay", s.consoleReplay())
 	s.app.Get("/console/conflicts", s.consoleConflicts)
+	s.app.Get("/console/alerts", s.consoleAlerts)
 	s.app.Get("/console/conflicts/:id", s.consoleConflict)
 	s.app.Get("/console/bulk-replays/new", s.consoleBulkNew)
 	s.app.Post("/console/bulk-replays", s.consoleBulkStart())

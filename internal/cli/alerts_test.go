@@ -90,4 +90,15 @@ alerts:
 	require.NoError(t, json.Unmarshal([]byte(got[1]), &resolved))
 	require.Contains(t, resolved.Text, "Resolved: Destination app failing since")
 	require.Zero(t, alertsToApp.Load(), "an alert about app is never sent to app")
+
+	req, err := http.NewRequest(http.MethodGet, "http://"+b.adminAddr+"/console/alerts", nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+adminToken)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", page)
+	require.Contains(t, string(page), "destination_failing")
+	require.Contains(t, string(page), "resolved")
 }
