@@ -6,6 +6,9 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // The kafka scenario (bench/README.md, "Kafka"): a Kafka source's intake
@@ -98,7 +101,11 @@ type kafkaRelay struct {
 	WallSeconds float64   `json:"wall_seconds"` // from the resume until no send was left
 	Drained     bool      `json:"drained"`
 	Latency     latencies `json:"attempt_latency"` // each attempt's duration_ms
-	CPU         cpuUse    `json:"cpu"`
+	// BySecond is the attempts started in each second from the first one:
+	// a drain that slows as it goes (the claim's index filling with dead
+	// entries until autovacuum) shows here, not in the mean.
+	BySecond []int64 `json:"attempts_by_second"`
+	CPU      cpuUse  `json:"cpu"`
 	// Statements are the database's top statements meanwhile (-pg-stats).
 	Statements []statementStat `json:"statements,omitempty"`
 }
@@ -337,8 +344,33 @@ func kafkaRunDrain(ctx context.Context, r *rig, worker *service, profile *string
 	ms := func(v float64) duration { return duration(time.Duration(v * float64(time.Millisecond))) }
 	d.Latency = latencies{P50: ms(p50), P90: ms(p90), P99: ms(p99), Max: ms(top)}
 	d.PerSec = perSec(d.Attempts, d.Seconds)
+	if d.BySecond, err = attemptsBySecond(ctx, r.db); err != nil {
+		return d, err
+	}
 	progress("relay: %d attempts in %.1fs, %.0f sends/s (resume took %s)", d.Attempts, d.Seconds, d.PerSec, d.ResumeTook)
 	return d, nil
+}
+
+// attemptsBySecond counts the destination's attempts by the second they
+// started in, from the first one's.
+func attemptsBySecond(ctx context.Context, db *pgxpool.Pool) ([]int64, error) {
+	rows, err := db.Query(ctx, `WITH a AS (
+			SELECT a.attempted_at AS at FROM destination_attempt a JOIN destination_send s ON s.id = a.send_id WHERE s.destination = $1)
+		SELECT floor(extract(epoch FROM at - (SELECT min(at) FROM a)))::int, count(*) FROM a GROUP BY 1 ORDER BY 1`, kafkaDestName)
+	if err != nil {
+		return nil, fmt.Errorf("attempts by second: %w", err)
+	}
+	var out []int64
+	var sec int
+	var n int64
+	_, err = pgx.ForEachRow(rows, []any{&sec, &n}, func() error {
+		for len(out) <= sec {
+			out = append(out, 0)
+		}
+		out[sec] = n
+		return nil
+	})
+	return out, err
 }
 
 // kafkaRunAudit reads the destination's topic and the sends' states.

@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 )
@@ -40,6 +42,9 @@ func printKafka(w io.Writer, res kafkaResult) {
 	ms := func(d duration) int64 { return time.Duration(d).Milliseconds() }
 	fmt.Fprintf(tw, "\tresume took %s; attempt p50 %d ms, p99 %d ms, max %d ms (duration_ms: whole milliseconds)\n",
 		d.ResumeTook, ms(d.Latency.P50), ms(d.Latency.P99), ms(d.Latency.Max))
+	if len(d.BySecond) > 0 {
+		fmt.Fprintf(tw, "\tattempts by second: %s\n", joinInts(d.BySecond))
+	}
 	a := res.Audit
 	fmt.Fprintf(tw, "audit\tinbox %d rows, %d delivery ids; topic %s: %d messages, %d webhook-ids, %d repeated, %d without one\n",
 		in.Rows, in.Distinct, kafkaDestTopic, a.Topic.Records, a.Topic.Distinct, a.Topic.Repeated, a.Topic.Missing)
@@ -70,6 +75,15 @@ func printKafka(w io.Writer, res kafkaResult) {
 		fmt.Fprintf(w, "CPU profile of the worker's relay (its first 5 s): go tool pprof -top %s\n", res.DrainProfile)
 	}
 	fmt.Fprintf(w, "\ntook %s\n", res.Finished.Sub(res.Started).Round(time.Second))
+}
+
+// joinInts is ns separated by spaces.
+func joinInts(ns []int64) string {
+	parts := make([]string, len(ns))
+	for i, n := range ns {
+		parts[i] = strconv.FormatInt(n, 10)
+	}
+	return strings.Join(parts, " ")
 }
 
 // printKafkaCPU shows who used the CPUs in each phase, per unit of work.
