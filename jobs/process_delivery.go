@@ -1,5 +1,3 @@
-// Package jobs holds hookinbox's River job kinds and their workers, and
-// builds the River client that runs them.
 package jobs
 
 import (
