@@ -244,16 +244,19 @@ func (r *Registry) runHandlers(ctx context.Context, tx pgx.Tx, jobs JobInserter,
 // call runs one handler, turning a panic into an error so that the job
 // fails and retries and the delivery records why.
 func call(ctx context.Context, reg Registration, e *Event) (err error) {
-	ctx, span := telemetry.Tracer().Start(ctx, "handler "+reg.Name, trace.WithAttributes(
-		telemetry.Source.String(e.Source), telemetry.DeliveryID.String(e.DeliveryID), telemetry.Event.String(e.EventType)))
+	span := trace.SpanFromContext(ctx) // tracing off: not recording, never ended
+	if telemetry.On() {
+		ctx, span = telemetry.Tracer().Start(ctx, "handler "+reg.Name, trace.WithAttributes(
+			telemetry.Source.String(e.Source), telemetry.DeliveryID.String(e.DeliveryID), telemetry.Event.String(e.EventType)))
+		defer span.End()
+	}
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("handler %s panicked: %v\n%s", reg.Name, p, debug.Stack())
 		}
-		if err != nil {
+		if err != nil && span.IsRecording() {
 			span.SetStatus(codes.Error, err.Error())
 		}
-		span.End()
 	}()
 	if err := reg.Handler.Handle(ctx, e); err != nil {
 		return fmt.Errorf("handler %s: %w", reg.Name, err)

@@ -30,6 +30,9 @@ func traceParentOf(ctx context.Context) *string {
 // the processing that enqueued it (its stored traceparent), so a retry
 // hours later still joins the delivery's trace.
 func startAttemptSpan(ctx context.Context, d *dest, l *loadedSend) (context.Context, trace.Span) {
+	if !telemetry.On() {
+		return ctx, trace.SpanFromContext(ctx)
+	}
 	if l.TraceParent != nil {
 		carrier := propagation.MapCarrier{"traceparent": *l.TraceParent}
 		if sc := trace.SpanContextFromContext(telemetry.Propagator.Extract(context.Background(), carrier)); sc.IsValid() {
@@ -47,6 +50,9 @@ func startAttemptSpan(ctx context.Context, d *dest, l *loadedSend) (context.Cont
 
 // endAttemptSpan records what the attempt got.
 func endAttemptSpan(span trace.Span, res response) {
+	if !span.IsRecording() {
+		return // tracing off: the context's own span, not ours to end
+	}
 	if res.status != 0 {
 		span.SetAttributes(semconv.HTTPResponseStatusCode(res.status))
 	}

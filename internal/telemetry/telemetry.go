@@ -14,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"go.opentelemetry.io/contrib/exporters/autoexport"
 	"go.opentelemetry.io/otel"
@@ -45,11 +46,20 @@ func Tracer() trace.Tracer { return otel.Tracer(Name) }
 // traceparent, and what a job's metadata carries.
 var Propagator propagation.TextMapPropagator = propagation.TraceContext{}
 
+// on is set once a tracer provider is in use: until then hookinbox starts
+// no span at all, so tracing off costs a load of this flag per span.
+var on atomic.Bool
+
+// On reports whether hookinbox's spans are being recorded (Use was
+// called); callers skip building a span's attributes when not.
+func On() bool { return on.Load() }
+
 // Use makes tp the global tracer provider, which hookinbox's spans and
 // River's middleware use, with W3C trace context as the propagator.
 func Use(tp trace.TracerProvider) {
 	otel.SetTracerProvider(tp)
 	otel.SetTextMapPropagator(Propagator)
+	on.Store(true)
 }
 
 // Enabled reports whether the environment turns tracing on: an exporter
