@@ -106,7 +106,9 @@ func (s *Server) receive(c *fiber.Ctx, src Source) (string, error) {
 
 	ctx, cancel := context.WithTimeout(c.UserContext(), s.cfg.StoreTimeout)
 	defer cancel()
-	trace.SpanFromContext(ctx).SetAttributes(telemetry.DeliveryID.String(d.ID), telemetry.Event.String(d.EventType))
+	if telemetry.On() {
+		trace.SpanFromContext(ctx).SetAttributes(telemetry.DeliveryID.String(d.ID), telemetry.Event.String(d.EventType))
+	}
 	delivery := Delivery{
 		Source:     src.Name,
 		DeliveryID: d.ID,
