@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -18,11 +19,11 @@ import (
 	"github.com/hookinbox/hookinbox/internal/testdb"
 )
 
-// An alert, end to end: a destination that fails opens a
-// destination_failing alert, which reaches the chat destination once as a
-// Slack message (and not the failing destination); its recovery resolves
-// it, once.
-func TestServeAlertsWhenADestinationFailsAndRecovers(t *testing.T) {
+// An alert, end to end, with two replicas evaluating: a destination that
+// fails opens a destination_failing alert, which reaches the chat
+// destination once as a Slack message (and not the failing destination);
+// its recovery resolves it, once.
+func TestServeAlertsOnceWhenADestinationFailsAndRecovers(t *testing.T) {
 	t.Parallel()
 	var (
 		mu   sync.Mutex
@@ -48,13 +49,17 @@ func TestServeAlertsWhenADestinationFailsAndRecovers(t *testing.T) {
 	}))
 	t.Cleanup(app.Close)
 
-	b := setup(t, testdb.URL(t))
+	dbURL := testdb.URL(t)
+	b := setup(t, dbURL)
+	// app keeps retrying for a minute, so it is still failing when the
+	// alert opens and its first success after recovery resolves it.
+	retries := strings.TrimSuffix(strings.Repeat("300ms, ", 200), ", ")
 	cfg := fmt.Sprintf(`data_dir: %q
 shutdown_timeout: 5s
 sources:
   - {name: github, provider: github, secrets: [dev-github-secret]}
 destinations:
-  - {name: app, url: %q, retry: {schedule: [300ms, 300ms, 300ms, 300ms, 300ms, 300ms, 300ms, 300ms, 300ms, 300ms]}}
+  - {name: app, url: %q, retry: {schedule: [%s]}}
   - {name: chat, url: %q}
 routes:
   - {source: github, events: ["*"], to: [app]}
@@ -64,9 +69,13 @@ alerts:
   every: 1s
   rules:
     - destination_failing: {for: 1s}
-`, filepath.Join(filepath.Dir(b.configPath), "data"), app.URL, chatSrv.URL)
+`, filepath.Join(filepath.Dir(b.configPath), "data"), app.URL, retries, chatSrv.URL)
 	require.NoError(t, os.WriteFile(b.configPath, []byte(cfg), 0o600))
 	b.serve(t)
+	// A second replica on the same database evaluates the same rules.
+	replica := setup(t, dbURL)
+	require.NoError(t, os.WriteFile(replica.configPath, []byte(cfg), 0o600))
+	replica.serve(t)
 	code, out := b.send(t, "--source", "github", "--event", "issues", "--new-id")
 	require.Equal(t, 0, code, out)
 
