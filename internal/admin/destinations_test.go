@@ -2,12 +2,16 @@ package admin_test
 
 import (
 	"context"
+	"log/slog"
 	"net"
 	"net/http"
 	"strconv"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
 	"github.com/stretchr/testify/require"
 
 	"github.com/hookinbox/hookinbox/handlers"
@@ -45,6 +49,13 @@ func setupDestinations(t *testing.T) (*testBundle, *receiver.Receiver) {
 		_ = svc.Stop(ctx)
 		_ = rc.Stop(ctx)
 	})
+	return serveAdmin(t, pool, rc, svc, logger), recv
+}
+
+// serveAdmin runs the admin server over pool, rc and the destinations of
+// svc (source billing) until the test ends.
+func serveAdmin(t *testing.T, pool *pgxpool.Pool, rc *river.Client[pgx.Tx], svc *destination.Service, logger *slog.Logger) *testBundle {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	srv, err := admin.NewServer(admin.Config{Token: token, Listen: ln.Addr().String(), Pool: pool, River: rc, Logger: logger,
@@ -57,7 +68,7 @@ func setupDestinations(t *testing.T) (*testBundle, *receiver.Receiver) {
 		_ = srv.Shutdown(ctx)
 	})
 	return &testBundle{pool: pool, river: rc, inbox: ingest.NewInbox(pool, rc), baseURL: "http://" + ln.Addr().String(),
-		client: &http.Client{Timeout: 10 * time.Second}}, recv
+		client: &http.Client{Timeout: 10 * time.Second}}
 }
 
 type destinationList struct {

@@ -3,10 +3,8 @@ package admin_test
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -43,18 +41,7 @@ func TestDeliveryShowsTheRoutesVerdicts(t *testing.T) {
 	require.NoError(t, err)
 	rc, err := jobs.NewClient(pool, jobs.ClientConfig{InsertOnly: true})
 	require.NoError(t, err)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	srv, err := admin.NewServer(admin.Config{Token: token, Listen: ln.Addr().String(), Pool: pool, River: rc, Logger: logger,
-		Sources: []string{"billing"}, Destinations: svc})
-	require.NoError(t, err)
-	go srv.Serve(ln) //nolint:errcheck // ends with Shutdown
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(ctx)
-	})
-	b := &testBundle{pool: pool, river: rc, baseURL: "http://" + ln.Addr().String(), client: &http.Client{Timeout: 10 * time.Second}}
+	b := serveAdmin(t, pool, rc, svc, logger)
 
 	rec, err := ingest.NewInbox(pool, rc).Record(context.Background(), ingest.Delivery{Source: "billing", DeliveryID: "msg_routes",
 		EventType: "invoice.paid", Headers: http.Header{"Content-Type": {"application/json"}},
