@@ -153,7 +153,7 @@ func (s *Service) claimTx(ctx context.Context, tx pgx.Tx, d *dest, instance, hol
 			return nil
 		}
 		rows, err := tx.Query(ctx, sendClaimSQL, pgnamed.Args{
-			"destination": d.Name, "limit": n, "holder": holder, "ttl": claimTTL(d),
+			"destination": d.Name, "limit": n, "holder": holder, "ttl": claimTTL(d), "with_input": d.exprs,
 		})
 		if err != nil {
 			return fmt.Errorf("claim sends: %w", err)

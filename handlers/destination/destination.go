@@ -69,8 +69,11 @@ type dest struct {
 	client *http.Client
 	signer *standardwebhooks.Webhook // nil: unsigned
 	broker brokerFor                 // a Kafka or NATS destination's connection
-	ready  onceOK                    // its shared rows exist
-	sender atomic.Pointer[sender]    // this process's sender while Start runs it (hints read it from any goroutine)
+	// exprs: a route to it has a filter or a transform, which reads the
+	// delivery's headers and receipt at send time.
+	exprs  bool
+	ready  onceOK                 // its shared rows exist
+	sender atomic.Pointer[sender] // this process's sender while Start runs it (hints read it from any goroutine)
 }
 
 // target is one destination a route sends a source's events to.
@@ -127,6 +130,13 @@ func Register(r *handlers.Registry, cfg Config) (*Service, error) {
 	var err error
 	if s.targets, err = newTargets(cfg.Routes, cfg.Sources); err != nil {
 		return nil, err
+	}
+	for _, ts := range s.targets {
+		for _, t := range ts {
+			if d, ok := s.dests[t.destination]; ok && t.expr != nil {
+				d.exprs = true
+			}
+		}
 	}
 	for _, src := range cfg.Sources {
 		ts := s.targets[src]

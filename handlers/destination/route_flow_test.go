@@ -16,7 +16,8 @@ import (
 func TestRouteFilterAndTransform(t *testing.T) {
 	t.Parallel()
 	b := setupWith(t, setupOpts{route: func(r *destination.Route) {
-		r.Filter = `body.type == "invoice.paid" && body.data.id.startsWith("in_")`
+		// headers are read at send time too: the claim loads them.
+		r.Filter = `body.type == "invoice.paid" && body.data.id.startsWith("in_") && headers["content-type"] == "application/json"`
 		r.Transform = `{"text": "paid " + body.data.id, "delivery": delivery_id}`
 	}})
 	paid, _ := b.deliver(t, "invoice.paid", "in_1", time.Now())

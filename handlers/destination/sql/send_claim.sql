@@ -1,6 +1,7 @@
 -- Claims up to @limit due sends of a destination, oldest due first, with
 -- what their requests need: the delivery's body byte for byte, its
--- Content-Type, its headers and receipt (for the route's expressions), and for ordered sends what the destination already got of
+-- Content-Type, its headers and receipt when @with_input (a route to the
+-- destination has expressions, which read them), and for ordered sends what the destination already got of
 -- their resource (to tell a stale one). A claim expires by itself
 -- (@ttl covers the request), so a send whose sender died is made again.
 WITH due AS (
@@ -19,7 +20,8 @@ WITH due AS (
 )
 SELECT c.id, c.source, c.delivery_id, c.event_type, c.key, c.ordered, c.skip_stale, c.resource_key,
        c.event_at, c.event_received_at, c.at_is_receipt, c.attempts, c.created_at, c.trace_parent,
-       i.payload, i.headers->'Content-Type'->>0, i.headers, i.received_at,
+       i.payload, i.headers->'Content-Type'->>0,
+       CASE WHEN @with_input::boolean THEN i.headers END, CASE WHEN @with_input::boolean THEN i.received_at END,
        r.sent_at, r.sent_received_at, r.receipt_sent_at
 FROM claimed c
 LEFT JOIN inbox i ON i.id = c.inbox_id
