@@ -1,6 +1,8 @@
 package destination
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -16,7 +18,6 @@ import (
 	"cel.dev/cel-go/common/types"
 	"cel.dev/cel-go/common/types/ref"
 	"cel.dev/cel-go/ext"
-	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
@@ -146,7 +147,7 @@ func (in *ExprInput) activation() map[string]any {
 // parseBody is body as CEL sees it: parsed JSON, a form's fields, or the
 // text.
 func parseBody(body []byte, contentType string) any {
-	if strings.HasPrefix(contentType, "application/x-www-form-urlencoded") {
+	if strings.HasPrefix(strings.ToLower(contentType), "application/x-www-form-urlencoded") {
 		if form, err := url.ParseQuery(string(body)); err == nil {
 			out := make(map[string]any, len(form))
 			for k, v := range form {
@@ -213,11 +214,16 @@ func encodeResult(v ref.Val) ([]byte, string, error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("transform: %w", err)
 	}
-	body, err := protojson.Marshal(native.(*structpb.Value))
-	if err != nil {
+	// encoding/json, not protojson, whose output changes from build to
+	// build on purpose: a body is the same bytes at every attempt and
+	// replay, its keys sorted.
+	var body bytes.Buffer
+	enc := json.NewEncoder(&body)
+	enc.SetEscapeHTML(false) // a chat message's "&" stays "&"
+	if err := enc.Encode(native.(*structpb.Value).AsInterface()); err != nil {
 		return nil, "", fmt.Errorf("transform: %w", err)
 	}
-	return body, "application/json", nil
+	return bytes.TrimSuffix(body.Bytes(), []byte("\n")), "application/json", nil
 }
 
 // routeAtSend applies the route that sends l, as configured now: its
@@ -244,11 +250,21 @@ func (s *Service) routeAtSend(d *dest, l *loadedSend, r *result) bool {
 	case t.expr == nil || t.expr.transform == nil:
 		return true
 	}
-	body, contentType, err := t.expr.apply(&in)
+	body, contentType, err := t.apply(&in)
 	if err != nil {
-		r.routeErr = fmt.Errorf("routes[%d] (%s): %w", t.index, t.route.Source, err)
+		r.routeErr = err
 		return false
 	}
 	l.Payload, l.ContentType = body, &contentType
 	return true
+}
+
+// apply is t's transform over in (in's body without one); its error names
+// the route.
+func (t target) apply(in *ExprInput) ([]byte, string, error) {
+	body, contentType, err := t.expr.apply(in)
+	if err != nil {
+		return nil, "", fmt.Errorf("routes[%d] (%s): %w", t.index, t.route.Source, err)
+	}
+	return body, contentType, nil
 }

@@ -60,7 +60,7 @@ func TestRouteExpressionsOverProviderSamples(t *testing.T) {
 			transform: `[delivery_id, resource, string(received_at)]`,
 			body:      `["d-1","res-1","2026-12-01T08:00:00Z"]`, contentType: "application/json"},
 		{name: "a form body", in: ExprInput{Source: "twilio", EventType: "sms", Body: []byte("From=%2B15551234&Body=hi"),
-			ContentType: "application/x-www-form-urlencoded"}, match: true, filter: `body.Body == "hi" && body.From.startsWith("+1")`},
+			ContentType: "Application/x-www-form-urlencoded; charset=UTF-8"}, match: true, filter: `body.Body == "hi" && body.From.startsWith("+1")`},
 		{name: "base64 of the body's field", in: inputOf("github", "issues", issues), match: true,
 			transform: `{"b": base64.encode(bytes(body.issue.title))}`,
 			body:      `{"b":"Q2hlY2tvdXQgc2hvd3MgMC4wMCBmb3IgSlBZIG9yZGVycw=="}`, contentType: "application/json"},
@@ -146,4 +146,17 @@ func TestRouteEvaluationErrorsAreErrors(t *testing.T) {
 	require.NoError(t, err)
 	_, _, err = x.apply(&in)
 	require.ErrorContains(t, err, "transform: yielded double; want a map, a list or a string")
+}
+
+// A transform's JSON is the same bytes every time: keys sorted, no
+// whitespace, "&" and "<" as they are.
+func TestTransformJSONIsStable(t *testing.T) {
+	t.Parallel()
+	x, err := compileRoute(Route{Transform: `{"text": "a & <b>", "at": 1, "list": [event, source]}`})
+	require.NoError(t, err)
+	in := inputOf("github", "issues", []byte(`{}`))
+	body, contentType, err := x.apply(&in)
+	require.NoError(t, err)
+	require.Equal(t, `{"at":1,"list":["issues","github"],"text":"a & <b>"}`, string(body))
+	require.Equal(t, "application/json", contentType)
 }

@@ -68,10 +68,7 @@ func (ts targets) evaluate(in ExprInput) []RouteResult {
 			r.Route, r.Err = t.index, err
 		}
 		if ok && err == nil {
-			r.Body, r.ContentType, r.Err = t.expr.apply(&in)
-			if r.Err != nil {
-				r.Err = fmt.Errorf("routes[%d] (%s): %w", t.index, t.route.Source, r.Err)
-			}
+			r.Body, r.ContentType, r.Err = t.apply(&in)
 			r.Sends = r.Err == nil
 		}
 		out = append(out, r)
