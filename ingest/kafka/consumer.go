@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -45,6 +46,10 @@ type Config struct {
 	// EventType is where its event type is: "header:NAME" or "topic"
 	// (the default).
 	EventType string
+	// RedactHeaders are message headers never stored (names, any case):
+	// secrets a producer adds. Authorization, Proxy-Authorization and
+	// Cookie are never stored either, as for webhooks.
+	RedactHeaders []string
 	// Start is where a group with no committed offset starts: "earliest"
 	// or "latest" (the default).
 	Start string
@@ -78,9 +83,10 @@ type Config struct {
 
 // Consumer reads a Kafka source into the inbox.
 type Consumer struct {
-	cfg    Config
-	client *kgo.Client
-	from   from
+	cfg      Config
+	client   *kgo.Client
+	from     from
+	redacted map[string]bool // lower-cased
 }
 
 // New checks cfg and makes the consumer's client; Run starts reading.
@@ -127,7 +133,11 @@ func New(cfg Config) (*Consumer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kafka source %s: %w", cfg.Source, err)
 	}
-	return &Consumer{cfg: cfg, client: client, from: f}, nil
+	redacted := map[string]bool{}
+	for _, name := range cfg.RedactHeaders {
+		redacted[strings.ToLower(name)] = true
+	}
+	return &Consumer{cfg: cfg, client: client, from: f, redacted: redacted}, nil
 }
 
 // Run reads until ctx ends: each polled batch is recorded in one

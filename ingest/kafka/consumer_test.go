@@ -67,7 +67,7 @@ func (b *bundle) counted(t *testing.T, deliveryID string, accepted *atomic.Int64
 	}
 	c, err := kafka.New(kafka.Config{Source: "orders", Brokers: b.cluster.ListenAddrs(), Topics: []string{topic},
 		Group: b.group, DeliveryID: deliveryID, EventType: "header:type", Start: "earliest",
-		Inbox: b.inbox, Pool: b.pool, Observe: observe, ObserveBatch: b.observeBatch,
+		Inbox: b.inbox, Pool: b.pool, Observe: observe, ObserveBatch: b.observeBatch, RedactHeaders: []string{"X-Api-Key"},
 		ClientOptions: []kgo.Opt{kgo.FetchMaxWait(200 * time.Millisecond)}})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -270,7 +270,8 @@ func TestStopDrainsTheBatchInHand(t *testing.T) {
 }
 
 // A message without the delivery id header is recorded under its offset;
-// a header that is not text is kept in base64.
+// a header that is not text is kept in base64; a redacted header is not
+// kept at all.
 func TestMessageWithoutItsIDIsRecordedUnderItsOffset(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -278,7 +279,8 @@ func TestMessageWithoutItsIDIsRecordedUnderItsOffset(t *testing.T) {
 	require.NoError(t, err)
 	defer cl.Close()
 	r := &kgo.Record{Partition: 0, Value: []byte(`{}`), Headers: []kgo.RecordHeader{
-		{Key: "type", Value: []byte("x\x00y")}, {Key: "trace", Value: []byte{0xff, 0x00}}}}
+		{Key: "type", Value: []byte("x\x00y")}, {Key: "trace", Value: []byte{0xff, 0x00}},
+		{Key: "x-api-key", Value: []byte("s3cret")}, {Key: "Authorization", Value: []byte("Bearer s3cret")}}}
 	require.NoError(t, cl.ProduceSync(context.Background(), r).FirstErr())
 	b.consumer(t, "header:event_id")
 	require.Eventually(t, func() bool { return b.committed(t) == 1 }, 20*time.Second, 50*time.Millisecond)
@@ -288,6 +290,9 @@ func TestMessageWithoutItsIDIsRecordedUnderItsOffset(t *testing.T) {
 	require.Regexp(t, `^orders\.confirmed/\d/0$`, id)
 	require.Equal(t, topic, eventType, "a type header that is no name falls back to the topic")
 	require.Equal(t, "base64:/wA=", trace)
+	var stored string
+	require.NoError(t, b.pool.QueryRow(context.Background(), `SELECT headers::text FROM inbox WHERE source = 'orders'`).Scan(&stored))
+	require.NotContains(t, stored, "s3cret", "redact_headers and Authorization are never stored")
 }
 
 // Two readers share the group while messages arrive: partitions move

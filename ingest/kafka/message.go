@@ -81,7 +81,7 @@ func (c *Consumer) delivery(r *kgo.Record) ingest.Delivery {
 		payload = []byte{} // a tombstone
 	}
 	return ingest.Delivery{Source: c.cfg.Source, DeliveryID: id, EventType: eventType, OccurredAt: r.Timestamp,
-		Headers: headers(r), Payload: payload, Origin: Origin}
+		Headers: headers(r, c.redacted), Payload: payload, Origin: Origin}
 }
 
 // name returns v if it can be a delivery id or event type, else fallback.
@@ -110,12 +110,16 @@ func header(r *kgo.Record, name string) (string, bool) {
 	return "", false
 }
 
-// headers are the message's headers and where it was read. A value that is
-// not text (not UTF-8, or holding NUL, which a JSON column refuses) is
-// kept in base64, prefixed "base64:".
-func headers(r *kgo.Record) http.Header {
+// headers are the message's headers, but the redacted ones (lower-cased
+// names), and where it was read. A value that is not text (not UTF-8, or
+// holding NUL, which a JSON column refuses) is kept in base64, prefixed
+// "base64:".
+func headers(r *kgo.Record, redacted map[string]bool) http.Header {
 	h := http.Header{}
 	for _, kh := range r.Headers {
+		if redacted[strings.ToLower(kh.Key)] {
+			continue
+		}
 		if kh.Key != "" && utf8.ValidString(kh.Key) && !strings.ContainsRune(kh.Key, 0) {
 			h.Add(kh.Key, text(kh.Value))
 		}
