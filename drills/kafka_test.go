@@ -64,6 +64,7 @@ func TestKafkaSourceCrash(t *testing.T) {
 	go func() { produced <- produceOrders(ctx, cluster.ListenAddrs(), sent, duration) }()
 
 	var recordedBeforeKill, recordedAtLastReturn int
+	var lastKill time.Time
 	start, slot := time.Now(), duration/time.Duration(kills)
 	for i := range kills {
 		at := start.Add(time.Duration(i)*slot + slot/4 + time.Duration(rand.Int64N(int64(slot/2))))
@@ -72,6 +73,7 @@ func TestKafkaSourceCrash(t *testing.T) {
 			recordedBeforeKill = countOrders(t, b)
 		}
 		p.kill()
+		lastKill = time.Now()
 		if err := p.restart(); err != nil {
 			t.Fatal(err)
 		}
@@ -83,13 +85,16 @@ func TestKafkaSourceCrash(t *testing.T) {
 	if !waitFor(ctx, 60*time.Second, 100*time.Millisecond, func() bool { return committedOffsets(t, cluster) == int64(len(sent)) }) {
 		t.Fatalf("offsets committed %d of %d messages\n%s", committedOffsets(t, cluster), len(sent), p.logTail(40))
 	}
+	// A job a kill left running waits for River's rescue (minutes):
+	// rescue fast-forwards it, as the other crash drills do.
+	stranded := rescue(t, b.pool, p, lastKill)
 	if !waitFor(ctx, 60*time.Second, 100*time.Millisecond, func() bool { return len(b.stub.Effects(kafkaForwardPath)) >= len(events) }) {
 		t.Fatalf("%d of %d events forwarded\n%s", len(b.stub.Effects(kafkaForwardPath)), len(events), p.logTail(40))
 	}
 
 	rows := countOrders(t, b)
-	t.Logf("%d messages (%d events), %d kills: %d recorded before the first kill, %d by the last restart, %d at the end",
-		len(sent), len(events), p.Kills(), recordedBeforeKill, recordedAtLastReturn, rows)
+	t.Logf("%d messages (%d events), %d kills: %d recorded before the first kill, %d by the last restart, %d at the end%s",
+		len(sent), len(events), p.Kills(), recordedBeforeKill, recordedAtLastReturn, rows, describeStranded(stranded))
 	if recordedBeforeKill == 0 {
 		t.Error("nothing was recorded before the first kill")
 	}
