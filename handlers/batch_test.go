@@ -195,7 +195,7 @@ func batchFailedLine(jobPerBatch bool) string {
 }
 
 // A delivery's resource version is recorded in the next delivery's round
-// trip (TxBatch). When that fails, the batch fails as a whole and its
+// trip (ProcessBatch). When that fails, the batch fails as a whole and its
 // deliveries are processed one by one: the one whose version cannot be
 // recorded fails alone, and its neighbours' effects commit once.
 func TestCarriedVersionFailureFallsBackToOneByOne(t *testing.T) {

@@ -17,7 +17,7 @@ import (
 )
 
 // BenchmarkProcessAllMirror is one processing batch of the shipped issue
-// mirror, as a River worker's batch runs it (ProcessAll, Flush, commit),
+// mirror, as a River worker's batch runs it (ProcessBatch, commit),
 // without River: 40 GitHub issues deliveries about 40 issues, each newer
 // than the last batch's. It reports the CPU each delivery costs this
 // process and its PostgreSQL backend, which vary much less between runs
@@ -53,13 +53,11 @@ func BenchmarkProcessAllMirror(b *testing.B) {
 		goBefore, pgBefore := selfCPU(b), backendCPU(b, backend)
 		tx, err := conn.Begin(ctx)
 		require.NoError(b, err)
-		tb := reg.NewTxBatch(tx)
-		_, errs, err := tb.ProcessAll(ctx, nil, ds)
+		_, errs, err := reg.ProcessBatch(ctx, tx, nil, ds)
 		require.NoError(b, err)
 		for _, err := range errs {
 			require.NoError(b, err)
 		}
-		require.NoError(b, tb.Flush(ctx))
 		require.NoError(b, tx.Commit(ctx))
 		goCPU += selfCPU(b) - goBefore
 		pgCPU += backendCPU(b, backend) - pgBefore

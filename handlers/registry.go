@@ -157,7 +157,7 @@ func (r *Registry) Events() map[string][]string {
 // Provider returns the provider of a configured source.
 func (r *Registry) Provider(source string) string { return r.sources[source].Provider }
 
-// ErrResourceBusy is the answer of a processing batch (TxBatch.ProcessAll)
+// ErrResourceBusy is the answer of a processing batch (ProcessBatch)
 // and of Event.Lock in one when another transaction holds the lock: the
 // delivery is then processed alone, where locks are waited for.
 var ErrResourceBusy = errors.New("handlers: the delivery's resource is locked by another transaction")

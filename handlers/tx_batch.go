@@ -7,37 +7,51 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// TxBatch processes deliveries one after another in one transaction (a
-// processing batch), each as Process does but under a savepoint of its
-// own, so that an error rolls back that delivery's work alone, and
-// without waiting for a resource another transaction holds, which could
-// deadlock two batches (ErrResourceBusy: the delivery is processed alone
-// instead). ProcessAll takes their resources and versions in one round
-// trip, the statements that close a delivery's work (its handlers'
-// Event.Defer writes, the release of its savepoint if it has one) travel
-// with a later round trip, or with Flush, and Flush records every
-// delivery's new resource version at once. In the steady benchmark round
-// trips were most of serve's CPU and of a batch's length.
+// ProcessBatch processes ds in order in tx, one processing batch: each
+// delivery as Process does, but under a savepoint of its own, so that an
+// error rolls back that delivery's work alone, and without waiting for a
+// resource another transaction holds, which could deadlock two batches.
+// Every delivery's resource lock and version is taken in one round trip
+// for the whole batch; the statements that close a delivery's work (its
+// handlers' Event.Defer writes, the release of its savepoint) travel with
+// a later round trip, and every delivery's new resource version is
+// recorded at once at the end. In the steady benchmark round trips were
+// most of serve's CPU and of a batch's length (bench/README.md,
+// "Processing batches").
 //
-// TxBatch is how jobs processes a batch; a program built on hookinbox has
-// no need of it.
-//
-// Call Flush before the transaction commits. When a carried statement
-// fails, ProcessAll or Flush returns the batch's error: the earlier
-// delivery's work is not recorded, so the transaction must not commit.
-type TxBatch struct {
+// errs[i] is delivery i's own failure (its work rolled back alone), or
+// ErrResourceBusy when it must be processed alone: another transaction
+// holds its resource, or an earlier delivery of ds has the same resource
+// (it must see the version that one leaves, which it is not read against
+// here). The error is the batch's: a statement one delivery carried into a
+// later round trip failed, so the transaction must not commit. As with
+// Process, the caller commits tx together with the outcomes and the jobs'
+// completions.
+func (r *Registry) ProcessBatch(ctx context.Context, tx pgx.Tx, jobs JobInserter, ds []Delivery) (results []Result, errs []error, err error) {
+	b := &txBatch{r: r, tx: tx}
+	results, errs, err = b.processAll(ctx, jobs, ds)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := b.flush(ctx); err != nil {
+		return nil, nil, err
+	}
+	return results, errs, nil
+}
+
+// txBatch is one ProcessBatch's state: the statements the deliveries so
+// far carry into the next round trip, and the resource versions to record
+// at the end.
+type txBatch struct {
 	r        *Registry
 	tx       pgx.Tx
 	carry    []*pgx.QueuedQuery
-	versions batchVersions // sent by Flush only
+	versions batchVersions // sent by flush only
 }
 
-// NewTxBatch starts a TxBatch on tx.
-func (r *Registry) NewTxBatch(tx pgx.Tx) *TxBatch { return &TxBatch{r: r, tx: tx} }
-
-// Flush sends what the last delivery left to send, and the new versions
+// flush sends what the last delivery left to send, and the new versions
 // of every processed delivery's resource.
-func (b *TxBatch) Flush(ctx context.Context) error {
+func (b *txBatch) flush(ctx context.Context) error {
 	batch := &pgx.Batch{QueuedQueries: b.carry}
 	b.carry = nil
 	b.versions.queue(batch)
@@ -46,13 +60,13 @@ func (b *TxBatch) Flush(ctx context.Context) error {
 
 // sendCarry sends what the deliveries so far left to send, before a
 // statement of a handler's own.
-func (b *TxBatch) sendCarry(ctx context.Context) error {
+func (b *txBatch) sendCarry(ctx context.Context) error {
 	batch := &pgx.Batch{QueuedQueries: b.carry}
 	b.carry = nil
 	return b.send(ctx, batch)
 }
 
-func (b *TxBatch) send(ctx context.Context, batch *pgx.Batch) error {
+func (b *txBatch) send(ctx context.Context, batch *pgx.Batch) error {
 	if batch.Len() == 0 {
 		return nil
 	}
@@ -63,7 +77,7 @@ func (b *TxBatch) send(ctx context.Context, batch *pgx.Batch) error {
 }
 
 // carriedError is a delivery's closing statements failing in a later
-// round trip of its TxBatch.
+// round trip of its batch.
 type carriedError struct{ Err error }
 
 func (e *carriedError) Error() string {

@@ -11,23 +11,8 @@ import (
 	"github.com/hookinbox/hookinbox/internal/pgnamed"
 )
 
-// ProcessAll processes ds in order, each as Process does, in one round trip
-// for the whole batch instead of one per delivery: it takes every
-// delivery's resource lock and reads every version up front, together, and
-// a delivery's savepoint opens in the round trip that carries its closing
-// statements. A delivery whose handlers only Defer their writes (the
-// shipped mirror, the ledger) then sends nothing of its own. In the steady
-// benchmark a batch of 150 spent 150 round trips of 2–3 ms each while it
-// held its resources' locks, and the deliveries waiting on those locks went
-// alone (bench/README.md).
-//
-// errs[i] is delivery i's own failure (its work rolled back alone), or
-// ErrResourceBusy when it must be processed alone: another transaction
-// holds its resource, or an earlier delivery of ds has the same resource
-// (it must see the version that one leaves, which it is not read
-// against here). The error is the batch's: the transaction must not
-// commit. Call Flush before it commits.
-func (b *TxBatch) ProcessAll(ctx context.Context, jobs JobInserter, ds []Delivery) ([]Result, []error, error) {
+// processAll is ProcessBatch before its flush.
+func (b *txBatch) processAll(ctx context.Context, jobs JobInserter, ds []Delivery) ([]Result, []error, error) {
 	results, errs := make([]Result, len(ds)), make([]error, len(ds))
 	locked, err := b.lockAll(ctx, ds, results, errs)
 	if err != nil {
@@ -44,7 +29,7 @@ func (b *TxBatch) ProcessAll(ctx context.Context, jobs JobInserter, ds []Deliver
 	return results, errs, nil
 }
 
-// lockedDelivery is a delivery of ProcessAll whose resource the batch holds.
+// lockedDelivery is a delivery of processAll whose resource the batch holds.
 type lockedDelivery struct {
 	i       int // in ds
 	d       Delivery
@@ -58,7 +43,7 @@ type lockedDelivery struct {
 // reads the versions of all of them in two statements, sent in one round
 // trip with the statements already carried: two statements for the batch
 // instead of two for each delivery.
-func (b *TxBatch) lockAll(ctx context.Context, ds []Delivery, results []Result, errs []error) ([]*lockedDelivery, error) {
+func (b *txBatch) lockAll(ctx context.Context, ds []Delivery, results []Result, errs []error) ([]*lockedDelivery, error) {
 	var (
 		want                         []*lockedDelivery
 		lockKeys, sources, resources []string
@@ -192,9 +177,9 @@ func readVersions(out pgx.BatchResults, withKey []*lockedDelivery) error {
 // processLocked runs p's handlers under a savepoint that opens with the
 // next round trip: the carry, which a statement a handler runs on its Tx
 // sends first. Its closing statements join the carry, its resource's
-// version the batch's (Flush). A handler that fails, or succeeds, before
+// version the batch's (flush). A handler that fails, or succeeds, before
 // anything of its delivery was sent needs no savepoint: it is dropped.
-func (b *TxBatch) processLocked(ctx context.Context, jobs JobInserter, p *lockedDelivery) (Result, error) {
+func (b *txBatch) processLocked(ctx context.Context, jobs JobInserter, p *lockedDelivery) (Result, error) {
 	start := len(b.carry)
 	b.carry = append(b.carry, &pgx.QueuedQuery{SQL: "SAVEPOINT " + deliverySavepoint})
 	htx := &carryingTx{batchTx: batchTx{b.tx}, b: b}
@@ -234,12 +219,12 @@ func (b *TxBatch) processLocked(ctx context.Context, jobs JobInserter, p *locked
 	return Result{}, err
 }
 
-// carryingTx is a batched delivery's Tx in ProcessAll: before a statement
+// carryingTx is a batched delivery's Tx in processAll: before a statement
 // of the handler's own it sends what the batch carries (the delivery's
 // savepoint among it), so the statement runs inside the savepoint.
 type carryingTx struct {
 	batchTx
-	b        *TxBatch
+	b        *txBatch
 	sent     bool  // the delivery's savepoint went out
 	carryErr error // what sending the carry failed with: the batch's failure
 }

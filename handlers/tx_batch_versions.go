@@ -16,8 +16,8 @@ var (
 	resourceVersionUpsertReceiptSQL string
 )
 
-// batchVersions are the new resource versions of a TxBatch's processed
-// deliveries, recorded at its Flush in one statement for each clock
+// batchVersions are the new resource versions of a ProcessBatch's processed
+// deliveries, recorded at its flush in one statement for each clock
 // instead of one a delivery. With the savepoint a Defer-only delivery no
 // longer opens, such a delivery (the shipped mirror's) sends one
 // statement instead of four. The steady benchmark measured PostgreSQL's

@@ -13,9 +13,9 @@
 //     the jobs fetched together, up to ClientConfig.ProcessBatchSize, within
 //     ClientConfig.ProcessBatchWindow.
 //  2. One transaction processes the batch: it loads the deliveries, and
-//     handlers.TxBatch (package handlers, tx_batch*.go) locks each
-//     delivery's resource, runs its handlers under a savepoint of its own
-//     and records the resource's version. A delivery that must run alone
+//     handlers.Registry.ProcessBatch locks each delivery's resource, runs
+//     its handlers under a savepoint of its own and records the resource's
+//     version. A delivery that must run alone
 //     (its resource busy, its handlers not batchable) or that failed gets a
 //     process_delivery job of its own, in that same transaction
 //     (process_deliveries.go).
@@ -30,4 +30,14 @@
 // (retention.go) deletes what is finished, and the generation
 // (generation.go) leaves processing to the newest configuration during a
 // rolling deploy.
+//
+// # Where the line with package handlers runs
+//
+// This package owns the processing transaction: which deliveries share
+// it, when it commits, what it records and how a failure is retried.
+// Package handlers owns what runs inside it, for one delivery
+// (Registry.Process) or a batch (Registry.ProcessBatch): the resource
+// locks, the ordering, the handlers and their deferred writes. A handler's
+// Event is built there, and the handler API must not depend on River's
+// job machinery, so the line stays where the transaction is handed over.
 package jobs

@@ -350,12 +350,11 @@ func handleBatchTx(ctx context.Context, tx pgx.Tx, registry *handlers.Registry, 
 	// alone. A statement one delivery carried into a later round trip
 	// failing fails the batch: its deliveries are then processed alone.
 	if len(matched) > 0 {
-		tb := registry.NewTxBatch(tx)
 		ds := make([]handlers.Delivery, len(matched))
 		for i, m := range matched {
 			ds[i] = m.d
 		}
-		results, errs, err := tb.ProcessAll(ctx, matched[0].client, ds)
+		results, errs, err := registry.ProcessBatch(ctx, tx, matched[0].client, ds)
 		if err != nil {
 			return nil, err
 		}
@@ -371,9 +370,6 @@ func handleBatchTx(ctx context.Context, tx pgx.Tx, registry *handlers.Registry, 
 				done = append(done, m)
 				m.resourceKey, m.stale = resourceFacts(results[i])
 			}
-		}
-		if err := tb.Flush(ctx); err != nil {
-			return nil, err
 		}
 	}
 	return done, nil
