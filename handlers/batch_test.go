@@ -65,8 +65,8 @@ func (b *testBundle) recordTogether(t *testing.T, ds []ingest.Delivery) map[stri
 		ds[i].Headers = http.Header{"Content-Type": {"application/json"}}
 	}
 	ids := map[string]int64{}
-	require.NoError(t, pgx.BeginFunc(context.Background(), b.pool, func(tx pgx.Tx) error {
-		recs, errs, err := b.inbox.RecordManyTx(context.Background(), tx, ds)
+	require.NoError(t, pgx.BeginFunc(context.Background(), b.Pool, func(tx pgx.Tx) error {
+		recs, errs, err := b.Inbox.RecordManyTx(context.Background(), tx, ds)
 		if err != nil {
 			return err
 		}
@@ -91,7 +91,7 @@ func TestBatchedProcessingKeepsEachDeliverysOutcome(t *testing.T) {
 			t.Parallel()
 			opts.register, opts.maxAttempts = registerBatchProbe(t), 1
 			b := setupWith(t, opts)
-			_, err := b.pool.Exec(context.Background(), "CREATE TABLE batch_effect (delivery_id text PRIMARY KEY)")
+			_, err := b.Pool.Exec(context.Background(), "CREATE TABLE batch_effect (delivery_id text PRIMARY KEY)")
 			require.NoError(t, err)
 			at := time.Now()
 			var ps []probeDelivery
@@ -105,7 +105,7 @@ func TestBatchedProcessingKeepsEachDeliverysOutcome(t *testing.T) {
 
 			want := map[string]string{"ok": "processed", "fail": "failed", "star": "skipped", "issues": "processed"}
 			for _, p := range ps {
-				b.waitStatus(t, ids[p.id], want[p.eventType])
+				b.WaitStatus(t, ids[p.id], want[p.eventType])
 			}
 			for _, p := range ps {
 				effects := b.count(t, "SELECT count(*) FROM batch_effect WHERE delivery_id = $1", p.id)
@@ -117,7 +117,7 @@ func TestBatchedProcessingKeepsEachDeliverysOutcome(t *testing.T) {
 				case "fail":
 					require.Zero(t, effects, "%s: a failed delivery's effects roll back", p.id)
 					require.Zero(t, sends, "%s: including its other handlers'", p.id)
-					_, lastErr := b.status(t, ids[p.id])
+					_, lastErr := b.Status(t, ids[p.id])
 					require.NotNil(t, lastErr)
 					require.Contains(t, *lastErr, "broken on purpose")
 				}
@@ -153,7 +153,7 @@ func testProcessingBatchFailureFallsBackToOneByOne(t *testing.T, jobPerBatch boo
 	b := setupWith(t, setupOpts{register: registerBatchProbe(t), maxAttempts: 1, jobPerBatch: jobPerBatch})
 	ctx := context.Background()
 	poison := newID("poison")
-	_, err := b.pool.Exec(ctx, `
+	_, err := b.Pool.Exec(ctx, `
 		CREATE TABLE batch_effect (delivery_id text PRIMARY KEY);
 		CREATE FUNCTION refuse_poison() RETURNS trigger LANGUAGE plpgsql AS $$
 		BEGIN
@@ -174,11 +174,11 @@ func testProcessingBatchFailureFallsBackToOneByOne(t *testing.T, jobPerBatch boo
 	ids := b.deliverTogether(t, ps)
 
 	for _, p := range ps[1:] {
-		b.waitStatus(t, ids[p.id], "processed")
+		b.WaitStatus(t, ids[p.id], "processed")
 		require.Equal(t, 1, b.count(t, "SELECT count(*) FROM batch_effect WHERE delivery_id = $1", p.id))
 	}
-	b.waitStatus(t, ids[poison], "failed")
-	_, lastErr := b.status(t, ids[poison])
+	b.WaitStatus(t, ids[poison], "failed")
+	_, lastErr := b.Status(t, ids[poison])
 	require.NotNil(t, lastErr)
 	require.Contains(t, *lastErr, "poisoned row")
 	require.Zero(t, b.count(t, "SELECT count(*) FROM batch_effect WHERE delivery_id = $1", poison))
@@ -206,7 +206,7 @@ func TestCarriedVersionFailureFallsBackToOneByOne(t *testing.T) {
 func testCarriedVersionFailureFallsBackToOneByOne(t *testing.T, jobPerBatch bool) {
 	b := setupWith(t, setupOpts{register: registerBatchProbe(t), maxAttempts: 1, jobPerBatch: jobPerBatch})
 	ctx := context.Background()
-	_, err := b.pool.Exec(ctx, `
+	_, err := b.Pool.Exec(ctx, `
 		CREATE TABLE batch_effect (delivery_id text PRIMARY KEY);
 		CREATE FUNCTION refuse_version() RETURNS trigger LANGUAGE plpgsql AS $$
 		BEGIN RAISE EXCEPTION 'version refused'; END $$;
@@ -226,14 +226,14 @@ func testCarriedVersionFailureFallsBackToOneByOne(t *testing.T, jobPerBatch bool
 
 	for i, p := range ps {
 		if i == 2 || i == 5 {
-			b.waitStatus(t, ids[p.id], "failed")
-			_, lastErr := b.status(t, ids[p.id])
+			b.WaitStatus(t, ids[p.id], "failed")
+			_, lastErr := b.Status(t, ids[p.id])
 			require.NotNil(t, lastErr)
 			require.Contains(t, *lastErr, "version refused")
 			require.Zero(t, b.count(t, "SELECT count(*) FROM batch_effect WHERE delivery_id = $1", p.id))
 			continue
 		}
-		b.waitStatus(t, ids[p.id], "processed")
+		b.WaitStatus(t, ids[p.id], "processed")
 		require.Equal(t, 1, b.count(t, "SELECT count(*) FROM batch_effect WHERE delivery_id = $1", p.id))
 	}
 	require.Contains(t, b.log.String(), batchFailedLine(jobPerBatch))
@@ -250,11 +250,11 @@ func TestBatchDoesNotWaitForABusyResource(t *testing.T) {
 func testBatchDoesNotWaitForABusyResource(t *testing.T, jobPerBatch bool) {
 	b := setupWith(t, setupOpts{register: registerBatchProbe(t), jobPerBatch: jobPerBatch})
 	ctx := context.Background()
-	_, err := b.pool.Exec(ctx, "CREATE TABLE batch_effect (delivery_id text PRIMARY KEY)")
+	_, err := b.Pool.Exec(ctx, "CREATE TABLE batch_effect (delivery_id text PRIMARY KEY)")
 	require.NoError(t, err)
 
 	// Hold the issue's resource lock (the key lockKey derives).
-	holder, err := b.pool.Begin(ctx)
+	holder, err := b.Pool.Begin(ctx)
 	require.NoError(t, err)
 	defer holder.Rollback(ctx) //nolint:errcheck
 	_, err = holder.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtextextended('r:6:github:acme/app#9', 0))")
@@ -267,13 +267,13 @@ func testBatchDoesNotWaitForABusyResource(t *testing.T, jobPerBatch bool) {
 	}
 	ids := b.deliverTogether(t, ps)
 	for _, p := range ps[1:] {
-		b.waitStatus(t, ids[p.id], "processed")
+		b.WaitStatus(t, ids[p.id], "processed")
 	}
-	status, _ := b.status(t, ids[ps[0].id])
+	status, _ := b.Status(t, ids[ps[0].id])
 	require.Equal(t, "received", status, "the busy resource's delivery waits for the lock")
 
 	require.NoError(t, holder.Rollback(ctx))
-	b.waitStatus(t, ids[ps[0].id], "processed")
+	b.WaitStatus(t, ids[ps[0].id], "processed")
 	require.Equal(t, 1, b.count(t, "SELECT count(*) FROM github_issue_mirror WHERE repo = 'acme/app' AND number = 9"))
 	if jobPerBatch {
 		require.Equal(t, 1, b.count(t, `SELECT count(*) FROM river_job WHERE kind = 'process_delivery' AND tags = '{from_batch}'
@@ -307,7 +307,7 @@ func testBatchLeavesAJobRiverGaveToAnotherRun(t *testing.T, jobPerBatch bool) {
 				if e.EventType == "taken" && bumped.CompareAndSwap(false, true) {
 					// What River's rescue and a new fetch do to the job row,
 					// from outside the batch's transaction.
-					if _, err := b.pool.Exec(ctx, bump, e.InboxID); err != nil {
+					if _, err := b.Pool.Exec(ctx, bump, e.InboxID); err != nil {
 						return err
 					}
 				}
@@ -316,7 +316,7 @@ func testBatchLeavesAJobRiverGaveToAnotherRun(t *testing.T, jobPerBatch bool) {
 			}),
 		}))
 	}})
-	_, err := b.pool.Exec(context.Background(), "CREATE TABLE batch_effect (delivery_id text PRIMARY KEY)")
+	_, err := b.Pool.Exec(context.Background(), "CREATE TABLE batch_effect (delivery_id text PRIMARY KEY)")
 	require.NoError(t, err)
 	at := time.Now()
 	ps := []probeDelivery{{"billing", newID("taken"), "taken", standardPayload("taken", "t", at)}}
@@ -325,7 +325,7 @@ func testBatchLeavesAJobRiverGaveToAnotherRun(t *testing.T, jobPerBatch bool) {
 	}
 	ids := b.deliverTogether(t, ps)
 	for _, p := range ps {
-		b.waitStatus(t, ids[p.id], "processed")
+		b.WaitStatus(t, ids[p.id], "processed")
 		require.Equal(t, 1, b.count(t, "SELECT count(*) FROM batch_effect WHERE delivery_id = $1", p.id), "%s: its effect, once", p.id)
 	}
 	require.True(t, bumped.Load())
@@ -347,7 +347,7 @@ func setupEffectProbe(t *testing.T, jobPerBatch bool, source string, events []st
 			Name: "test.effect_probe", Source: source, Events: events, Ordering: handlers.EveryEvent, Batch: true, Handler: h,
 		}))
 	}})
-	_, err := b.pool.Exec(context.Background(), "CREATE TABLE batch_effect (delivery_id text PRIMARY KEY)")
+	_, err := b.Pool.Exec(context.Background(), "CREATE TABLE batch_effect (delivery_id text PRIMARY KEY)")
 	require.NoError(t, err)
 	return b
 }
@@ -378,10 +378,10 @@ func testBatchedDeliveriesOfOneResourceKeepTheirOrder(t *testing.T, jobPerBatch 
 		{"billing", newID("defer-fail"), "defer_fail", standardPayload("defer_fail", "r2", newer)},
 	}
 	ids := b.deliverTogether(t, ps)
-	b.waitStatus(t, ids[ps[0].id], "processed")
-	b.waitStatus(t, ids[ps[1].id], "processed")
-	b.waitStatus(t, ids[ps[2].id], "processed")
-	b.waitStatus(t, ids[ps[3].id], "failed")
+	b.WaitStatus(t, ids[ps[0].id], "processed")
+	b.WaitStatus(t, ids[ps[1].id], "processed")
+	b.WaitStatus(t, ids[ps[2].id], "processed")
+	b.WaitStatus(t, ids[ps[3].id], "failed")
 
 	require.Equal(t, 0, b.count(t, "SELECT count(*) FROM delivery WHERE id = $1 AND stale", ids[ps[0].id]), "the newer event is fresh")
 	require.Equal(t, 1, b.count(t, "SELECT count(*) FROM delivery WHERE id = $1 AND stale", ids[ps[1].id]), "the older one, fetched with it, is stale")
@@ -424,10 +424,10 @@ func testCarriedFailureSeenByAHandlerFailsTheBatch(t *testing.T, jobPerBatch boo
 	ids := b.deliverTogether(t, ps)
 	for _, p := range ps {
 		if p.eventType == "defer_bad" {
-			b.waitStatus(t, ids[p.id], "failed")
+			b.WaitStatus(t, ids[p.id], "failed")
 			continue
 		}
-		b.waitStatus(t, ids[p.id], "processed")
+		b.WaitStatus(t, ids[p.id], "processed")
 		require.Equal(t, 1, b.count(t, "SELECT count(*) FROM batch_effect WHERE delivery_id = $1", p.id))
 	}
 }
@@ -453,7 +453,7 @@ func TestJobPerBatchRetriesAFailedDeliveryAlone(t *testing.T) {
 			}),
 		}))
 	}})
-	_, err := b.pool.Exec(context.Background(), "CREATE TABLE batch_effect (delivery_id text PRIMARY KEY)")
+	_, err := b.Pool.Exec(context.Background(), "CREATE TABLE batch_effect (delivery_id text PRIMARY KEY)")
 	require.NoError(t, err)
 	at := time.Now()
 	ps := []probeDelivery{
@@ -463,7 +463,7 @@ func TestJobPerBatchRetriesAFailedDeliveryAlone(t *testing.T) {
 	}
 	ids := b.deliverTogether(t, ps)
 	for _, p := range ps {
-		b.waitStatus(t, ids[p.id], "processed")
+		b.WaitStatus(t, ids[p.id], "processed")
 		require.Equal(t, 1, b.count(t, "SELECT count(*) FROM batch_effect WHERE delivery_id = $1", p.id), "%s: its effect, once", p.id)
 	}
 	flaky := ids[ps[1].id]
@@ -502,7 +502,7 @@ func TestBatchTimeoutFailsOnlyTheSlowDelivery(t *testing.T) {
 					}),
 				}))
 			}})
-		_, err := b.pool.Exec(context.Background(), "CREATE TABLE timeout_effect (delivery_id text)") // no key: a second effect would count
+		_, err := b.Pool.Exec(context.Background(), "CREATE TABLE timeout_effect (delivery_id text)") // no key: a second effect would count
 		require.NoError(t, err)
 		at := time.Now()
 		ps := []probeDelivery{
@@ -512,16 +512,16 @@ func TestBatchTimeoutFailsOnlyTheSlowDelivery(t *testing.T) {
 		}
 		ids := b.deliverTogether(t, ps)
 		for _, p := range []probeDelivery{ps[0], ps[2]} {
-			b.waitStatus(t, ids[p.id], "processed")
+			b.WaitStatus(t, ids[p.id], "processed")
 			require.Equal(t, 1, b.count(t, "SELECT count(*) FROM timeout_effect WHERE delivery_id = $1", p.id), "%s: its effect, once", p.id)
 		}
-		b.waitStatus(t, ids[ps[1].id], "failed")
+		b.WaitStatus(t, ids[ps[1].id], "failed")
 		require.Equal(t, map[string]int{"completed": 2, "retryable": 0, "discarded": 1},
-			withZero(b.waitJobsFinalized(t, "process_delivery"), "retryable"), "the slow one used its own two attempts")
+			withZero(b.WaitJobs(t, "process_delivery"), "retryable"), "the slow one used its own two attempts")
 		if !jobPerBatch {
 			return
 		}
-		require.Equal(t, map[string]int{"completed": 1}, b.waitJobsFinalized(t, "process_deliveries"),
+		require.Equal(t, map[string]int{"completed": 1}, b.WaitJobs(t, "process_deliveries"),
 			"the batch job is completed by handing its deliveries on, not retried")
 		require.Equal(t, 3, b.count(t, `SELECT count(*) FROM river_job WHERE kind = 'process_delivery'
 			AND tags = '{from_batch}' AND (args->>'alone')::boolean`))
@@ -565,21 +565,21 @@ func TestCancelledBatchJobLeavesItsDeliveriesReceived(t *testing.T) {
 	ids := b.deliverTogether(t, ps)
 	var jobID int64
 	require.Eventually(t, func() bool {
-		return b.pool.QueryRow(ctx, "SELECT id FROM river_job WHERE kind = 'process_deliveries' AND state = 'running'").Scan(&jobID) == nil
+		return b.Pool.QueryRow(ctx, "SELECT id FROM river_job WHERE kind = 'process_deliveries' AND state = 'running'").Scan(&jobID) == nil
 	}, 5*time.Second, 10*time.Millisecond)
-	_, err := b.client.JobCancel(ctx, jobID)
+	_, err := b.Client.JobCancel(ctx, jobID)
 	require.NoError(t, err)
-	require.Equal(t, "cancelled", b.waitJobDone(t, jobID))
+	require.Equal(t, "cancelled", b.WaitJob(t, jobID))
 	require.Zero(t, b.count(t, "SELECT count(*) FROM river_job WHERE kind = 'process_delivery'"), "nothing handed on")
 	for _, p := range ps {
-		status, _ := b.status(t, ids[p.id])
+		status, _ := b.Status(t, ids[p.id])
 		require.Equal(t, "received", status)
 	}
 	require.Contains(t, b.log.String(), "processing batch cancelled; its deliveries stay received until replayed")
 
 	slow.Store(false)
 	for _, p := range ps {
-		b.replay(t, ids[p.id])
-		b.waitStatus(t, ids[p.id], "processed")
+		b.Replay(t, ids[p.id])
+		b.WaitStatus(t, ids[p.id], "processed")
 	}
 }

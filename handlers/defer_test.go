@@ -43,7 +43,7 @@ func TestDeferredWritesCommitWithTheirDelivery(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			b := setupWith(t, setupOpts{register: registerDeferProbe(t), maxAttempts: 1, batchSize: batchSize})
-			_, err := b.pool.Exec(context.Background(),
+			_, err := b.Pool.Exec(context.Background(),
 				"CREATE TABLE defer_effect (seq bigserial PRIMARY KEY, delivery_id text NOT NULL, what text NOT NULL)")
 			require.NoError(t, err)
 			at := time.Now()
@@ -55,10 +55,10 @@ func TestDeferredWritesCommitWithTheirDelivery(t *testing.T) {
 			ids := b.deliverTogether(t, ps)
 			for _, p := range ps {
 				want := map[string]string{"ok": "processed", "fail": "failed"}[p.eventType]
-				b.waitStatus(t, ids[p.id], want)
+				b.WaitStatus(t, ids[p.id], want)
 			}
 			for _, p := range ps {
-				rows, err := b.pool.Query(context.Background(), "SELECT what FROM defer_effect WHERE delivery_id = $1 ORDER BY seq", p.id)
+				rows, err := b.Pool.Query(context.Background(), "SELECT what FROM defer_effect WHERE delivery_id = $1 ORDER BY seq", p.id)
 				require.NoError(t, err)
 				var got []string
 				for rows.Next() {
@@ -72,7 +72,7 @@ func TestDeferredWritesCommitWithTheirDelivery(t *testing.T) {
 					continue
 				}
 				require.Empty(t, got, "%s: a failed deferred write rolls back its delivery's writes", p.id)
-				_, lastErr := b.status(t, ids[p.id])
+				_, lastErr := b.Status(t, ids[p.id])
 				require.NotNil(t, lastErr)
 				require.Contains(t, *lastErr, `null value in column "what"`)
 			}

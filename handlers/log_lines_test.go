@@ -49,7 +49,7 @@ func TestProcessedLinesPerSecond(t *testing.T) {
 		ids[i] = b.deliver(t, "github", newID("gh"), "issues", issuePayload("acme/lines", i+1, "t", at), time.Time{})
 	}
 	for _, id := range ids {
-		b.waitStatus(t, id, "processed")
+		b.WaitStatus(t, id, "processed")
 	}
 	first := processedLines(t, b.log.String())
 

@@ -23,7 +23,7 @@ func TestResourceVersionOnlyMovesForward(t *testing.T) {
 
 	version := func() (deliveryID string, appliedAt time.Time) {
 		t.Helper()
-		require.NoError(t, b.pool.QueryRow(ctx,
+		require.NoError(t, b.Pool.QueryRow(ctx,
 			"SELECT delivery_id, applied_at FROM resource_version WHERE source = 'github' AND resource_key = 'acme/app#31'").
 			Scan(&deliveryID, &appliedAt))
 		return deliveryID, appliedAt
@@ -31,13 +31,13 @@ func TestResourceVersionOnlyMovesForward(t *testing.T) {
 	staleColumn := func(inboxID int64) *bool {
 		t.Helper()
 		var s *bool
-		require.NoError(t, b.pool.QueryRow(ctx, "SELECT stale FROM delivery WHERE id = $1", inboxID).Scan(&s))
+		require.NoError(t, b.Pool.QueryRow(ctx, "SELECT stale FROM delivery WHERE id = $1", inboxID).Scan(&s))
 		return s
 	}
 
 	e3 := newID("gh")
 	e3Row := b.deliver(t, "github", e3, "issues", issuePayload("acme/app", 31, "third", t3), time.Time{})
-	b.waitStatus(t, e3Row, "processed")
+	b.WaitStatus(t, e3Row, "processed")
 	byID, at := version()
 	require.Equal(t, e3, byID)
 	require.True(t, at.Equal(t3), "applied_at %s, want %s", at, t3)
@@ -49,7 +49,7 @@ func TestResourceVersionOnlyMovesForward(t *testing.T) {
 	}{{"first", t1}, {"second", t2}} {
 		id := newID("gh")
 		rows[id] = b.deliver(t, "github", id, "issues", issuePayload("acme/app", 31, e.title, e.at), time.Time{})
-		b.waitStatus(t, rows[id], "processed")
+		b.WaitStatus(t, rows[id], "processed")
 
 		byID, at := version()
 		require.Equal(t, e3, byID, "the %s event moved the version back", e.title)

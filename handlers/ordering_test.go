@@ -21,7 +21,7 @@ type mirrorRow struct {
 func (b *testBundle) mirror(t *testing.T, repo string, number int) mirrorRow {
 	t.Helper()
 	var m mirrorRow
-	require.NoError(t, b.pool.QueryRow(context.Background(),
+	require.NoError(t, b.Pool.QueryRow(context.Background(),
 		"SELECT kind, state, title, last_delivery_id, updated_at FROM github_issue_mirror WHERE repo = $1 AND number = $2",
 		repo, number).Scan(&m.kind, &m.state, &m.title, &m.lastDelivery, &m.updatedAt))
 	return m
@@ -35,10 +35,10 @@ func TestMirrorOutOfOrderKeepsNewest(t *testing.T) {
 	t2 := t1.Add(time.Minute)
 
 	e2 := b.deliver(t, "github", newID("gh"), "issues", issuePayload("acme/app", 7, "newer title", t2), time.Time{})
-	b.waitStatus(t, e2, "processed")
+	b.WaitStatus(t, e2, "processed")
 	e1ID := newID("gh")
 	e1 := b.deliver(t, "github", e1ID, "issues", issuePayload("acme/app", 7, "older title", t1), time.Time{})
-	b.waitStatus(t, e1, "processed")
+	b.WaitStatus(t, e1, "processed")
 
 	m := b.mirror(t, "acme/app", 7)
 	require.Equal(t, "newer title", m.title)
@@ -47,7 +47,7 @@ func TestMirrorOutOfOrderKeepsNewest(t *testing.T) {
 
 	// A pull request is an issue on GitHub: same resource, same ordering.
 	e3 := b.deliver(t, "github", newID("gh"), "pull_request", pullRequestPayload("acme/app", 7, "merged", true, t2.Add(time.Minute)), time.Time{})
-	b.waitStatus(t, e3, "processed")
+	b.WaitStatus(t, e3, "processed")
 	m = b.mirror(t, "acme/app", 7)
 	require.Equal(t, mirrorRow{kind: "pull_request", state: "merged", title: "merged", lastDelivery: m.lastDelivery, updatedAt: m.updatedAt}, m)
 }
@@ -72,8 +72,8 @@ func TestEveryEventHandlerSeesStaleEvents(t *testing.T) {
 	}})
 	t1 := time.Now().Add(-time.Hour).Truncate(time.Second)
 	newer, older := newID("msg"), newID("msg")
-	b.waitStatus(t, b.deliver(t, "billing", newer, "audit.event", standardPayload("audit.event", "res-1", t1.Add(time.Minute)), t1.Add(time.Minute)), "processed")
-	b.waitStatus(t, b.deliver(t, "billing", older, "audit.event", standardPayload("audit.event", "res-1", t1), t1), "processed")
+	b.WaitStatus(t, b.deliver(t, "billing", newer, "audit.event", standardPayload("audit.event", "res-1", t1.Add(time.Minute)), t1.Add(time.Minute)), "processed")
+	b.WaitStatus(t, b.deliver(t, "billing", older, "audit.event", standardPayload("audit.event", "res-1", t1), t1), "processed")
 	mu.Lock()
 	defer mu.Unlock()
 	require.Equal(t, map[string]bool{newer: false, older: true}, seen)
@@ -132,7 +132,7 @@ func TestResourceSerialisationAndParallelism(t *testing.T) {
 		ids = append(ids, b.deliver(t, "billing", newID("msg"), "slow.event", standardPayload("slow.event", "B", at), at))
 	}
 	for _, id := range ids {
-		b.waitStatus(t, id, "processed")
+		b.WaitStatus(t, id, "processed")
 	}
 	require.Equal(t, int32(1), maxInside.Load(), "never two deliveries of one resource at once")
 }

@@ -22,8 +22,8 @@ func (b *testBundle) deliverReceivedAt(t *testing.T, source, id, eventType strin
 	t.Helper()
 	ctx := context.Background()
 	var inboxID int64
-	require.NoError(t, pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
-		rec, err := b.inbox.RecordTx(ctx, tx, ingest.Delivery{Source: source, DeliveryID: id, EventType: eventType,
+	require.NoError(t, pgx.BeginFunc(ctx, b.Pool, func(tx pgx.Tx) error {
+		rec, err := b.Inbox.RecordTx(ctx, tx, ingest.Delivery{Source: source, DeliveryID: id, EventType: eventType,
 			OccurredAt: occurredAt, Headers: http.Header{"Content-Type": {"application/json"}}, Payload: payload})
 		if err != nil {
 			return err
@@ -79,15 +79,15 @@ func TestOrderingTiesGoByReceipt(t *testing.T) {
 	base := time.Now().Add(-time.Minute)
 
 	later := b.deliverReceivedAt(t, "github", newID("gh"), "issues", issuePayload("acme/app", 11, "second change", at), time.Time{}, base.Add(time.Second))
-	b.waitStatus(t, later, "processed")
+	b.WaitStatus(t, later, "processed")
 	earlier := b.deliverReceivedAt(t, "github", newID("gh"), "issues", issuePayload("acme/app", 11, "first change", at), time.Time{}, base)
-	b.waitStatus(t, earlier, "processed")
+	b.WaitStatus(t, earlier, "processed")
 
 	require.Equal(t, "second change", b.mirror(t, "acme/app", 11).title, "received later, so newer")
 	require.Contains(t, b.log.String(), "stale event passed over")
 
 	// A replay of the newest event is not stale: it applies again.
-	b.waitJobDone(t, b.replay(t, later))
+	b.WaitJob(t, b.Replay(t, later))
 	require.Equal(t, "second change", b.mirror(t, "acme/app", 11).title)
 }
 
@@ -112,10 +112,10 @@ func TestPushesAreOrderedByPushTime(t *testing.T) {
 	t0 := time.Now().Add(-time.Hour).Truncate(time.Second)
 	newer, older, byCommit := newID("push"), newID("push"), newID("push")
 
-	b.waitStatus(t, b.deliver(t, "github", newer, "push", pushPayload("refs/heads/main", t0.Add(time.Minute), time.Time{}), time.Time{}), "processed")
-	b.waitStatus(t, b.deliver(t, "github", older, "push", pushPayload("refs/heads/main", t0, time.Time{}), time.Time{}), "processed")
+	b.WaitStatus(t, b.deliver(t, "github", newer, "push", pushPayload("refs/heads/main", t0.Add(time.Minute), time.Time{}), time.Time{}), "processed")
+	b.WaitStatus(t, b.deliver(t, "github", older, "push", pushPayload("refs/heads/main", t0, time.Time{}), time.Time{}), "processed")
 	// Without pushed_at, the head commit's time orders it.
-	b.waitStatus(t, b.deliver(t, "github", byCommit, "push", pushPayload("refs/heads/main", time.Time{}, t0.Add(-time.Minute)), time.Time{}), "processed")
+	b.WaitStatus(t, b.deliver(t, "github", byCommit, "push", pushPayload("refs/heads/main", time.Time{}, t0.Add(-time.Minute)), time.Time{}), "processed")
 	require.Equal(t, map[string]bool{newer: false, older: true, byCommit: true}, seen())
 }
 
@@ -129,11 +129,11 @@ func TestReceiptTimeIsNeverComparedWithProviderTime(t *testing.T) {
 	now := time.Now()
 	untimed1, untimed0, timed := newID("msg"), newID("msg"), newID("msg")
 
-	b.waitStatus(t, b.deliverReceivedAt(t, "billing", untimed1, "untimed", []byte(`{"type":"untimed","data":{"id":"res-mixed"}}`), time.Time{}, now), "processed")
+	b.WaitStatus(t, b.deliverReceivedAt(t, "billing", untimed1, "untimed", []byte(`{"type":"untimed","data":{"id":"res-mixed"}}`), time.Time{}, now), "processed")
 	// The provider stamped this one a minute before we received the first.
-	b.waitStatus(t, b.deliverReceivedAt(t, "billing", timed, "timed", standardPayload("timed", "res-mixed", now.Add(-time.Minute)), now.Add(-time.Minute), now.Add(time.Second)), "processed")
+	b.WaitStatus(t, b.deliverReceivedAt(t, "billing", timed, "timed", standardPayload("timed", "res-mixed", now.Add(-time.Minute)), now.Add(-time.Minute), now.Add(time.Second)), "processed")
 	// Untimed events are ordered among themselves by receipt.
-	b.waitStatus(t, b.deliverReceivedAt(t, "billing", untimed0, "untimed", []byte(`{"type":"untimed","data":{"id":"res-mixed"}}`), time.Time{}, now.Add(-time.Second)), "processed")
+	b.WaitStatus(t, b.deliverReceivedAt(t, "billing", untimed0, "untimed", []byte(`{"type":"untimed","data":{"id":"res-mixed"}}`), time.Time{}, now.Add(-time.Second)), "processed")
 	require.Equal(t, map[string]bool{untimed1: false, timed: false, untimed0: true}, seen())
 }
 
@@ -168,7 +168,7 @@ func TestBatchRecordsVersionsOfBothClocks(t *testing.T) {
 	}
 	ids := b.recordTogether(t, ds)
 	for _, id := range ids {
-		b.waitStatus(t, id, "processed")
+		b.WaitStatus(t, id, "processed")
 	}
 	for key, d := range first {
 		var (
@@ -176,7 +176,7 @@ func TestBatchRecordsVersionsOfBothClocks(t *testing.T) {
 			deliveryID           string
 			receivedAt           time.Time
 		)
-		require.NoError(t, b.pool.QueryRow(ctx, `
+		require.NoError(t, b.Pool.QueryRow(ctx, `
 			SELECT v.applied_at, v.receipt_applied_at, v.delivery_id, i.received_at
 			FROM resource_version v JOIN inbox i ON i.source = v.source AND i.delivery_id = v.delivery_id
 			WHERE v.source = 'billing' AND v.resource_key = $1`, key).Scan(&appliedAt, &receiptAt, &deliveryID, &receivedAt))
@@ -211,7 +211,7 @@ func TestBatchRecordsVersionsOfBothClocks(t *testing.T) {
 			payload = standardPayload("timed", l.key, l.occurred)
 		}
 		id := newID("msg")
-		b.waitStatus(t, b.deliverReceivedAt(t, "billing", id, l.eventType, payload, l.occurred, l.received), "processed")
+		b.WaitStatus(t, b.deliverReceivedAt(t, "billing", id, l.eventType, payload, l.occurred, l.received), "processed")
 		want[id] = l.stale
 		// A stale delivery leaves the version as it was; a newer one moves it.
 		versionBy := first[l.key].DeliveryID
@@ -219,7 +219,7 @@ func TestBatchRecordsVersionsOfBothClocks(t *testing.T) {
 			versionBy = id
 		}
 		var got string
-		require.NoError(t, b.pool.QueryRow(ctx, "SELECT delivery_id FROM resource_version WHERE source = 'billing' AND resource_key = $1",
+		require.NoError(t, b.Pool.QueryRow(ctx, "SELECT delivery_id FROM resource_version WHERE source = 'billing' AND resource_key = $1",
 			l.key).Scan(&got))
 		require.Equal(t, versionBy, got, l.key)
 	}
@@ -236,15 +236,15 @@ func TestInboxRecordsStaleness(t *testing.T) {
 			b := setupWith(t, setupOpts{batchSize: batchSize})
 			t1 := time.Now().Add(-time.Hour).Truncate(time.Second)
 			newer := b.deliver(t, "github", newID("gh"), "issues", issuePayload("acme/app", 21, "newer", t1.Add(time.Minute)), time.Time{})
-			b.waitStatus(t, newer, "processed")
+			b.WaitStatus(t, newer, "processed")
 			older := b.deliver(t, "github", newID("gh"), "issues", issuePayload("acme/app", 21, "older", t1), time.Time{})
-			b.waitStatus(t, older, "processed")
+			b.WaitStatus(t, older, "processed")
 			untouched := b.deliver(t, "github", newID("gh"), "star", []byte(`{"action":"created","repository":{"full_name":"acme/app"}}`), time.Time{})
-			b.waitStatus(t, untouched, "skipped")
+			b.WaitStatus(t, untouched, "skipped")
 
 			stale := func(id int64) *bool {
 				var s *bool
-				require.NoError(t, b.pool.QueryRow(context.Background(), "SELECT stale FROM delivery WHERE id = $1", id).Scan(&s))
+				require.NoError(t, b.Pool.QueryRow(context.Background(), "SELECT stale FROM delivery WHERE id = $1", id).Scan(&s))
 				return s
 			}
 			require.NotNil(t, stale(newer))

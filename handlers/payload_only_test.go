@@ -33,13 +33,13 @@ func TestEventGitHubOnlyForHandlersThatReadIt(t *testing.T) {
 						}),
 					}))
 				}})
-				_, err := b.pool.Exec(context.Background(), "CREATE TABLE github_reader (delivery_id text PRIMARY KEY, typed boolean, number int)")
+				_, err := b.Pool.Exec(context.Background(), "CREATE TABLE github_reader (delivery_id text PRIMARY KEY, typed boolean, number int)")
 				require.NoError(t, err)
 
 				updated := time.Now().Add(-time.Hour).Truncate(time.Second)
 				id := newID("issue")
 				inboxID := b.deliver(t, "github", id, "issues", issuePayload("acme/typed", 7, "title", updated), time.Time{})
-				b.waitStatus(t, inboxID, "processed")
+				b.WaitStatus(t, inboxID, "processed")
 
 				wantNumber := 0
 				if !payloadOnly {

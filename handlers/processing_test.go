@@ -16,7 +16,7 @@ func TestUnregisteredEventIsSkipped(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	id := b.deliver(t, "github", newID("gh"), "star", []byte(`{"action":"created","repository":{"full_name":"acme/app"}}`), time.Time{})
-	b.waitStatus(t, id, "skipped")
+	b.WaitStatus(t, id, "skipped")
 }
 
 // A panicking handler fails its job, which River retries; the process
@@ -40,12 +40,12 @@ func TestPanickingHandlerRetriesAndServiceKeepsRunning(t *testing.T) {
 	id := b.deliver(t, "billing", newID("msg"), "boom", standardPayload("boom", "r", at), at)
 	other := b.deliver(t, "github", newID("gh"), "issues", issuePayload("acme/app", 1, "fine", at), time.Time{})
 
-	b.waitStatus(t, id, "processed")
-	b.waitStatus(t, other, "processed")
+	b.WaitStatus(t, id, "processed")
+	b.WaitStatus(t, other, "processed")
 	require.Equal(t, int32(2), calls.Load())
 	require.Equal(t, 1, b.count(t, "SELECT count(*) FROM panic_effect"), "the panicking attempt left nothing behind")
 	var attempt int
-	require.NoError(t, b.pool.QueryRow(context.Background(),
+	require.NoError(t, b.Pool.QueryRow(context.Background(),
 		"SELECT attempt FROM river_job WHERE kind = 'process_delivery' AND (args->>'inbox_id')::bigint = $1", id).Scan(&attempt))
 	require.Equal(t, 2, attempt)
 	require.Contains(t, b.log.String(), "handler test.panics_once panicked: handler bug")
@@ -76,18 +76,18 @@ func TestHandlerErrorFailsDeliveryAfterLastAttempt(t *testing.T) {
 	}})
 	at := time.Now()
 	id := b.deliver(t, "billing", newID("msg"), "fails", standardPayload("fails", "r", at), at)
-	b.waitStatus(t, id, "failed")
-	_, lastErr := b.status(t, id)
+	b.WaitStatus(t, id, "failed")
+	_, lastErr := b.Status(t, id)
 	require.NotNil(t, lastErr)
 	require.Contains(t, *lastErr, "downstream database is down")
 	require.Equal(t, int32(3), calls.Load())
-	require.Equal(t, map[string]int{"discarded": 1}, b.waitJobsFinalized(t, "process_delivery"))
+	require.Equal(t, map[string]int{"discarded": 1}, b.WaitJobs(t, "process_delivery"))
 	require.Zero(t, b.count(t, "SELECT count(*) FROM pg_tables WHERE tablename = 'failed_effect'"))
 
 	// Once the cause is fixed, a replay processes it and clears the error.
 	broken.Store(false)
-	require.Equal(t, "completed", b.waitJobDone(t, b.replay(t, id)))
-	status, lastErr := b.status(t, id)
+	require.Equal(t, "completed", b.WaitJob(t, b.Replay(t, id)))
+	status, lastErr := b.Status(t, id)
 	require.Equal(t, "processed", status)
 	require.Nil(t, lastErr)
 }
@@ -106,7 +106,7 @@ func TestPermanentErrorIsNotRetried(t *testing.T) {
 	}})
 	at := time.Now()
 	id := b.deliver(t, "billing", newID("msg"), "bad", standardPayload("bad", "r", at), at)
-	b.waitStatus(t, id, "failed")
-	require.Equal(t, map[string]int{"cancelled": 1}, b.waitJobsFinalized(t, "process_delivery"))
+	b.WaitStatus(t, id, "failed")
+	require.Equal(t, map[string]int{"cancelled": 1}, b.WaitJobs(t, "process_delivery"))
 	require.Equal(t, int32(1), calls.Load())
 }

@@ -21,7 +21,7 @@ func setupReleaseNotice(t *testing.T) (b *testBundle, chat *downstreamstub.Serve
 	b = setupWith(t, setupOpts{register: func(r *handlers.Registry) {
 		require.NoError(t, releasenotice.Register(r, chat.URL+"/chat"))
 	}})
-	_, err := b.pool.Exec(context.Background(),
+	_, err := b.Pool.Exec(context.Background(),
 		`CREATE TABLE release_notice (repo text, tag text, delivery_id text NOT NULL, PRIMARY KEY (repo, tag))`)
 	require.NoError(t, err)
 	return b, chat
@@ -32,10 +32,10 @@ func TestReleaseNoticePostsOnce(t *testing.T) {
 	b, chat := setupReleaseNotice(t)
 	gh := newID("gh")
 	id := b.deliver(t, "github", gh, "release", releasePayload("acme/app", "v1.2.0"), time.Time{})
-	b.waitStatus(t, id, "processed")
-	require.Equal(t, map[string]int{"completed": 1}, b.waitJobsFinalized(t, "release_notice"))
-	require.Equal(t, "completed", b.waitJobDone(t, b.replay(t, id)))
-	require.Equal(t, map[string]int{"completed": 1}, b.waitJobsFinalized(t, "release_notice"))
+	b.WaitStatus(t, id, "processed")
+	require.Equal(t, map[string]int{"completed": 1}, b.WaitJobs(t, "release_notice"))
+	require.Equal(t, "completed", b.WaitJob(t, b.Replay(t, id)))
+	require.Equal(t, map[string]int{"completed": 1}, b.WaitJobs(t, "release_notice"))
 
 	reqs := chat.Requests("/chat")
 	require.Len(t, reqs, 1)
@@ -53,9 +53,9 @@ func TestReleaseNoticeOncePerRelease(t *testing.T) {
 	t.Parallel()
 	b, chat := setupReleaseNotice(t)
 	for _, gh := range []string{newID("gh"), newID("gh")} {
-		b.waitStatus(t, b.deliver(t, "github", gh, "release", releasePayload("acme/app", "v2.0.0"), time.Time{}), "processed")
+		b.WaitStatus(t, b.deliver(t, "github", gh, "release", releasePayload("acme/app", "v2.0.0"), time.Time{}), "processed")
 	}
-	require.Equal(t, map[string]int{"completed": 1}, b.waitJobsFinalized(t, "release_notice"))
+	require.Equal(t, map[string]int{"completed": 1}, b.WaitJobs(t, "release_notice"))
 	reqs := chat.Requests("/chat")
 	require.Len(t, reqs, 1, "one notice per release")
 	require.Equal(t, map[string]int{handlers.DeriveIntentKey("github", "github.release_notifier", "notify", "acme/app", "v2.0.0"): 1},

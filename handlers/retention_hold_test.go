@@ -22,14 +22,14 @@ func TestRetentionHoldsADeliveryWhoseFollowUpStillRetries(t *testing.T) {
 	b.downstream.SetFallback("/fulfill", downstreamstub.Fail)
 	id := newID("evt")
 	inboxID := b.deliver(t, "stripe", id, "payment_intent.succeeded", paymentSucceededPayload(id, "pi_"+id, 2500, time.Now()), time.Now())
-	b.waitStatus(t, inboxID, "processed")
+	b.WaitStatus(t, inboxID, "processed")
 	require.Eventually(t, func() bool { return len(b.downstream.Requests("/fulfill")) >= 2 }, 15*time.Second, 20*time.Millisecond)
 
-	_, err := b.pool.Exec(ctx, `UPDATE inbox SET received_at = now() - interval '10 days' WHERE id = $1`, inboxID)
+	_, err := b.Pool.Exec(ctx, `UPDATE inbox SET received_at = now() - interval '10 days' WHERE id = $1`, inboxID)
 	require.NoError(t, err)
-	_, err = b.pool.Exec(ctx, `UPDATE handler_step SET created_at = now() - interval '10 days' WHERE delivery_id = $1`, id)
+	_, err = b.Pool.Exec(ctx, `UPDATE handler_step SET created_at = now() - interval '10 days' WHERE delivery_id = $1`, id)
 	require.NoError(t, err)
-	w := jobs.NewRetentionWorker(b.pool, jobs.RetentionConfig{
+	w := jobs.NewRetentionWorker(b.Pool, jobs.RetentionConfig{
 		Inbox: map[string]time.Duration{"stripe": 3 * 24 * time.Hour}, IdempotencyKeys: time.Hour,
 	}, time.Minute, nil)
 	res, err := w.Run(ctx, time.Now())
@@ -40,7 +40,7 @@ func TestRetentionHoldsADeliveryWhoseFollowUpStillRetries(t *testing.T) {
 		"the step that stops a replay from fulfilling again is kept too")
 
 	b.downstream.SetFallback("/fulfill", downstreamstub.Apply)
-	require.Equal(t, map[string]int{"completed": 1}, b.waitJobsFinalized(t, "stripe_fulfill"))
+	require.Equal(t, map[string]int{"completed": 1}, b.WaitJobs(t, "stripe_fulfill"))
 	res, err = w.Run(ctx, time.Now())
 	require.NoError(t, err)
 	require.Equal(t, int64(1), res.InboxDeleted, "deleted once its fulfillment is done")

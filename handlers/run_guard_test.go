@@ -28,7 +28,7 @@ func TestStaleRunAloneDoesNotCompleteTheLiveAttempt(t *testing.T) {
 				call := calls.Add(1)
 				if call == 1 {
 					// What River's rescue and a new fetch do to the job row.
-					if _, err := b.pool.Exec(ctx, `UPDATE river_job SET attempt = attempt + 1
+					if _, err := b.Pool.Exec(ctx, `UPDATE river_job SET attempt = attempt + 1
 						WHERE kind = 'process_delivery' AND (args->>'inbox_id')::bigint = $1`, e.InboxID); err != nil {
 						return err
 					}
@@ -38,11 +38,11 @@ func TestStaleRunAloneDoesNotCompleteTheLiveAttempt(t *testing.T) {
 			}),
 		}))
 	}})
-	_, err := b.pool.Exec(context.Background(), "CREATE TABLE run_effect (delivery_id text, call int)")
+	_, err := b.Pool.Exec(context.Background(), "CREATE TABLE run_effect (delivery_id text, call int)")
 	require.NoError(t, err)
 	id := newID("taken")
 	inboxID := b.deliver(t, "billing", id, "taken", standardPayload("taken", "stale-run", time.Now()), time.Now())
-	b.waitStatus(t, inboxID, "processed")
+	b.WaitStatus(t, inboxID, "processed")
 	require.Equal(t, 0, b.count(t, "SELECT count(*) FROM run_effect WHERE call = 1"), "the stale run's effects rolled back")
 	require.Equal(t, 1, b.count(t, "SELECT count(*) FROM run_effect"), "one effect in all")
 	require.Contains(t, b.log.String(), "delivery not processed by this run")
@@ -70,15 +70,15 @@ func TestFailedRunDoesNotUndoAConcurrentReplaysOutcome(t *testing.T) {
 	}})
 	inboxID := b.deliver(t, "billing", newID("race"), "race", standardPayload("race", "replay-race", time.Now()), time.Now())
 	require.Eventually(t, func() bool { return calls.Load() == 1 }, 10*time.Second, 10*time.Millisecond)
-	replayJob := b.replay(t, inboxID)
+	replayJob := b.Replay(t, inboxID)
 	// The replay's attempt has begun and waits for the resource lock.
 	require.Eventually(t, func() bool {
 		return b.count(t, "SELECT count(*) FROM river_job WHERE id = $1 AND state = 'running'", replayJob) == 1
 	}, 10*time.Second, 10*time.Millisecond)
 	close(release)
 
-	require.Equal(t, "cancelled", b.waitJobDone(t, replayJob), "the replay failed permanently")
-	status, _ := b.status(t, inboxID)
+	require.Equal(t, "cancelled", b.WaitJob(t, replayJob), "the replay failed permanently")
+	status, _ := b.Status(t, inboxID)
 	require.Equal(t, "processed", status, "processed after the failing run began: that outcome stands")
 	require.EqualValues(t, 2, calls.Load())
 }

@@ -23,6 +23,7 @@ package handlertest
 import (
 	"context"
 	"io/fs"
+	"log/slog"
 	"net/http"
 	"testing"
 	"time"
@@ -54,8 +55,20 @@ type Config struct {
 	// Migrations are the program's own NNN_name.up.sql files, applied after
 	// hookinbox's as serve applies them. Nil: none.
 	Migrations fs.FS
-	// MaxAttempts bounds each job's attempts. Defaults to River's (25).
-	MaxAttempts int
+	// RegisterWith is Register for handlers that need the environment, a
+	// saga whose follow-up jobs take the pool: env.Pool is ready, the River
+	// client not started yet.
+	RegisterWith func(env *Env, r *handlers.Registry) error
+	// Logger receives the handlers' and River's log lines. Nil: none.
+	Logger *slog.Logger
+	// Jobs tunes the River client as serve's jobs: section does (attempts,
+	// batch size, job timeout). Its Registry and Logger are the
+	// environment's; a zero MaxWorkers, RetryPolicy or FetchPollInterval
+	// gets a test's: 10 workers, a retry at once, a poll every 50 ms.
+	Jobs jobs.ClientConfig
+	// JobPerBatch gives deliveries recorded together (Env.Inbox's
+	// RecordMany) one processing job, as serve's ingest does by default.
+	JobPerBatch bool
 }
 
 // Env is one test's running hookinbox: its database, its River client,
@@ -63,7 +76,9 @@ type Config struct {
 type Env struct {
 	Pool   *pgxpool.Pool
 	Client *river.Client[pgx.Tx]
-	inbox  *ingest.Inbox
+	// Inbox records deliveries as ingest does; Deliver and Record use it,
+	// and a test can record in a transaction of its own (Inbox.RecordTx).
+	Inbox *ingest.Inbox
 }
 
 // fastRetry retries failed jobs at once: tests do not wait out backoffs.
@@ -84,14 +99,11 @@ func New(t testing.TB, cfg Config) *Env {
 			t.Fatalf("handlertest: migrations: %v", err)
 		}
 	}
-	reg := handlers.NewRegistry(handlers.Config{Sources: cfg.Sources})
-	if cfg.Register != nil {
-		if err := cfg.Register(reg); err != nil {
-			t.Fatalf("handlertest: register: %v", err)
-		}
+	reg := handlers.NewRegistry(handlers.Config{Sources: cfg.Sources, Logger: cfg.Logger})
+	if err := register(env, reg, cfg); err != nil {
+		t.Fatalf("handlertest: register: %v", err)
 	}
-	client, err := jobs.NewClient(env.Pool, jobs.ClientConfig{Registry: reg, MaxWorkers: 10, MaxAttempts: cfg.MaxAttempts,
-		RetryPolicy: fastRetry{}, FetchPollInterval: 50 * time.Millisecond})
+	client, err := jobs.NewClient(env.Pool, clientConfig(reg, cfg))
 	if err != nil {
 		t.Fatalf("handlertest: %v", err)
 	}
@@ -105,20 +117,69 @@ func New(t testing.TB, cfg Config) *Env {
 			_ = client.StopAndCancel(context.Background())
 		}
 	})
-	env.Client, env.inbox = client, ingest.NewInbox(env.Pool, client)
+	env.Client, env.Inbox = client, ingest.NewInbox(env.Pool, client)
+	env.Inbox.JobPerBatch = cfg.JobPerBatch
 	return env
+}
+
+func register(env *Env, reg *handlers.Registry, cfg Config) error {
+	if cfg.Register != nil {
+		if err := cfg.Register(reg); err != nil {
+			return err
+		}
+	}
+	if cfg.RegisterWith != nil {
+		return cfg.RegisterWith(env, reg)
+	}
+	return nil
+}
+
+// clientConfig is cfg.Jobs with the environment's registry and logger and
+// a test's defaults.
+func clientConfig(reg *handlers.Registry, cfg Config) jobs.ClientConfig {
+	c := cfg.Jobs
+	c.Registry, c.Logger = reg, cfg.Logger
+	if c.MaxWorkers == 0 {
+		c.MaxWorkers = 10
+	}
+	if c.RetryPolicy == nil {
+		c.RetryPolicy = fastRetry{}
+	}
+	if c.FetchPollInterval == 0 {
+		c.FetchPollInterval = 50 * time.Millisecond
+	}
+	return c
 }
 
 // Deliver records a delivery as ingest does (the inbox row and its
 // processing job, in one transaction) and returns its inbox id.
 func (e *Env) Deliver(t testing.TB, source, deliveryID, eventType string, payload []byte) int64 {
 	t.Helper()
-	rec, err := e.inbox.Record(context.Background(), ingest.Delivery{Source: source, DeliveryID: deliveryID, EventType: eventType,
-		Headers: http.Header{"Content-Type": {"application/json"}}, Payload: payload})
-	if err != nil {
-		t.Fatalf("handlertest: deliver: %v", err)
+	return e.record(t, ingest.Delivery{Source: source, DeliveryID: deliveryID, EventType: eventType, Payload: payload}).ID
+}
+
+// Record records d as ingest does and returns its inbox id, failing t
+// unless d is accepted (a duplicate is not). Headers default to a JSON
+// Content-Type; set OccurredAt for the provider's event time.
+func (e *Env) Record(t testing.TB, d ingest.Delivery) int64 {
+	t.Helper()
+	rec := e.record(t, d)
+	if rec.Outcome != ingest.OutcomeAccepted {
+		t.Fatalf("handlertest: record %s/%s: %s, not accepted", d.Source, d.DeliveryID, rec.Outcome)
 	}
 	return rec.ID
+}
+
+func (e *Env) record(t testing.TB, d ingest.Delivery) ingest.Recorded {
+	t.Helper()
+	if d.Headers == nil {
+		d.Headers = http.Header{"Content-Type": {"application/json"}}
+	}
+	rec, err := e.Inbox.Record(context.Background(), d)
+	if err != nil {
+		t.Fatalf("handlertest: record: %v", err)
+	}
+	return rec
 }
 
 // Replay enqueues another processing of a stored delivery, as the admin
@@ -136,49 +197,6 @@ func (e *Env) Replay(t testing.TB, inboxID int64) int64 {
 		t.Fatalf("handlertest: replay: %v", err)
 	}
 	return jobID
-}
-
-// WaitStatus waits up to 15 s for the delivery to have status (as the view
-// delivery shows it: received while pending, then what processing decided).
-func (e *Env) WaitStatus(t testing.TB, inboxID int64, status string) {
-	t.Helper()
-	var got string
-	deadline := time.Now().Add(15 * time.Second)
-	for time.Now().Before(deadline) {
-		if err := e.Pool.QueryRow(context.Background(), "SELECT status FROM delivery WHERE id = $1", inboxID).Scan(&got); err == nil && got == status {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("handlertest: inbox row %d is %q, never %q", inboxID, got, status)
-}
-
-// WaitJobs waits up to 15 s until no job of kind is left to run, and
-// returns the count per final state (completed, cancelled, discarded).
-func (e *Env) WaitJobs(t testing.TB, kind string) map[string]int {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		states := map[string]int{}
-		rows, err := e.Pool.Query(context.Background(), "SELECT state::text, count(*) FROM river_job WHERE kind = $1 GROUP BY 1", kind)
-		if err != nil {
-			t.Fatalf("handlertest: %v", err)
-		}
-		var (
-			state string
-			n     int
-		)
-		if _, err := pgx.ForEachRow(rows, []any{&state, &n}, func() error { states[state] = n; return nil }); err != nil {
-			t.Fatalf("handlertest: %v", err)
-		}
-		if states["available"]+states["running"]+states["retryable"]+states["scheduled"]+states["pending"] == 0 {
-			return states
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("handlertest: jobs of kind %s never finished: %v", kind, states)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 // Downstream is a stand-in for the APIs a handler's follow-up jobs call:

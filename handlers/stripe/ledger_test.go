@@ -17,7 +17,7 @@ type ledgerEntry struct {
 
 func (b *testBundle) ledger(t *testing.T, pi string) []ledgerEntry {
 	t.Helper()
-	rows, err := b.pool.Query(context.Background(), "SELECT kind, reference, amount FROM ledger WHERE payment_intent = $1 ORDER BY id", pi)
+	rows, err := b.Pool.Query(context.Background(), "SELECT kind, reference, amount FROM ledger WHERE payment_intent = $1 ORDER BY id", pi)
 	require.NoError(t, err)
 	defer rows.Close()
 	var out []ledgerEntry
@@ -39,14 +39,14 @@ func TestLedgerChargeRefunded(t *testing.T) {
 	t0 := time.Now().Add(-time.Hour).Truncate(time.Second)
 
 	first := b.deliver(t, "stripe", newID("evt"), "charge.refunded", chargeRefundedPayload("e1", ch, pi, 500, t0), t0)
-	b.waitStatus(t, first, "processed")
+	b.WaitStatus(t, first, "processed")
 	second := b.deliver(t, "stripe", newID("evt"), "charge.refunded", chargeRefundedPayload("e2", ch, pi, 1200, t0.Add(time.Minute)), t0.Add(time.Minute))
-	b.waitStatus(t, second, "processed")
+	b.WaitStatus(t, second, "processed")
 	want := []ledgerEntry{{"charge_refunded", ch + ":500", -500}, {"charge_refunded", ch + ":1200", -700}}
 	require.Equal(t, want, b.ledger(t, pi))
 
-	require.Equal(t, "completed", b.waitJobDone(t, b.replay(t, first)))
-	require.Equal(t, "completed", b.waitJobDone(t, b.replay(t, second)))
+	require.Equal(t, "completed", b.WaitJob(t, b.Replay(t, first)))
+	require.Equal(t, "completed", b.WaitJob(t, b.Replay(t, second)))
 	require.Equal(t, want, b.ledger(t, pi), "replays book nothing")
 }
 
@@ -56,9 +56,9 @@ func TestLedgerChargeRefundedOutOfOrder(t *testing.T) {
 	ch, pi := newID("ch"), newID("pi")
 	t0 := time.Now().Add(-time.Hour).Truncate(time.Second)
 	newer := b.deliver(t, "stripe", newID("evt"), "charge.refunded", chargeRefundedPayload("e2", ch, pi, 1200, t0.Add(time.Minute)), t0.Add(time.Minute))
-	b.waitStatus(t, newer, "processed")
+	b.WaitStatus(t, newer, "processed")
 	older := b.deliver(t, "stripe", newID("evt"), "charge.refunded", chargeRefundedPayload("e1", ch, pi, 500, t0), t0)
-	b.waitStatus(t, older, "processed")
+	b.WaitStatus(t, older, "processed")
 	require.Equal(t, []ledgerEntry{{"charge_refunded", ch + ":1200", -1200}}, b.ledger(t, pi))
 }
 
@@ -69,9 +69,9 @@ func TestLedgerPaymentFailed(t *testing.T) {
 	e1, e2 := newID("evt"), newID("evt")
 	id1 := b.deliver(t, "stripe", e1, "payment_intent.payment_failed", paymentFailedPayload(e1, pi, time.Now()), time.Now())
 	id2 := b.deliver(t, "stripe", e2, "payment_intent.payment_failed", paymentFailedPayload(e2, pi, time.Now()), time.Now())
-	b.waitStatus(t, id1, "processed")
-	b.waitStatus(t, id2, "processed")
-	require.Equal(t, "completed", b.waitJobDone(t, b.replay(t, id1)))
+	b.WaitStatus(t, id1, "processed")
+	b.WaitStatus(t, id2, "processed")
+	require.Equal(t, "completed", b.WaitJob(t, b.Replay(t, id1)))
 	require.ElementsMatch(t, []ledgerEntry{{"payment_failed", e1, 0}, {"payment_failed", e2, 0}}, b.ledger(t, pi))
 }
 
@@ -92,7 +92,7 @@ func (b *testBundle) debits(t *testing.T, pi string) []int64 {
 func (b *testBundle) refundCharge(t *testing.T, charge, pi string, cumulative int64) {
 	t.Helper()
 	at := time.Now()
-	b.waitStatus(t, b.deliver(t, "stripe", newID("evt"), "charge.refunded", chargeRefundedPayload(newID("evt"), charge, pi, cumulative, at), at), "processed")
+	b.WaitStatus(t, b.deliver(t, "stripe", newID("evt"), "charge.refunded", chargeRefundedPayload(newID("evt"), charge, pi, cumulative, at), at), "processed")
 }
 
 // setupRefusing runs the saga against a fulfillment API that refuses
@@ -109,7 +109,7 @@ func (b *testBundle) refundedBySaga(t *testing.T, pi string, amount int64) {
 	t.Helper()
 	b.payIntent(t, pi, amount)
 	b.waitSaga(t, pi, "refunded")
-	b.waitJobsFinalized(t, "stripe_refund")
+	b.WaitJobs(t, "stripe_refund")
 }
 
 // requireDebits checks pi's debits and that its balance is back to 0.
@@ -160,7 +160,7 @@ func TestLedgerConcurrentRefundPathsDebitOnce(t *testing.T) {
 	b := setupRefusing(t)
 	ctx := context.Background()
 	pi := newID("pi")
-	tx, err := b.pool.Begin(ctx)
+	tx, err := b.Pool.Begin(ctx)
 	require.NoError(t, err)
 	defer tx.Rollback(ctx) //nolint:errcheck // a no-op after Commit
 	_, err = tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", "ledger:"+pi)
@@ -177,6 +177,6 @@ func TestLedgerConcurrentRefundPathsDebitOnce(t *testing.T) {
 	require.NoError(t, tx.Commit(ctx))
 
 	b.waitSaga(t, pi, "refunded")
-	b.waitStatus(t, refunded, "processed")
+	b.WaitStatus(t, refunded, "processed")
 	b.requireDebits(t, pi, -2500)
 }

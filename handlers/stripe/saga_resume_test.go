@@ -18,7 +18,7 @@ import (
 func (b *testBundle) sagaFailure(t *testing.T, pi string) (step, lastError string) {
 	t.Helper()
 	var s, e *string
-	require.NoError(t, b.pool.QueryRow(context.Background(),
+	require.NoError(t, b.Pool.QueryRow(context.Background(),
 		"SELECT failed_step, last_error FROM payment_saga WHERE payment_intent = $1", pi).Scan(&s, &e))
 	require.NotNil(t, s, "no failed step")
 	require.NotNil(t, e, "no last error")
@@ -63,24 +63,24 @@ func TestSagaFailedStepResumesByReplay(t *testing.T) {
 			evt, pi, id := b.pay(t, 1500)
 
 			b.waitSaga(t, pi, "failed")
-			require.Equal(t, map[string]int{"discarded": 1}, b.waitJobsFinalized(t, tc.kind))
+			require.Equal(t, map[string]int{"discarded": 1}, b.WaitJobs(t, tc.kind))
 			step, lastErr := b.sagaFailure(t, pi)
 			require.Equal(t, tc.step, step)
 			require.Contains(t, lastErr, "500 Internal Server Error")
 
 			b.downstream.SetFallback(tc.path, downstreamstub.Apply)
-			for _, job := range []int64{b.replay(t, id), b.replay(t, id), b.replay(t, id)} {
-				require.Equal(t, "completed", b.waitJobDone(t, job))
+			for _, job := range []int64{b.Replay(t, id), b.Replay(t, id), b.Replay(t, id)} {
+				require.Equal(t, "completed", b.WaitJob(t, job))
 			}
 			s := b.waitSaga(t, pi, tc.want.state)
 			require.Equal(t, 1, strings.Count(b.log.String(), "saga: failed step resumed with the same key"))
 			require.Equal(t, tc.want, s)
-			require.Equal(t, map[string]int{"completed": 1}, b.waitJobsFinalized(t, tc.kind), "the same job ran again")
+			require.Equal(t, map[string]int{"completed": 1}, b.WaitJobs(t, tc.kind), "the same job ran again")
 			key := handlers.DeriveKey("stripe", evt, stripe.SagaHandlerName, tc.step)
 			b.requireOneKeyOneEffect(t, tc.path, key, 3) // two failed attempts, then the resumed one
 
-			require.Equal(t, "completed", b.waitJobDone(t, b.replay(t, id)))
-			require.Equal(t, map[string]int{"completed": 1}, b.waitJobsFinalized(t, tc.kind))
+			require.Equal(t, "completed", b.WaitJob(t, b.Replay(t, id)))
+			require.Equal(t, map[string]int{"completed": 1}, b.WaitJobs(t, tc.kind))
 			require.Equal(t, s, b.saga(t, pi))
 			require.Len(t, b.downstream.Requests(tc.path), 3, "a second replay does nothing")
 			require.Len(t, b.downstream.Requests("/fulfill"), map[bool]int{false: 3, true: 1}[tc.refuse])
@@ -101,19 +101,19 @@ func TestSagaSweepFailsASagaWhoseJobEnded(t *testing.T) {
 		// itself, not the sweep this test is about.
 		"cancelled": func(b *testBundle, jobID int64) bool {
 			ctx := context.Background()
-			err := pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
+			err := pgx.BeginFunc(ctx, b.Pool, func(tx pgx.Tx) error {
 				var id int64
 				if err := tx.QueryRow(ctx, `SELECT id FROM river_job
 					WHERE id = $1 AND state IN ('available', 'retryable', 'scheduled') FOR UPDATE`, jobID).Scan(&id); err != nil {
 					return err
 				}
-				_, err := b.client.JobCancelTx(ctx, tx, jobID)
+				_, err := b.Client.JobCancelTx(ctx, tx, jobID)
 				return err
 			})
 			return err == nil
 		},
 		"discarded": func(b *testBundle, jobID int64) bool {
-			tag, err := b.pool.Exec(context.Background(), `UPDATE river_job SET state = 'discarded', finalized_at = now()
+			tag, err := b.Pool.Exec(context.Background(), `UPDATE river_job SET state = 'discarded', finalized_at = now()
 				WHERE id = $1 AND state IN ('available', 'retryable', 'scheduled')`, jobID)
 			return err == nil && tag.RowsAffected() == 1
 		},
@@ -126,11 +126,11 @@ func TestSagaSweepFailsASagaWhoseJobEnded(t *testing.T) {
 			evt, pi, id := b.pay(t, 600)
 			var jobID int64
 			require.Eventually(t, func() bool {
-				err := b.pool.QueryRow(context.Background(),
+				err := b.Pool.QueryRow(context.Background(),
 					"SELECT id FROM river_job WHERE kind = 'stripe_fulfill' AND cardinality(errors) > 0").Scan(&jobID)
 				return err == nil && endJob(b, jobID)
 			}, 15*time.Second, 20*time.Millisecond)
-			require.Equal(t, map[string]int{name: 1}, b.waitJobsFinalized(t, "stripe_fulfill"))
+			require.Equal(t, map[string]int{name: 1}, b.WaitJobs(t, "stripe_fulfill"))
 
 			b.waitSaga(t, pi, "failed")
 			step, lastErr := b.sagaFailure(t, pi)
@@ -139,7 +139,7 @@ func TestSagaSweepFailsASagaWhoseJobEnded(t *testing.T) {
 			require.Contains(t, b.log.String(), "saga: its step's job ended; marked failed")
 
 			b.downstream.SetFallback("/fulfill", downstreamstub.Apply)
-			require.Equal(t, "completed", b.waitJobDone(t, b.replay(t, id)))
+			require.Equal(t, "completed", b.WaitJob(t, b.Replay(t, id)))
 			b.waitSaga(t, pi, "fulfilled")
 			key := handlers.DeriveKey("stripe", evt, stripe.SagaHandlerName, "fulfill")
 			require.Equal(t, map[string]int{key: 1}, b.downstream.Effects("/fulfill"))

@@ -25,7 +25,7 @@ type sagaState struct {
 func (b *testBundle) saga(t *testing.T, pi string) sagaState {
 	t.Helper()
 	var s sagaState
-	require.NoError(t, b.pool.QueryRow(context.Background(), `
+	require.NoError(t, b.Pool.QueryRow(context.Background(), `
 		SELECT coalesce((SELECT state FROM payment_saga WHERE payment_intent = $1), ''),
 		       count(*) FILTER (WHERE kind = 'credit'), count(*) FILTER (WHERE kind = 'refund'),
 		       coalesce(sum(amount), 0)
@@ -65,7 +65,7 @@ func (b *testBundle) fulfilled(t *testing.T, amount int64) (pi string, s sagaSta
 	t.Helper()
 	_, pi, _ = b.pay(t, amount)
 	s = b.waitSaga(t, pi, "fulfilled")
-	b.waitJobsFinalized(t, "stripe_fulfill")
+	b.WaitJobs(t, "stripe_fulfill")
 	return pi, s
 }
 
@@ -75,7 +75,7 @@ func TestSagaFulfillsOnceWithDerivedKey(t *testing.T) {
 	evt, pi := newID("evt"), newID("pi")
 	id := b.deliver(t, "stripe", evt, "payment_intent.succeeded", paymentSucceededPayload(evt, pi, 4200, time.Now()), time.Now())
 
-	b.waitStatus(t, id, "processed")
+	b.WaitStatus(t, id, "processed")
 	s := b.waitSaga(t, pi, "fulfilled")
 	require.Equal(t, sagaState{state: "fulfilled", credits: 1, balance: 4200}, s)
 
@@ -136,18 +136,18 @@ func TestSagaRefusalCompensatesExactlyOnce(t *testing.T) {
 	require.Len(t, b.downstream.Effects("/v1/refunds"), 1)
 
 	// Replay the delivery twice: no new credit, fulfillment or refund.
-	b.waitJobsFinalized(t, "stripe_fulfill")
-	b.waitJobsFinalized(t, "stripe_refund")
+	b.WaitJobs(t, "stripe_fulfill")
+	b.WaitJobs(t, "stripe_refund")
 	fulfills, refundsBefore := len(b.downstream.Requests("/fulfill")), len(b.downstream.Requests("/v1/refunds"))
 	for i := 0; i < 2; i++ {
-		require.Equal(t, "completed", b.waitJobDone(t, b.replay(t, id)))
+		require.Equal(t, "completed", b.WaitJob(t, b.Replay(t, id)))
 	}
-	b.waitJobsFinalized(t, "stripe_refund")
+	b.WaitJobs(t, "stripe_refund")
 	require.Equal(t, s, b.saga(t, pi))
 	require.Len(t, b.downstream.Requests("/fulfill"), fulfills)
 	require.Len(t, b.downstream.Requests("/v1/refunds"), refundsBefore)
-	require.Equal(t, map[string]int{"completed": 1}, b.jobStates(t, "stripe_fulfill"))
-	require.Equal(t, map[string]int{"completed": 1}, b.jobStates(t, "stripe_refund"))
+	require.Equal(t, map[string]int{"completed": 1}, b.JobStates(t, "stripe_fulfill"))
+	require.Equal(t, map[string]int{"completed": 1}, b.JobStates(t, "stripe_refund"))
 }
 
 func TestSagaReplayAfterProcessedCausesNothingNew(t *testing.T) {
@@ -156,15 +156,15 @@ func TestSagaReplayAfterProcessedCausesNothingNew(t *testing.T) {
 	evt, pi := newID("evt"), newID("pi")
 	id := b.deliver(t, "stripe", evt, "payment_intent.succeeded", paymentSucceededPayload(evt, pi, 700, time.Now()), time.Now())
 	before := b.waitSaga(t, pi, "fulfilled")
-	require.Equal(t, map[string]int{"completed": 1}, b.waitJobsFinalized(t, "stripe_fulfill"))
+	require.Equal(t, map[string]int{"completed": 1}, b.WaitJobs(t, "stripe_fulfill"))
 	calls := len(b.downstream.Requests("/fulfill"))
 
-	require.Equal(t, "completed", b.waitJobDone(t, b.replay(t, id)))
+	require.Equal(t, "completed", b.WaitJob(t, b.Replay(t, id)))
 	require.Equal(t, "processed", b.status(t, id))
 	require.Equal(t, before, b.saga(t, pi))
 	require.Len(t, b.downstream.Requests("/fulfill"), calls)
 	require.Len(t, b.downstream.Effects("/fulfill"), 1)
-	require.Equal(t, map[string]int{"completed": 1}, b.waitJobsFinalized(t, "stripe_fulfill"))
+	require.Equal(t, map[string]int{"completed": 1}, b.WaitJobs(t, "stripe_fulfill"))
 }
 
 // The worker dies after its effects committed but before River recorded
@@ -183,8 +183,8 @@ func TestSagaJobRerunAfterCommitHasNoSecondEffect(t *testing.T) {
 	require.Eventually(t, func() bool {
 		return len(b.downstream.Requests("/fulfill")) > calls
 	}, 15*time.Second, 20*time.Millisecond, "the re-run never called again")
-	require.Equal(t, map[string]int{"completed": 1}, b.waitJobsFinalized(t, "process_delivery"))
-	require.Equal(t, map[string]int{"completed": 1}, b.waitJobsFinalized(t, "stripe_fulfill"))
+	require.Equal(t, map[string]int{"completed": 1}, b.WaitJobs(t, "process_delivery"))
+	require.Equal(t, map[string]int{"completed": 1}, b.WaitJobs(t, "stripe_fulfill"))
 
 	require.Equal(t, before, b.saga(t, pi))
 	reqs := b.downstream.Requests("/fulfill")
@@ -201,13 +201,13 @@ func TestSagaConcurrentProcessingOfOneDelivery(t *testing.T) {
 	b := setup(t)
 	evt, pi := newID("evt"), newID("pi")
 	id := b.deliver(t, "stripe", evt, "payment_intent.succeeded", paymentSucceededPayload(evt, pi, 1234, time.Now()), time.Now())
-	jobs := []int64{b.replay(t, id), b.replay(t, id), b.replay(t, id)}
+	jobs := []int64{b.Replay(t, id), b.Replay(t, id), b.Replay(t, id)}
 	for _, j := range jobs {
-		require.Equal(t, "completed", b.waitJobDone(t, j))
+		require.Equal(t, "completed", b.WaitJob(t, j))
 	}
 	b.waitSaga(t, pi, "fulfilled")
-	require.Equal(t, map[string]int{"completed": 4}, b.waitJobsFinalized(t, "process_delivery"))
-	require.Equal(t, map[string]int{"completed": 1}, b.waitJobsFinalized(t, "stripe_fulfill"))
+	require.Equal(t, map[string]int{"completed": 4}, b.WaitJobs(t, "process_delivery"))
+	require.Equal(t, map[string]int{"completed": 1}, b.WaitJobs(t, "stripe_fulfill"))
 	require.Equal(t, sagaState{state: "fulfilled", credits: 1, balance: 1234}, b.saga(t, pi))
 	// One fulfillment job (above) under one key; a retry of an answer
 	// slower than the client's timeout carries the same one.
@@ -230,7 +230,7 @@ func TestSagaInProgressConflictIsNotARefusal(t *testing.T) {
 
 	s := b.waitSaga(t, pi, "fulfilled")
 	require.Equal(t, sagaState{state: "fulfilled", credits: 1, balance: 4200}, s)
-	require.Equal(t, map[string]int{"completed": 1}, b.waitJobsFinalized(t, "stripe_fulfill"))
+	require.Equal(t, map[string]int{"completed": 1}, b.WaitJobs(t, "stripe_fulfill"))
 	key := handlers.DeriveKey("stripe", evt, stripe.SagaHandlerName, "fulfill")
 	reqs := b.downstream.Requests("/fulfill")
 	require.GreaterOrEqual(t, len(reqs), 3, "the slow first request, a retry answered 409, the retry answered 200")
@@ -239,7 +239,7 @@ func TestSagaInProgressConflictIsNotARefusal(t *testing.T) {
 	}
 	require.Equal(t, map[string]int{key: 1}, b.downstream.Effects("/fulfill"))
 	require.Empty(t, b.downstream.Requests("/v1/refunds"), "no refund request at all")
-	require.Empty(t, b.jobStates(t, "stripe_refund"))
+	require.Empty(t, b.JobStates(t, "stripe_refund"))
 }
 
 // A fulfillment job that runs again after the saga moved on (River's
@@ -256,10 +256,10 @@ func TestSagaStepOnAMovedSagaDoesNothing(t *testing.T) {
 	require.Eventually(t, func() bool {
 		return strings.Contains(b.log.String(), `saga: not moved; it is no longer in the state this step expects`)
 	}, 15*time.Second, 20*time.Millisecond, "the re-run never reached the saga's move")
-	require.Equal(t, map[string]int{"completed": 1}, b.waitJobsFinalized(t, "stripe_fulfill"))
+	require.Equal(t, map[string]int{"completed": 1}, b.WaitJobs(t, "stripe_fulfill"))
 
 	require.Equal(t, before, b.saga(t, pi))
-	require.Empty(t, b.jobStates(t, "stripe_refund"))
+	require.Empty(t, b.JobStates(t, "stripe_refund"))
 	require.Empty(t, b.downstream.Requests("/v1/refunds"))
 }
 
@@ -275,7 +275,7 @@ func TestSagaRefundInProgressConflictIsNotAFailure(t *testing.T) {
 
 	s := b.waitSaga(t, pi, "refunded")
 	require.Equal(t, sagaState{state: "refunded", credits: 1, refunds: 1}, s)
-	require.Equal(t, map[string]int{"completed": 1}, b.waitJobsFinalized(t, "stripe_refund"))
+	require.Equal(t, map[string]int{"completed": 1}, b.WaitJobs(t, "stripe_refund"))
 	require.GreaterOrEqual(t, len(b.downstream.Requests("/v1/refunds")), 3, "the slow first request, a retry answered 409, the retry answered 200")
 	key := handlers.DeriveKey("stripe", evt, stripe.SagaHandlerName, "refund")
 	require.Equal(t, map[string]int{key: 1}, b.downstream.Effects("/v1/refunds"))
