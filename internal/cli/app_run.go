@@ -30,6 +30,7 @@ func (a *App) Start(ctx context.Context) {
 		if startWorkers(startCtx, a.db, a.river, a.gen, a.migrate, a.migs, func() { a.migrated.Store(true) }, a.startSenders, a.logger) != nil {
 			return
 		}
+		adviseDatabase(startCtx, a.db, a.logger)
 		a.kafka.start(startCtx)
 		a.riverStarted.Store(a.role != RoleIngest)
 		if a.gen != nil && startGeneration(startCtx, a.gen, a.logger) != nil {

@@ -275,6 +275,9 @@ func TestServeEmbeddedDatabase(t *testing.T) {
 	require.Equal(t, 0, code, out)
 	require.Contains(t, out, "202 Accepted")
 	require.Contains(t, b.stderr.String(), "pgembed: PostgreSQL ready")
+	// Its settings are hookinbox's own: durable, and sized for an inbox.
+	require.NotContains(t, b.stderr.String(), "msg=\"PostgreSQL setting can lose")
+	require.NotContains(t, b.stderr.String(), "setting=max_wal_size")
 }
 
 // The saga as a user watches it: serve with a downstream configured, send a
