@@ -67,6 +67,7 @@ type serviceOptions struct {
 	BatchWindow      time.Duration // ingest.batch_window; 0 commits each request alone
 	ProcessBatchSize int           // jobs.batch_size; 1 processes each delivery alone
 	JobPerBatch      bool          // ingest.job_per_batch
+	Env              []string      // NAME=value set for this serve only (the tracing scenario's OTEL_*)
 }
 
 // service is a running `hookinbox serve`.
@@ -103,7 +104,7 @@ func startService(ctx context.Context, bin, work, dbURL string, opts serviceOpti
 	defer logFile.Close()
 
 	cmd := exec.Command(bin, "serve", "--config", cfgPath, "--role", opts.Role)
-	cmd.Env = append(serviceEnv(), "DATABASE_URL="+dbURL)
+	cmd.Env = append(append(serviceEnv(), "DATABASE_URL="+dbURL), opts.Env...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := cmd.Start(); err != nil {
 		return nil, err
@@ -125,12 +126,14 @@ func startService(ctx context.Context, bin, work, dbURL string, opts serviceOpti
 	return s, nil
 }
 
-// serviceEnv is ours minus what would override the generated config.
+// serviceEnv is ours minus what would override the generated config, and
+// minus OTEL_*: a serve runs with tracing off, as shipped, unless a
+// scenario turns it on for that serve (serviceOptions.Env).
 func serviceEnv() []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(name, "HOOKINBOX_") || name == "DATABASE_URL" || strings.HasSuffix(name, "_WEBHOOK_SECRET") {
+		if strings.HasPrefix(name, "HOOKINBOX_") || strings.HasPrefix(name, "OTEL_") || name == "DATABASE_URL" || strings.HasSuffix(name, "_WEBHOOK_SECRET") {
 			continue
 		}
 		env = append(env, kv)
