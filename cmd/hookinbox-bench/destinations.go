@@ -45,8 +45,7 @@ const sendsLimit = 3 * time.Minute
 
 type destinationsResult struct {
 	runInfo
-	Pgbench    pgbenchResult `json:"pgbench"`
-	PgbenchCPU cpuUse        `json:"pgbench_cpu"`
+	pgbenchBase
 	// MaxInFlight is the destination's max_in_flight and the bare
 	// client's connections; rate_limit is 0.
 	MaxInFlight int        `json:"max_in_flight"`
@@ -107,22 +106,42 @@ type destAudit struct {
 	Retried    int64 `json:"sends_with_more_than_one_attempt"`
 }
 
+// pgbenchBase is pgbench's one-delivery baseline in a scenario's results:
+// the rate its open loop is a fraction of, and the machine's CPU over it.
+type pgbenchBase struct {
+	Pgbench    pgbenchResult `json:"pgbench"`
+	PgbenchCPU cpuUse        `json:"pgbench_cpu"`
+}
+
+// setupReceiverRig is setupIssueRig plus the receiver a destination sends
+// to, closed with the rig, and pgbench's baseline, into base.
+func setupReceiverRig(ctx context.Context, opts options, root string, progress func(string, ...any),
+	info *runInfo, base *pgbenchBase) (*rig, []payload, *receiver, error) {
+	r, issues, err := setupIssueRig(ctx, opts, root, progress, info)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	recv, err := startReceiver()
+	if err != nil {
+		r.close()
+		return nil, nil, nil, err
+	}
+	r.cleanup = append(r.cleanup, recv.close)
+	if base.Pgbench, base.PgbenchCPU, err = r.pgbenchBaseline(ctx, progress); err != nil {
+		r.close()
+		return nil, nil, nil, err
+	}
+	return r, issues, recv, nil
+}
+
 func runDestinations(ctx context.Context, opts options, root string, progress func(string, ...any)) error {
 	res := destinationsResult{runInfo: newRunInfo(ctx, opts, root, progress), MaxInFlight: opts.destInFlight, Signed: true}
 	out := resultsPath(opts, root, res.Started, "destinations")
-	r, issues, err := setupIssueRig(ctx, opts, root, progress, &res.runInfo)
+	r, issues, recv, err := setupReceiverRig(ctx, opts, root, progress, &res.runInfo, &res.pgbenchBase)
 	if err != nil {
 		return err
 	}
 	defer r.close()
-	recv, err := startReceiver()
-	if err != nil {
-		return err
-	}
-	defer recv.close()
-	if res.Pgbench, res.PgbenchCPU, err = r.pgbenchBaseline(ctx, progress); err != nil {
-		return err
-	}
 	res.Rate = opts.destLoad * res.Pgbench.TPS
 	meter := cpuMeter{postmasterPID: r.pg.postmasterPID()}
 	d := opts.duration
