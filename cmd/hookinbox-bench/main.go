@@ -60,10 +60,15 @@ type options struct {
 
 	kafkaMessages   int
 	kafkaPartitions int
+
+	// tracingLoad is the tracing scenario's open-loop rate as a fraction
+	// of pgbench's tps; tracingRounds how many phases each mode runs.
+	tracingLoad   float64
+	tracingRounds int
 }
 
 // scenarios are -scenario's values.
-var scenarios = []string{"throughput", "retention", "steady", "destinations", "kafka"}
+var scenarios = []string{"throughput", "retention", "steady", "destinations", "kafka", "tracing"}
 
 func parseOptions(args []string) (options, error) {
 	var o options
@@ -92,7 +97,8 @@ func parseOptions(args []string) (options, error) {
 	fs.StringVar(&o.out, "out", "", "results file (default bench/results/<UTC time>.json in the module)")
 	fs.StringVar(&o.scenario, "scenario", "throughput", "throughput (the default run); retention: delete -retention-rows expired rows while ingest runs at -retention-rate; "+
 		"steady: one default serve under GitHub issues traffic, in steps of -steady-step × pgbench's rate; destinations: one serve sending every delivery to a local receiver; "+
-		"kafka: a Kafka source's intake of a pre-filled topic and a Kafka destination's drain, on kfake in the bench process")
+		"kafka: a Kafka source's intake of a pre-filled topic and a Kafka destination's drain, on kfake in the bench process; "+
+		"tracing: one serve's CPU per delivery with tracing on (every span exported to a collector in the bench process) against off, modes in turns")
 	fs.IntVar(&o.retentionRows, "retention-rows", 1_000_000, "retention scenario: expired rows to delete")
 	fs.Float64Var(&o.retentionRate, "retention-rate", 200, "retention scenario: steady ingest rate, deliveries/s")
 	fs.IntVar(&o.steadyConns, "steady-connections", 96, "steady scenario: connections of the open loop")
@@ -113,6 +119,8 @@ func parseOptions(args []string) (options, error) {
 	fs.Float64Var(&o.destLoad, "dest-load", 0.1, "destinations scenario: the open-loop rate with and without the destination, as a fraction of pgbench's tps (0.25 is more than one serve sends on 2 cores)")
 	fs.IntVar(&o.kafkaMessages, "kafka-messages", 100_000, "kafka scenario: messages in the pre-filled topic, each one delivery and one send")
 	fs.IntVar(&o.kafkaPartitions, "kafka-partitions", 6, "kafka scenario: partitions of each topic")
+	fs.Float64Var(&o.tracingLoad, "tracing-load", 0.25, "tracing scenario: the open-loop rate of every phase, as a fraction of pgbench's tps")
+	fs.IntVar(&o.tracingRounds, "tracing-rounds", 4, "tracing scenario: phases of each mode, tracing off and on in turns (off, on, on, off, …), each on a fresh serve for -duration")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -139,6 +147,8 @@ func parseOptions(args []string) (options, error) {
 		return o, errors.New("-dest-in-flight must be at least 1 and -dest-load positive")
 	case o.kafkaMessages < 1 || o.kafkaPartitions < 1:
 		return o, errors.New("-kafka-messages and -kafka-partitions must be at least 1")
+	case o.tracingLoad <= 0 || o.tracingRounds < 1:
+		return o, errors.New("-tracing-load must be positive and -tracing-rounds at least 1")
 	case o.processBatch < 1:
 		return o, errors.New("-process-batch must be at least 1")
 	case o.batchWindow < 0:
@@ -186,6 +196,8 @@ func run(ctx context.Context, opts options) error {
 		return runDestinations(ctx, opts, root, progress)
 	case "kafka":
 		return runKafka(ctx, opts, root, progress)
+	case "tracing":
+		return runTracing(ctx, opts, root, progress)
 	}
 	res := results{runInfo: newRunInfo(ctx, opts, root, progress)}
 	if opts.out == "" {

@@ -32,6 +32,8 @@ func show(w io.Writer, path string) error {
 		return showAs(w, b, path, printDestinations)
 	case "kafka":
 		return showAs(w, b, path, printKafka)
+	case "tracing":
+		return showAs(w, b, path, printTracing)
 	default:
 		_, err := w.Write(b)
 		return err
