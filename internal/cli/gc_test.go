@@ -33,11 +33,11 @@ func TestTuneGC(t *testing.T) {
 	noLimit := func() (uint64, error) { return 0, memlimit.ErrNoLimit } // as FromCgroup outside a limited cgroup
 	tuneGC(unset, logger, gcTuning{limits: noLimit})
 	require.Equal(t, serveGCPercent, debug.SetGCPercent(100))
-	require.Equal(t, int64(math.MaxInt64), debug.SetMemoryLimit(math.MaxInt64), "no limit: none set")
+	require.Equal(t, int64(serveMemLimit), debug.SetMemoryLimit(math.MaxInt64), "no container limit: serve's own")
 
 	tuneGC(unset, logger, gcTuning{limits: container, embeddedDatabase: true})
 	require.Equal(t, serveGCPercent, debug.SetGCPercent(100))
-	require.Equal(t, int64(math.MaxInt64), debug.SetMemoryLimit(math.MaxInt64), "embedded PostgreSQL shares the limit: none set")
+	require.Equal(t, int64(serveMemLimit), debug.SetMemoryLimit(math.MaxInt64), "embedded PostgreSQL shares the container's limit: serve's own")
 
 	tuneGC(func(k string) (string, bool) { return "150", k == "GOGC" }, logger, external)
 	require.Equal(t, 100, debug.SetGCPercent(100), "GOGC set: left as the runtime applied it")
