@@ -65,6 +65,14 @@ func alertsRecorded(t *testing.T, pool *pgxpool.Pool) map[string]Alert {
 
 func ptr[T any](v T) *T { return &v }
 
+// failDelivery records a github delivery failed after its last attempt, as
+// processing does: with no processed_at.
+func failDelivery(t *testing.T, pool *pgxpool.Pool, inboxID int64) {
+	t.Helper()
+	exec(t, pool, `INSERT INTO inbox_outcome (inbox_id, source, event_type, received_at, status, last_error)
+		VALUES ($1, 'github', 'push', now(), 'failed', 'permanent: no order')`, inboxID)
+}
+
 // A destination failing long enough opens one alert, recorded once with
 // its job however often evaluation runs; its recovery resolves it once.
 func TestDestinationFailingOpensOnceAndResolvesOnce(t *testing.T) {
@@ -120,8 +128,7 @@ func TestBacklogPendingThenForgotten(t *testing.T) {
 func TestFailuresAndSilenceOpen(t *testing.T) {
 	t.Parallel()
 	pool, e := setup(t, Rules{DeliveriesFailed: ptr(1), SendsFailed: ptr(2), Silent: []Silence{{Source: "stripe", For: 2 * time.Hour}}})
-	exec(t, pool, `INSERT INTO inbox_outcome (inbox_id, source, event_type, received_at, status, processed_at)
-		VALUES (1, 'github', 'push', now(), 'failed', now())`)
+	failDelivery(t, pool, 1)
 	for i := 1; i <= 2; i++ {
 		exec(t, pool, `INSERT INTO destination_send (destination, source, delivery_id, inbox_id, event_type, key, ordered, skip_stale,
 			event_at, event_received_at, at_is_receipt, state, finished_at)
@@ -139,8 +146,7 @@ func TestFailuresAndSilenceOpen(t *testing.T) {
 func TestConcurrentEvaluationsRaiseOnce(t *testing.T) {
 	t.Parallel()
 	pool, e := setup(t, Rules{DeliveriesFailed: ptr(1)})
-	exec(t, pool, `INSERT INTO inbox_outcome (inbox_id, source, event_type, received_at, status, processed_at)
-		VALUES (1, 'github', 'push', now(), 'failed', now())`)
+	failDelivery(t, pool, 1)
 	var wg sync.WaitGroup
 	for range 4 {
 		wg.Go(func() { evaluate(t, pool, e) })

@@ -13,7 +13,9 @@ FROM destination_send d
 WHERE @sends_min::int IS NOT NULL AND d.state = 'failed'
 GROUP BY d.destination HAVING count(*) >= @sends_min::int
 UNION ALL
-SELECT 'deliveries_failed', o.source, min(o.processed_at),
+-- A delivery failed after its last attempt keeps no time of failure (its
+-- processed_at is null), so the condition is tracked from when it is seen.
+SELECT 'deliveries_failed', o.source, now(),
        count(*) || ' ' || o.source || ' deliveries failed for good; replay them once the handler is fixed'
 FROM inbox_outcome o
 WHERE @deliveries_min::int IS NOT NULL AND o.status = 'failed'
