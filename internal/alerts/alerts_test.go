@@ -73,6 +73,19 @@ func failDelivery(t *testing.T, pool *pgxpool.Pool, inboxID int64) {
 		VALUES ($1, 'github', 'push', now(), 'failed', 'permanent: no order')`, inboxID)
 }
 
+// accept records a github delivery received ago, and counts it in its
+// minute as ingest does.
+func accept(t *testing.T, pool *pgxpool.Pool, e *Evaluator, id string, ago time.Duration) {
+	t.Helper()
+	_, err := e.Inbox.Record(context.Background(), ingest.Delivery{Source: "github", DeliveryID: id, EventType: "push",
+		Payload: []byte(`{}`)})
+	require.NoError(t, err)
+	exec(t, pool, `UPDATE inbox SET received_at = now() - $2::interval WHERE delivery_id = $1`, id, ago)
+	exec(t, pool, `INSERT INTO ingest_minute (minute, source, outcome, count)
+		VALUES (date_trunc('minute', now() - $1::interval), 'github', 'accepted', 1)
+		ON CONFLICT (minute, source, outcome) DO UPDATE SET count = ingest_minute.count + 1`, ago)
+}
+
 // A destination failing long enough opens one alert, recorded once with
 // its job however often evaluation runs; its recovery resolves it once.
 func TestDestinationFailingOpensOnceAndResolvesOnce(t *testing.T) {
@@ -140,6 +153,32 @@ func TestFailuresAndSilenceOpen(t *testing.T) {
 		rules[a.Rule] = a.Subject
 	}
 	require.Equal(t, map[string]string{"deliveries_failed": "github", "sends_failed": "chat", "source_silent": "stripe"}, rules)
+}
+
+// A delivery resolves a source_silent alert at once, however short the
+// silence and wherever in its minute of ingest's counts it came; the
+// source stopping for longer than the silence opens a new one.
+func TestSourceSilentResolvesOnADeliveryAndOpensOnAStop(t *testing.T) {
+	t.Parallel()
+	pool, e := setup(t, Rules{Silent: []Silence{{Source: "github", For: 5 * time.Second}}})
+	require.Equal(t, [2]int{1, 0}, pair(evaluate(t, pool, e)), "nothing ever accepted")
+	accept(t, pool, e, "d1", 0)
+	require.Equal(t, [2]int{0, 1}, pair(evaluate(t, pool, e)))
+	exec(t, pool, `UPDATE inbox SET received_at = now() - interval '6 seconds'`)
+	require.Equal(t, [2]int{1, 0}, pair(evaluate(t, pool, e)), "stopped for longer than the silence")
+	require.Len(t, alertsRecorded(t, pool), 3)
+}
+
+// A silence of a minute or more, counted by the minute, opens only once
+// the whole minute of the last count is that far behind: never early.
+func TestSourceSilentCountedByTheMinuteNeverOpensEarly(t *testing.T) {
+	t.Parallel()
+	pool, e := setup(t, Rules{Silent: []Silence{{Source: "github", For: 2 * time.Minute}}})
+	accept(t, pool, e, "d1", 110*time.Second)
+	exec(t, pool, `UPDATE ingest_minute SET minute = now() - interval '170 seconds'`)
+	require.Equal(t, [2]int{0, 0}, pair(evaluate(t, pool, e)), "its last minute may end 110s ago")
+	exec(t, pool, `UPDATE ingest_minute SET minute = now() - interval '190 seconds'`)
+	require.Equal(t, [2]int{1, 0}, pair(evaluate(t, pool, e)))
 }
 
 // Two processes evaluating at once raise an alert once.

@@ -21,11 +21,21 @@ FROM inbox_outcome o
 WHERE @deliveries_min::int IS NOT NULL AND o.status = 'failed'
 GROUP BY o.source HAVING count(*) >= @deliveries_min::int
 UNION ALL
+-- The last delivery accepted from a source: the inbox's latest of the last
+-- minute, exact and ahead of ingest's per-minute counts (flushed every few
+-- seconds), so that a delivery resolves the alert at once; before that,
+-- the end of the last minute counted, never more recent than a minute ago
+-- (a silence under a minute is then exact, a longer one opens at most a
+-- minute late, never early). None in the counts' retention: silent since
+-- now.
 SELECT 'source_silent', src.name, coalesce(last.at, now()),
        'No delivery accepted from ' || src.name || ' for ' || src.silence::text
 FROM unnest(@silent_sources::text[], @silent_fors::interval[]) AS src (name, silence)
-LEFT JOIN LATERAL (SELECT max(m.minute) AS at FROM ingest_minute m
-                   WHERE m.source = src.name AND m.outcome = 'accepted') last ON true
+CROSS JOIN LATERAL (SELECT coalesce(
+    (SELECT max(i.received_at) FROM inbox i
+     WHERE i.source = src.name AND i.origin IN ('webhook', 'kafka') AND i.received_at > now() - interval '1 minute'),
+    (SELECT least(max(m.minute) + interval '1 minute', now() - interval '1 minute') FROM ingest_minute m
+     WHERE m.source = src.name AND m.outcome = 'accepted' HAVING count(*) > 0)) AS at) last
 WHERE last.at IS NULL OR last.at < now() - src.silence
 UNION ALL
 SELECT 'backlog', 'deliveries', now(),
