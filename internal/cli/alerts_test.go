@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -8,16 +9,96 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	"github.com/hookinbox/hookinbox/internal/testdb"
 )
+
+// serveReplicas runs two serve replicas on one fresh database, each with
+// config (plus a data_dir and shutdown_timeout of its own) and ext's
+// handlers, so that an alert raised once is raised once across processes.
+// It returns the first replica and a pool on the database.
+func serveReplicas(t *testing.T, config string, ext Extensions) (*testBundle, *pgxpool.Pool) {
+	t.Helper()
+	dbURL := testdb.URL(t)
+	var first *testBundle
+	for range 2 {
+		b := setup(t, dbURL)
+		b.env.ext = ext
+		cfg := fmt.Sprintf("data_dir: %q\nshutdown_timeout: 5s\n%s", filepath.Join(filepath.Dir(b.configPath), "data"), config)
+		require.NoError(t, os.WriteFile(b.configPath, []byte(cfg), 0o600))
+		b.serve(t)
+		if first == nil {
+			first = b
+		}
+	}
+	pool, err := pgxpool.New(context.Background(), dbURL)
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	return first, pool
+}
+
+// chatReceiver is the chat webhook alerts are sent to: it keeps every body
+// posted to it.
+type chatReceiver struct {
+	url    string
+	mu     sync.Mutex
+	bodies []string
+}
+
+func newChatReceiver(t *testing.T) *chatReceiver {
+	c := &chatReceiver{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		c.mu.Lock()
+		c.bodies = append(c.bodies, string(body))
+		c.mu.Unlock()
+	}))
+	t.Cleanup(srv.Close)
+	c.url = srv.URL
+	return c
+}
+
+func (c *chatReceiver) messages() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.bodies)
+}
+
+// wait waits until the chat has n messages or more, and returns them.
+func (c *chatReceiver) wait(t *testing.T, b *testBundle, n int) []string {
+	t.Helper()
+	require.Eventually(t, func() bool { return len(c.messages()) >= n }, 30*time.Second, 50*time.Millisecond,
+		"%d chat message(s) of %d: %v; log:\n%s", len(c.messages()), n, c.messages(), b.stderr)
+	return c.messages()
+}
+
+// settled waits until alerts have been evaluated twice since it was called
+// and every alert recorded has been sent, so that an alert raised or
+// resolved twice would have reached the chat by then.
+func settled(t *testing.T, b *testBundle, pool *pgxpool.Pool) {
+	t.Helper()
+	ctx := context.Background()
+	var mark time.Time
+	require.NoError(t, pool.QueryRow(ctx, "SELECT now()").Scan(&mark))
+	require.Eventually(t, func() bool {
+		var evaluations, unsent int
+		require.NoError(t, pool.QueryRow(ctx, `SELECT
+			(SELECT count(*) FROM river_job WHERE kind = 'alerts_evaluate' AND state = 'completed' AND finalized_at > $1),
+			(SELECT count(*) FROM inbox_pending WHERE source = 'hookinbox')
+			+ (SELECT count(*) FROM destination_send WHERE source = 'hookinbox' AND state IN ('waiting', 'pending', 'held'))`,
+			mark).Scan(&evaluations, &unsent))
+		return evaluations >= 2 && unsent == 0
+	}, 30*time.Second, 50*time.Millisecond, "log:\n%s", b.stderr)
+}
 
 // An alert, end to end, with two replicas evaluating: a destination that
 // fails opens a destination_failing alert, which reaches the chat
@@ -25,17 +106,7 @@ import (
 // its recovery resolves it, once.
 func TestServeAlertsOnceWhenADestinationFailsAndRecovers(t *testing.T) {
 	t.Parallel()
-	var (
-		mu   sync.Mutex
-		chat []string
-	)
-	chatSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		mu.Lock()
-		chat = append(chat, string(body))
-		mu.Unlock()
-	}))
-	t.Cleanup(chatSrv.Close)
+	chat := newChatReceiver(t)
 	var failing atomic.Bool
 	failing.Store(true)
 	var alertsToApp atomic.Int64
@@ -49,14 +120,10 @@ func TestServeAlertsOnceWhenADestinationFailsAndRecovers(t *testing.T) {
 	}))
 	t.Cleanup(app.Close)
 
-	dbURL := testdb.URL(t)
-	b := setup(t, dbURL)
 	// app keeps retrying for a minute, so it is still failing when the
 	// alert opens and its first success after recovery resolves it.
 	retries := strings.TrimSuffix(strings.Repeat("300ms, ", 200), ", ")
-	cfg := fmt.Sprintf(`data_dir: %q
-shutdown_timeout: 5s
-sources:
+	b, pool := serveReplicas(t, fmt.Sprintf(`sources:
   - {name: github, provider: github, secrets: [dev-github-secret]}
 destinations:
   - {name: app, url: %q, retry: {schedule: [%s]}}
@@ -69,45 +136,27 @@ alerts:
   every: 1s
   rules:
     - destination_failing: {for: 1s}
-`, filepath.Join(filepath.Dir(b.configPath), "data"), app.URL, retries, chatSrv.URL)
-	require.NoError(t, os.WriteFile(b.configPath, []byte(cfg), 0o600))
-	b.serve(t)
-	// A second replica on the same database evaluates the same rules.
-	replica := setup(t, dbURL)
-	require.NoError(t, os.WriteFile(replica.configPath, []byte(cfg), 0o600))
-	replica.serve(t)
+`, app.URL, retries, chat.url), shipped)
 	code, out := b.send(t, "--source", "github", "--event", "issues", "--new-id")
 	require.Equal(t, 0, code, out)
 
-	messages := func() []string {
-		mu.Lock()
-		defer mu.Unlock()
-		return append([]string(nil), chat...)
-	}
-	require.Eventually(t, func() bool { return len(messages()) >= 1 }, 30*time.Second, 50*time.Millisecond, "log:\n%s", b.stderr)
 	var opened struct{ Text string }
-	require.NoError(t, json.Unmarshal([]byte(messages()[0]), &opened))
+	require.NoError(t, json.Unmarshal([]byte(chat.wait(t, b, 1)[0]), &opened))
 	require.Contains(t, opened.Text, "Destination app failing since")
 	require.Contains(t, opened.Text, "HTTP 503")
 
 	failing.Store(false)
-	require.Eventually(t, func() bool { return len(messages()) >= 2 }, 30*time.Second, 50*time.Millisecond, "log:\n%s", b.stderr)
-	time.Sleep(2 * time.Second) // a second opening or resolution would have come by now
-	got := messages()
+	chat.wait(t, b, 2)
+	settled(t, b, pool)
+	got := chat.messages()
 	require.Len(t, got, 2, "opened once, resolved once: %v", got)
 	var resolved struct{ Text string }
 	require.NoError(t, json.Unmarshal([]byte(got[1]), &resolved))
 	require.Contains(t, resolved.Text, "Resolved: Destination app failing since")
 	require.Zero(t, alertsToApp.Load(), "an alert about app is never sent to app")
 
-	req, err := http.NewRequest(http.MethodGet, "http://"+b.adminAddr+"/console/alerts", nil)
-	require.NoError(t, err)
-	req.Header.Set("Authorization", "Bearer "+adminToken)
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	page, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", page)
-	require.Contains(t, string(page), "destination_failing")
-	require.Contains(t, string(page), "resolved")
+	status, page := b.adminGet(t, "/console/alerts", true)
+	require.Equal(t, http.StatusOK, status, page)
+	require.Contains(t, page, "destination_failing")
+	require.Contains(t, page, "resolved")
 }
