@@ -19,6 +19,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
+	"github.com/hookinbox/hookinbox/internal/alerts"
 	"github.com/hookinbox/hookinbox/internal/testdb"
 )
 
@@ -79,6 +80,34 @@ func (c *chatReceiver) wait(t *testing.T, b *testBundle, n int) []string {
 	require.Eventually(t, func() bool { return len(c.messages()) >= n }, 30*time.Second, 50*time.Millisecond,
 		"%d chat message(s) of %d: %v; log:\n%s", len(c.messages()), n, c.messages(), b.stderr)
 	return c.messages()
+}
+
+// history is the chat's messages as alert events (alerts.transform
+// unset): per alert, in the order of their ids, "rule subject:" and the
+// events it got, each as often as it came, openings first.
+func (c *chatReceiver) history(t *testing.T) []string {
+	t.Helper()
+	var ids []int64
+	events := map[int64][]string{}
+	for _, m := range c.messages() {
+		var a alerts.Alert
+		require.NoError(t, json.Unmarshal([]byte(m), &a), m)
+		head := a.Rule + " " + a.Subject + ":"
+		if _, ok := events[a.ID]; !ok {
+			ids = append(ids, a.ID)
+			events[a.ID] = []string{head}
+		}
+		require.Equal(t, head, events[a.ID][0], "alert %d", a.ID)
+		events[a.ID] = append(events[a.ID], strings.TrimPrefix(a.Type, "hookinbox.alert."))
+	}
+	slices.Sort(ids)
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		kinds := events[id][1:]
+		slices.Sort(kinds) // opened before resolved
+		out[i] = strings.Join(append(events[id][:1], kinds...), " ")
+	}
+	return out
 }
 
 // settled waits until alerts have been evaluated twice since it was called
