@@ -83,6 +83,8 @@ func TestServeAlertsOnceWhenADeliveryFailsAndIsReplayed(t *testing.T) {
 	sendPush(t, b)
 
 	require.Contains(t, chat.wait(t, b, 1)[0], "1 github deliveries failed for good")
+	settled(t, b, pool)
+	require.Equal(t, []string{"deliveries_failed github: opened"}, chat.history(t), "raised once while it holds")
 	broken.Store(false)
 	code, out := b.run(t, "replay", "--status", "failed", "--source", "github")
 	require.Equal(t, 0, code, out)
@@ -129,6 +131,8 @@ alerts:
 	sendPush(t, b)
 
 	require.Contains(t, chat.wait(t, b, 1)[0], "1 send(s) to app failed for good")
+	settled(t, b, pool)
+	require.Equal(t, []string{"sends_failed app: opened"}, chat.history(t), "raised once while it holds")
 	failing.Store(false)
 	retryFailedSends(t, b, "app", 1)
 	chat.wait(t, b, 2)
@@ -148,6 +152,8 @@ func TestServeAlertsOnceWhenASourceIsSilent(t *testing.T) {
 	b, pool := serveReplicas(t, alertsConfig(chat, "source_silent: {source: github, for: 5s}"), Extensions{})
 
 	require.Contains(t, chat.wait(t, b, 1)[0], "No delivery accepted from github for 00:00:05")
+	settled(t, b, pool)
+	require.Equal(t, []string{"source_silent github: opened"}, chat.history(t), "raised once while it holds")
 	sendPush(t, b)
 	chat.wait(t, b, 3) // resolved, then opened again 5s after the delivery
 	settled(t, b, pool)
@@ -177,6 +183,8 @@ func TestServeAlertsOnceWhenDeliveriesBackUp(t *testing.T) {
 	}
 
 	require.Contains(t, chat.wait(t, b, 1)[0], "deliveries wait to be processed")
+	settled(t, b, pool)
+	require.Equal(t, []string{"backlog deliveries: opened"}, chat.history(t), "raised once while it holds")
 	unstick()
 	chat.wait(t, b, 2)
 	settled(t, b, pool)

@@ -173,6 +173,8 @@ alerts:
 	require.NoError(t, json.Unmarshal([]byte(chat.wait(t, b, 1)[0]), &opened))
 	require.Contains(t, opened.Text, "Destination app failing since")
 	require.Contains(t, opened.Text, "HTTP 503")
+	settled(t, b, pool)
+	require.Len(t, chat.messages(), 1, "raised once while it holds")
 
 	failing.Store(false)
 	chat.wait(t, b, 2)
