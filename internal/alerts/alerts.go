@@ -103,7 +103,9 @@ type condition struct {
 // Evaluator opens and resolves alerts.
 type Evaluator struct {
 	Rules Rules
-	// Inbox records the alerts' deliveries. Set before the first Evaluate.
+	// Inbox records the alerts' deliveries. Set before the first Evaluate;
+	// give it OnQueue's inserter, so that an alert is not processed behind
+	// a backlog.
 	Inbox *ingest.Inbox
 	// ConsoleURL is the console's base URL, for links; "" for none.
 	ConsoleURL string

@@ -175,10 +175,13 @@ func TestServeAlertsOnceWhenDeliveriesBackUp(t *testing.T) {
 		}
 	})
 	chat := newChatReceiver(t)
-	b, pool := serveReplicas(t, alertsConfig(chat, "backlog: {over: 2, for: 1s}"), ext)
+	// Two workers a replica: the stuck handler holds all four, and two
+	// more deliveries wait in the deliveries queue. The alert must not
+	// wait behind them.
+	b, pool := serveReplicas(t, alertsConfig(chat, "backlog: {over: 2, for: 1s}")+"jobs: {batch_size: 1, max_workers: 2}\n", ext)
 	unstick := sync.OnceFunc(func() { close(release) })
 	t.Cleanup(unstick) // before the replicas stop
-	for range 3 {
+	for range 6 {
 		sendPush(t, b)
 	}
 

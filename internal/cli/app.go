@@ -241,7 +241,7 @@ func (a *App) wire(ctx context.Context, ext Extensions) error {
 	}
 	inbox := ingest.NewInbox(pool, a.river)
 	if a.alerts != nil {
-		a.alerts.Inbox = inbox
+		a.alerts.Inbox = ingest.NewInbox(pool, alerts.OnQueue(a.river))
 	}
 	inbox.JobPerBatch = *cfg.Ingest.JobPerBatch && cfg.Jobs.BatchSize > 1
 	inbox.Batchable = func(source, eventType string) bool {
