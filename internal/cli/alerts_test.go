@@ -150,12 +150,14 @@ func TestServeAlertsOnceWhenADestinationFailsAndRecovers(t *testing.T) {
 	t.Cleanup(app.Close)
 
 	// app keeps retrying for a minute, so it is still failing when the
-	// alert opens and its first success after recovery resolves it.
+	// alert opens and its first success after recovery resolves it; its
+	// circuit stays closed, so that success is the next retry, not a probe
+	// up to 30 s later.
 	retries := strings.TrimSuffix(strings.Repeat("300ms, ", 200), ", ")
 	b, pool := serveReplicas(t, fmt.Sprintf(`sources:
   - {name: github, provider: github, secrets: [dev-github-secret]}
 destinations:
-  - {name: app, url: %q, retry: {schedule: [%s]}}
+  - {name: app, url: %q, retry: {schedule: [%s]}, circuit: {failures: 1000}}
   - {name: chat, url: %q}
 routes:
   - {source: github, events: ["*"], to: [app]}
