@@ -24,6 +24,8 @@ var (
 	workerConfigPublishSQL string
 	//go:embed sql/worker_config_newest.sql
 	workerConfigNewestSQL string
+	//go:embed sql/worker_config_superseded.sql
+	workerConfigSupersededSQL string
 )
 
 // GenerationConfig configures a Generation.
@@ -101,6 +103,25 @@ func StartGeneration(ctx context.Context, pool *pgxpool.Pool, cfg GenerationConf
 		return nil, err
 	}
 	return g, g.Start(ctx)
+}
+
+// Prepare sets whether a newer configuration than this process's runs,
+// without saying this one does. Call it before the River client works
+// jobs: a replica of an older configuration that restarts beside a newer
+// one then defers from its first fetch, where Start, called once River
+// works, would leave it a window in which it processes under its old
+// configuration.
+func (g *Generation) Prepare(ctx context.Context) error {
+	var newest string
+	err := g.pool.QueryRow(ctx, workerConfigSupersededSQL, pgnamed.Args{"fingerprint": g.cfg.Fingerprint, "live_secs": g.live()}).Scan(&newest)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return nil
+	case err != nil:
+		return fmt.Errorf("jobs: look for a newer configuration: %w", err)
+	}
+	g.set(true, newest)
+	return nil
 }
 
 // Start says this process runs the configuration, and keeps saying so

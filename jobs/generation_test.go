@@ -47,3 +47,37 @@ func TestGenerationNewestIsFirstSeenLast(t *testing.T) {
 	require.False(t, v2.Outdated())
 	eventually(v1.Outdated, "v2 is the newest again")
 }
+
+// Prepare, before a process says which configuration it runs: a replica of
+// an older configuration that restarts is outdated before River fetches
+// anything; a new configuration, or one no live process runs (a rollback),
+// is not.
+func TestGenerationPrepareBeforeRiverWorks(t *testing.T) {
+	t.Parallel()
+	pool := testdb.New(t)
+	const every = 50 * time.Millisecond
+	prepared := func(fp string) *jobs.Generation {
+		g, err := jobs.NewGeneration(pool, jobs.GenerationConfig{Fingerprint: fp, Every: every})
+		require.NoError(t, err)
+		require.NoError(t, g.Prepare(context.Background()))
+		return g
+	}
+	start := func(fp string) context.CancelFunc {
+		ctx, stop := context.WithCancel(context.Background())
+		t.Cleanup(stop)
+		_, err := jobs.StartGeneration(ctx, pool, jobs.GenerationConfig{Fingerprint: fp, Every: every})
+		require.NoError(t, err)
+		return stop
+	}
+
+	require.False(t, prepared("v1").Outdated(), "the first configuration")
+	stopV1 := start("v1")
+	require.False(t, prepared("v2").Outdated(), "a new configuration: the newest once it says so")
+	start("v2")
+	require.True(t, prepared("v1").Outdated(), "a v1 replica restarting beside v2")
+	require.False(t, prepared("v2").Outdated(), "a v2 replica restarting")
+
+	stopV1()
+	require.Eventually(t, func() bool { return !prepared("v1").Outdated() }, 10*time.Second, every,
+		"v1 runs nowhere: deployed again it is the newest")
+}

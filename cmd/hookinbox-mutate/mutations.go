@@ -499,6 +499,17 @@ var coreMutations = []Mutation{
 		Run:  "^TestGenerationNewestIsFirstSeenLast$",
 	},
 	{
+		Name:    "restarted-replica-works-before-it-looks",
+		Promise: promiseRolling,
+		File:    "jobs/generation.go",
+		Edits: []Edit{{
+			Find:    "	g.set(true, newest)\n	return nil",
+			Replace: "	return nil",
+		}},
+		Pkgs: []string{"./jobs"},
+		Run:  "^TestGenerationPrepareBeforeRiverWorks$",
+	},
+	{
 		Name:    "start-fails-unknown-destinations",
 		Promise: promiseRolling,
 		File:    "handlers/destination/sender.go",

@@ -30,12 +30,14 @@ func (a *App) Start(ctx context.Context) {
 		if startWorkers(startCtx, a.db, a.river, a.gen, a.migrate, a.migs, func() { a.migrated.Store(true) }, a.startSenders, a.logger) != nil {
 			return
 		}
-		adviseDatabase(startCtx, a.db, a.logger)
 		a.kafka.start(startCtx)
 		a.riverStarted.Store(a.role != RoleIngest)
 		if a.gen != nil && startGeneration(startCtx, a.gen, a.logger) != nil {
 			return
 		}
+		// After the generation: nothing may come between River's start and
+		// this process saying which configuration it runs.
+		adviseDatabase(startCtx, a.db, a.logger)
 		a.ready.Store(true)
 		a.logger.Info("hookinbox ready")
 	}()

@@ -101,6 +101,9 @@ func startWorkers(ctx context.Context, db *database, rc *river.Client[pgx.Tx], g
 		if err := beforeRiver(ctx); err != nil {
 			return err
 		}
+		if err := gen.Prepare(ctx); err != nil {
+			return err
+		}
 		// River's own context must outlive startup: shutdown goes through
 		// Stop, which lets running jobs finish.
 		return rc.Start(context.WithoutCancel(ctx))
