@@ -17,8 +17,12 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	natsserver "github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
@@ -90,16 +94,27 @@ func serve() error {
 	return nil
 }
 
-func createStream() error {
+// jetStream connects to the NATS server's JetStream; close the connection
+// when done.
+func jetStream() (*nats.Conn, jetstream.JetStream, error) {
 	nc, err := nats.Connect(natsURL)
+	if err != nil {
+		return nil, nil, err
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		nc.Close()
+		return nil, nil, err
+	}
+	return nc, js, nil
+}
+
+func createStream() error {
+	nc, js, err := jetStream()
 	if err != nil {
 		return err
 	}
 	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		return err
-	}
 	_, err = js.CreateStream(context.Background(), jetstream.StreamConfig{Name: stream, Subjects: []string{"hookinbox.>"},
 		Duplicates: 10 * time.Minute})
 	return err
@@ -168,22 +183,18 @@ func consumeKafka(ctx context.Context, topic string) error {
 	defer cl.Close()
 	for ctx.Err() == nil {
 		cl.PollFetches(ctx).EachRecord(func(r *kgo.Record) {
-			fmt.Printf("kafka %s key=%s webhook-id=%s %s\n", r.Topic, r.Key, header(r, "webhook-id"), r.Value)
+			fmt.Printf("kafka %s key=%s webhook-id=%s %s\n", r.Topic, printable(r.Key), printable([]byte(header(r, "webhook-id"))), printable(r.Value))
 		})
 	}
 	return nil
 }
 
 func consumeNATS(ctx context.Context, subject string) error {
-	nc, err := nats.Connect(natsURL)
+	nc, js, err := jetStream()
 	if err != nil {
 		return err
 	}
 	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		return err
-	}
 	c, err := js.OrderedConsumer(ctx, stream, jetstream.OrderedConsumerConfig{FilterSubjects: []string{subject}})
 	if err != nil {
 		return err
@@ -193,7 +204,7 @@ func consumeNATS(ctx context.Context, subject string) error {
 		if err != nil {
 			return nil // the time is up
 		}
-		fmt.Printf("nats %s webhook-id=%s %s\n", msg.Subject(), msg.Headers().Get("webhook-id"), msg.Data())
+		fmt.Printf("nats %s webhook-id=%s %s\n", printable([]byte(msg.Subject())), printable([]byte(msg.Headers().Get("webhook-id"))), printable(msg.Data()))
 	}
 }
 
@@ -204,4 +215,15 @@ func header(r *kgo.Record, key string) string {
 		}
 	}
 	return ""
+}
+
+// printable is b for a terminal: as it is when it is valid UTF-8 without
+// control characters, else quoted with them escaped. A message's body is a
+// provider's, and an escape sequence in it must not drive the terminal.
+func printable(b []byte) string {
+	s := string(b)
+	if utf8.ValidString(s) && strings.IndexFunc(s, func(r rune) bool { return !unicode.IsPrint(r) }) < 0 {
+		return s
+	}
+	return strconv.QuoteToGraphic(s)
 }
