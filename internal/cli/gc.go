@@ -40,11 +40,11 @@ type gcTuning struct {
 // tuneGC applies serveGCPercent unless the operator chose with GOGC, which
 // the runtime has applied already. The heap may then grow to five times
 // what is live, so it also sets a soft limit (GOMEMLIMIT), unless
-// GOMEMLIMIT is set: 90% of the container's memory limit when there is one
-// and the database is not the embedded one (which shares it), else
-// serveMemLimit. Near the limit the collector works harder instead of the
-// process growing or being killed. automemlimit also reads its own
-// AUTOMEMLIMIT (a share such as 0.8, or off).
+// GOMEMLIMIT is set or AUTOMEMLIMIT is off: 90% of the container's memory
+// limit when there is one and the database is not the embedded one (which
+// shares it), else serveMemLimit. Near the limit the collector works
+// harder instead of the process growing or being killed. automemlimit
+// also reads its own AUTOMEMLIMIT as a share, such as 0.8.
 func tuneGC(lookup func(string) (string, bool), logger *slog.Logger, t gcTuning) {
 	if _, set := lookup("GOGC"); set {
 		return
@@ -52,6 +52,9 @@ func tuneGC(lookup func(string) (string, bool), logger *slog.Logger, t gcTuning)
 	debug.SetGCPercent(serveGCPercent)
 	if _, set := lookup("GOMEMLIMIT"); set {
 		return
+	}
+	if v, _ := lookup("AUTOMEMLIMIT"); v == "off" {
+		return // the operator turned automatic limits off: none at all
 	}
 	if !t.embeddedDatabase && containerLimit(logger, t.limits) {
 		return

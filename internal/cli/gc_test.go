@@ -43,6 +43,10 @@ func TestTuneGC(t *testing.T) {
 	require.Equal(t, 100, debug.SetGCPercent(100), "GOGC set: left as the runtime applied it")
 	require.Equal(t, int64(math.MaxInt64), debug.SetMemoryLimit(math.MaxInt64), "GOGC set: no limit either")
 
+	tuneGC(func(k string) (string, bool) { return "off", k == "AUTOMEMLIMIT" }, logger, gcTuning{limits: noLimit})
+	require.Equal(t, serveGCPercent, debug.SetGCPercent(100))
+	require.Equal(t, int64(math.MaxInt64), debug.SetMemoryLimit(math.MaxInt64), "AUTOMEMLIMIT=off: no limit at all")
+
 	tuneGC(func(k string) (string, bool) { return "512MiB", k == "GOMEMLIMIT" }, logger, external)
 	require.Equal(t, serveGCPercent, debug.SetGCPercent(100))
 	require.Equal(t, int64(math.MaxInt64), debug.SetMemoryLimit(math.MaxInt64), "GOMEMLIMIT set: the runtime's")
