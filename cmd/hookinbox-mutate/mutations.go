@@ -354,6 +354,17 @@ var coreMutations = []Mutation{
 		Run:  "^TestRetriesKeepOneKeyAndOneEffect$",
 	},
 	{
+		Name:    "claim-takes-a-send-in-flight",
+		Promise: promiseSendOnce,
+		File:    "handlers/destination/sql/send_claim.sql",
+		Edits: []Edit{{
+			Find:    "WHERE sl.destination = @destination AND sl.claimed_until > t.now AND sl.send_id IS NOT NULL",
+			Replace: "WHERE false",
+		}},
+		Pkgs: []string{"./handlers/destination"},
+		Run:  "^TestEverySendOnceWhileOthersAreInFlight$",
+	},
+	{
 		Name:    "pause-ignored",
 		Promise: promisePause,
 		File:    "handlers/destination/claim.go",
@@ -368,9 +379,18 @@ var coreMutations = []Mutation{
 		Name:    "in-flight-limit-ignored",
 		Promise: promiseLimits,
 		File:    "handlers/destination/claim.go",
+		// The slots hold the limit by themselves, and the count of the
+		// requests in flight holds it too: more slots than max_in_flight,
+		// all used, and the count ignored.
 		Edits: []Edit{{
+			Find:    `"destination": d.Name, "slots": d.MaxInFlight}`,
+			Replace: `"destination": d.Name, "slots": d.MaxInFlight + 64}`,
+		}, {
 			Find:    "free := d.MaxInFlight - inFlight",
 			Replace: "free := d.MaxInFlight - inFlight + 1<<20",
+		}, {
+			Find:    `"slots": d.MaxInFlight, "limit": n`,
+			Replace: `"slots": d.MaxInFlight + 64, "limit": n`,
 		}},
 		// TestLimitsHoldAcrossReplicas sets a rate limit that alone keeps
 		// fewer requests in flight than max_in_flight: it cannot notice.

@@ -68,7 +68,7 @@ func (o *onceOK) do(f func() error) error {
 // this process needs it.
 func (s *Service) ensureShared(ctx context.Context, d *dest) error {
 	return d.ready.do(func() error {
-		if _, err := s.cfg.Pool.Exec(ctx, stateInitSQL, pgnamed.Args{"destination": d.Name}); err != nil {
+		if _, err := s.cfg.Pool.Exec(ctx, stateInitSQL, pgnamed.Args{"destination": d.Name, "slots": d.MaxInFlight}); err != nil {
 			return fmt.Errorf("destination %s: init state: %w", d.Name, err)
 		}
 		return nil
@@ -153,7 +153,7 @@ func (s *Service) claimTx(ctx context.Context, tx pgx.Tx, d *dest, instance, hol
 			return nil
 		}
 		rows, err := tx.Query(ctx, sendClaimSQL, pgnamed.Args{
-			"destination": d.Name, "limit": n, "holder": holder, "ttl": claimTTL(d), "with_input": d.exprs,
+			"destination": d.Name, "slots": d.MaxInFlight, "limit": n, "holder": holder, "ttl": claimTTL(d), "with_input": d.exprs,
 		})
 		if err != nil {
 			return fmt.Errorf("claim sends: %w", err)
@@ -213,7 +213,7 @@ func collectClaimed(rows pgx.Rows, holder string, probe bool) ([]*loadedSend, er
 	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (*loadedSend, error) {
 		l := &loadedSend{holder: holder, probe: probe}
 		var v handlers.Version
-		err := row.Scan(&l.ID, &l.Source, &l.DeliveryID, &l.EventType, &l.Key, &l.Ordered, &l.SkipStale, &l.ResourceKey,
+		err := row.Scan(&l.slot, &l.ID, &l.Source, &l.DeliveryID, &l.EventType, &l.Key, &l.Ordered, &l.SkipStale, &l.ResourceKey,
 			&l.Resource.At, &l.Resource.ReceivedAt, &l.Resource.AtIsReceipt, &l.Attempts, &l.CreatedAt, &l.TraceParent,
 			&l.Payload, &l.ContentType, &l.Header, &l.ReceivedAt, &v.At, &v.ReceivedAt, &v.ReceiptAt)
 		if l.ResourceKey != nil {

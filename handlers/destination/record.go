@@ -129,22 +129,27 @@ func (s *Service) recordTx(ctx context.Context, tx pgx.Tx, d *dest, results []re
 	sends, outcomes := rec.sends, rec.outcomes
 	err := func() error {
 		if len(cut) > 0 {
-			ids, holders := make([]int64, len(cut)), make([]string, len(cut))
+			ids, slots, holders := make([]int64, len(cut)), make([]int32, len(cut)), make([]string, len(cut))
 			for i, r := range cut {
-				ids[i], holders[i] = r.send.ID, r.send.holder
+				ids[i], slots[i], holders[i] = r.send.ID, r.send.slot, r.send.holder
 			}
-			if _, err := tx.Exec(ctx, claimsReleaseSQL, pgnamed.Args{"ids": ids, "holders": holders}); err != nil {
+			if _, err := tx.Exec(ctx, claimsReleaseSQL, pgnamed.Args{
+				"destination": d.Name, "ids": ids, "slots": slots, "holders": holders,
+			}); err != nil {
 				return fmt.Errorf("release claims: %w", err)
 			}
 		}
 		if len(sends) == 0 {
 			return nil
 		}
-		if err := insertAttempts(ctx, tx, sends, outcomes); err != nil {
+		// The sends' rows first: an attempt's foreign key then finds its
+		// send already locked by this transaction's update, instead of
+		// taking a share lock that the update must then upgrade.
+		moved, err := recordSends(ctx, tx, d, sends, outcomes)
+		if err != nil {
 			return err
 		}
-		moved, err := recordSends(ctx, tx, sends, outcomes)
-		if err != nil {
+		if err := insertAttempts(ctx, tx, sends, outcomes); err != nil {
 			return err
 		}
 		closed, opened, err := s.recordCircuit(ctx, tx, d, sends)
@@ -216,10 +221,11 @@ func insertAttempts(ctx context.Context, tx pgx.Tx, sends []result, outcomes []o
 
 // recordSends moves every send to its outcome in one statement and
 // returns the ones it moved.
-func recordSends(ctx context.Context, tx pgx.Tx, sends []result, outcomes []outcome) (map[int64]bool, error) {
+func recordSends(ctx context.Context, tx pgx.Tx, d *dest, sends []result, outcomes []outcome) (map[int64]bool, error) {
 	n := len(sends)
 	var (
 		ids       = make([]int64, n)
+		slots     = make([]int32, n)
 		holders   = make([]string, n)
 		states    = make([]string, n)
 		attempted = make([]int32, n)
@@ -231,7 +237,7 @@ func recordSends(ctx context.Context, tx pgx.Tx, sends []result, outcomes []outc
 	now := time.Now()
 	for i, r := range sends {
 		o := outcomes[i]
-		ids[i], holders[i], states[i], stales[i] = r.send.ID, r.send.holder, o.state, r.send.stale
+		ids[i], slots[i], holders[i], states[i], stales[i] = r.send.ID, r.send.slot, r.send.holder, o.state, r.send.stale
 		statuses[i], errs[i] = o.lastStatus, o.lastError
 		if o.attempted {
 			attempted[i] = 1
@@ -242,7 +248,7 @@ func recordSends(ctx context.Context, tx pgx.Tx, sends []result, outcomes []outc
 		}
 	}
 	rows, err := tx.Query(ctx, sendsRecordSQL, pgnamed.Args{
-		"ids": ids, "holders": holders, "states": states, "attempted": attempted, "stales": stales,
+		"destination": d.Name, "ids": ids, "slots": slots, "holders": holders, "states": states, "attempted": attempted, "stales": stales,
 		"last_statuses": statuses, "last_errors": errs, "next_attempt_ats": due,
 	})
 	if err != nil {

@@ -20,6 +20,7 @@ import (
 type loadedSend struct {
 	ID                                         int64
 	Source, DeliveryID, EventType, Key, holder string
+	slot                                       int32 // its claim's slot of max_in_flight
 	Ordered, SkipStale                         bool
 	ResourceKey                                *string
 	Resource                                   handlers.Resource

@@ -9,5 +9,5 @@ WITH freed AS (
 )
 UPDATE destination_send
 SET state = 'failed', last_error = 'failed by an operator: destination ' || destination || ' is configured on no running process',
-    finished_at = now(), claimed_by = NULL, claimed_until = NULL
+    finished_at = now()
 WHERE state IN ('waiting', 'pending', 'held') AND destination = @destination

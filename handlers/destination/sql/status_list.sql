@@ -5,7 +5,7 @@
 SELECT st.destination, st.paused, st.circuit_open_since IS NOT NULL, st.failing_since,
        CASE WHEN st.failing_since IS NOT NULL THEN st.last_error END, st.last_error_at,
        st.consecutive_failures,
-       (SELECT count(*) FROM destination_send c
+       (SELECT count(*) FROM destination_slot c
          WHERE c.destination = st.destination AND c.claimed_until > clock_timestamp()),
        (SELECT count(*) FROM destination_send s
          WHERE s.destination = st.destination AND s.state IN ('waiting', 'pending', 'held'))

@@ -1,0 +1,27 @@
+-- A destination's requests in flight are its slots: one row per slot of
+-- max_in_flight, shared by every replica. A claim puts a send in a free
+-- slot until claimed_until (its request's time and a margin), and
+-- recording the outcome frees it; a slot whose holder died frees itself
+-- when claimed_until passes, and its send is made again with the same
+-- key.
+--
+-- Claims were columns of destination_send. Claiming then rewrote the
+-- send's row and every one of its indexes (the claim's own index among
+-- them) once more per request; with traffic at half the database's rate
+-- that was the largest statement of sending. A slot's row is rewritten in
+-- place instead: no column of it that changes is indexed, and the low
+-- fill factor leaves its page room for the new version.
+CREATE TABLE destination_slot (
+    destination   text        NOT NULL,
+    slot          integer     NOT NULL,
+    send_id       bigint      NULL,
+    holder        text        NULL, -- the sender's instance and claim, instance/n
+    claimed_until timestamptz NOT NULL DEFAULT '-infinity',
+    PRIMARY KEY (destination, slot)
+) WITH (fillfactor = 10);
+
+-- Sends claimed by the columns below when this migration runs are left
+-- unclaimed: their requests' outcomes are not recorded, and the sends are
+-- made again, with the same keys.
+DROP INDEX destination_send_claimed_idx;
+ALTER TABLE destination_send DROP COLUMN claimed_by, DROP COLUMN claimed_until;
