@@ -48,16 +48,17 @@ type destinationsResult struct {
 	pgbenchBase
 	// MaxInFlight is the destination's max_in_flight and the bare
 	// client's connections; rate_limit is 0.
-	MaxInFlight int        `json:"max_in_flight"`
-	Signed      bool       `json:"signed"`
-	Rate        float64    `json:"rate_per_sec"` // the open loop's, with and without the destination
-	Bare        bareResult `json:"bare_client"`
-	BareCPU     cpuUse     `json:"bare_client_cpu"`
-	Without     destPhase  `json:"without_destination"`
-	With        destPhase  `json:"with_destination"`
-	Drain       destDrain  `json:"backlog_drain"`
-	Audit       destAudit  `json:"audit"`
-	Profile     string     `json:"drain_profile,omitempty"`
+	MaxInFlight int         `json:"max_in_flight"`
+	Signed      bool        `json:"signed"`
+	Rate        float64     `json:"rate_per_sec"` // the open loop's, with and without the destination
+	Bare        bareResult  `json:"bare_client"`
+	BareCPU     cpuUse      `json:"bare_client_cpu"`
+	Without     destPhase   `json:"without_destination"`
+	With        destPhase   `json:"with_destination"`
+	Traffic     destTraffic `json:"drain_under_traffic,omitzero"`
+	Drain       destDrain   `json:"backlog_drain"`
+	Audit       destAudit   `json:"audit"`
+	Profile     string      `json:"drain_profile,omitempty"`
 }
 
 // destPhase is the open loop at Rate on one serve, and what followed
@@ -69,8 +70,11 @@ type destPhase struct {
 	// Settled is how long after the load that took.
 	Settled duration `json:"settled_after"`
 	// SentDuringLoad is the requests the receiver got while the load ran.
-	SentDuringLoad int64        `json:"sent_during_load,omitempty"`
-	SentPerSec     float64      `json:"sent_per_sec,omitempty"`
+	SentDuringLoad int64   `json:"sent_during_load,omitempty"`
+	SentPerSec     float64 `json:"sent_per_sec,omitempty"`
+	// NewSendsPerSec is the sends the load's deliveries made, per second
+	// of the load.
+	NewSendsPerSec float64      `json:"new_sends_per_sec,omitempty"`
 	AckToProcessed rowLatencies `json:"ack_to_processed"`
 	// Statements are the database's top statements over the phase
 	// (-pg-stats).
@@ -185,6 +189,9 @@ func runDestinations(ctx context.Context, opts options, root string, progress fu
 		return err
 	}
 
+	if res.Traffic, err = destRunUnderTraffic(ctx, r, svc, gen, recv, res.Rate, progress); err != nil {
+		return err
+	}
 	if res.Drain, err = destRunDrain(ctx, r, svc, gen, recv, res.Rate, &res.Profile, out, progress); err != nil {
 		return err
 	}
@@ -252,6 +259,11 @@ func destRunPhase(ctx context.Context, r *rig, svc *service, gen *generator, rec
 		return p, err
 	}
 	if recv != nil {
+		var made int64
+		if err := db.QueryRow(ctx, `SELECT count(*) FROM destination_send WHERE inbox_id > $1 AND inbox_id <= $2`, from, to).Scan(&made); err != nil {
+			return p, err
+		}
+		p.NewSendsPerSec = float64(made) / p.Ingest.Seconds
 		sent, err := readRowLatencies(ctx, db, ackToSent, from, to)
 		if err != nil {
 			return p, err
@@ -313,6 +325,10 @@ func destRunDrain(ctx context.Context, r *rig, svc *service, gen *generator, rec
 	} else {
 		profiled <- nil
 	}
+	// Polling the database during the drain took 30 ms a poll, a quarter
+	// of the drain's statement time: the receiver's count says when the
+	// last held send went out, and only then is the database asked.
+	_, _ = waitUntil(ctx, sendsLimit, func() (bool, error) { return recv.requests.Load() >= dr.Held, nil })
 	dr.Drained, err = waitWorkedOff(ctx, db, true)
 	if err != nil {
 		return dr, err
@@ -350,9 +366,10 @@ func waitWorkedOff(ctx context.Context, db *pgxpool.Pool, sends bool) (bool, err
 // measures: counting the unfinished sends every 100 ms took 4.6 ms of the
 // database's time per poll while thousands were left (4% of a drain's
 // statement time); this stops at the first, found through the partial
-// index of unfinished sends (literal states, so a generic plan uses it).
+// indexes of pending and of waiting sends (one literal state each).
 func sendsLeft(ctx context.Context, db *pgxpool.Pool) (bool, error) {
-	q := `SELECT EXISTS (SELECT 1 FROM destination_send WHERE destination = $1 AND state IN ('waiting', 'pending'))`
+	q := `SELECT EXISTS (SELECT 1 FROM destination_send WHERE destination = $1 AND state = 'pending')
+		OR EXISTS (SELECT 1 FROM destination_send WHERE destination = $1 AND state = 'waiting')`
 	var left bool
 	err := db.QueryRow(ctx, q, destName).Scan(&left)
 	return left, err
@@ -384,8 +401,9 @@ func printDestinations(w io.Writer, res destinationsResult) {
 			fmt.Fprintf(tw, "\t%.0f sent/s during the load; →sent p50 %s, p99 %s (%d sends)\n", ph.p.SentPerSec, s.P50, s.P99, s.Rows)
 		}
 	}
+	printDestTraffic(tw, res.Traffic)
 	dr := res.Drain
-	fmt.Fprintf(tw, "backlog of a paused destination\t%d held; resume took %s; %d requests in %.1fs: %.0f/s, at most %d connections open\n",
+	fmt.Fprintf(tw, "backlog of a paused destination, nothing else running\t%d held; resume took %s; %d requests in %.1fs: %.0f/s, at most %d connections open\n",
 		dr.Held, dr.ResumeTook, dr.Requests, dr.Seconds, dr.PerSec, dr.PeakConns)
 	a := res.Audit
 	fmt.Fprintf(tw, "audit\t%d accepted; %d requests received; sends %d succeeded, %d failed, %d unfinished, %d with retries\n",
@@ -405,6 +423,8 @@ func printDestinations(w io.Writer, res destinationsResult) {
 	row("bare client", res.BareCPU, float64(b.Requests), "requests")
 	row("without the destination", res.Without.CPU, float64(res.Without.Ingest.Requests), "requests")
 	row("with the destination", res.With.CPU, float64(res.With.Ingest.Requests), "requests")
+	row("under traffic, paused", res.Traffic.PausedCPU, float64(res.Traffic.Paused.Requests), "requests")
+	row("under traffic, draining", res.Traffic.DrainingCPU, float64(res.Traffic.Draining.Requests), "requests")
 	row("backlog drain", dr.CPU, float64(dr.Requests), "sent")
 	tw.Flush()
 	fmt.Fprintln(w, "  bench: the load generator, the receiver and the bare client (one process); other: cores used outside the run;")
@@ -413,21 +433,23 @@ func printDestinations(w io.Writer, res destinationsResult) {
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "target\tmeasured\tgoal\t\n")
+	printDestTargets(tw, res)
 	if b.PerSec > 0 {
 		ratio := dr.PerSec / b.PerSec
-		fmt.Fprintf(tw, "destination sent/s (backlog) ÷ bare client requests/s\t%.2f (%.0f / %.0f)\t≥ 0.50\t%s\n",
-			ratio, dr.PerSec, b.PerSec, verdict(ratio >= 0.5))
+		fmt.Fprintf(tw, "destination sent/s (backlog, nothing else running) ÷ bare client requests/s\t%.2f (%.0f / %.0f)\t(for scale)\t\n",
+			ratio, dr.PerSec, b.PerSec)
 		fmt.Fprintf(tw, "destination sent/s (at %.0f/s offered) ÷ bare client requests/s\t%.2f (%.0f / %.0f)\t(bounded by the load)\t\n",
 			res.Rate, res.With.SentPerSec/b.PerSec, res.With.SentPerSec, b.PerSec)
 	}
 	if p99 := time.Duration(res.Without.Ingest.Latency.P99); p99 > 0 {
 		ratio := float64(res.With.Ingest.Latency.P99) / float64(p99)
-		fmt.Fprintf(tw, "ingest ack p99 with ÷ without the destination\t%.2f (%s / %s)\t0.80–1.20\t%s\n",
-			ratio, res.With.Ingest.Latency.P99, res.Without.Ingest.Latency.P99, verdict(ratio >= 0.8 && ratio <= 1.2))
+		fmt.Fprintf(tw, "ingest ack p99 with ÷ without the destination\t%.2f (%s / %s)\t(for scale)\t\n",
+			ratio, res.With.Ingest.Latency.P99, res.Without.Ingest.Latency.P99)
 	}
 	tw.Flush()
 	printStatementTable(w, "the open loop without the destination", res.Without.Statements)
 	printStatementTable(w, "the open loop with the destination", res.With.Statements)
+	printStatementTable(w, "the backlog sent under traffic", res.Traffic.Statements)
 	printStatementTable(w, "sending the backlog", dr.Statements)
 	if res.Profile != "" {
 		fmt.Fprintf(w, "\nCPU profile of serve sending the backlog: go tool pprof -top %s\n", res.Profile)
