@@ -25,3 +25,9 @@ CREATE TABLE destination_slot (
 -- made again, with the same keys.
 DROP INDEX destination_send_claimed_idx;
 ALTER TABLE destination_send DROP COLUMN claimed_by, DROP COLUMN claimed_until;
+
+-- An attempt's foreign key ran a lookup and took a share lock on its send
+-- for every attempt recorded; the sender records an attempt only for a
+-- send it claimed, and retention deletes a send's attempts with it
+-- (jobs/sql/retention_related.sql).
+ALTER TABLE destination_attempt DROP CONSTRAINT destination_attempt_send_id_fkey;

@@ -142,9 +142,6 @@ func (s *Service) recordTx(ctx context.Context, tx pgx.Tx, d *dest, results []re
 		if len(sends) == 0 {
 			return nil
 		}
-		// The sends' rows first: an attempt's foreign key then finds its
-		// send already locked by this transaction's update, instead of
-		// taking a share lock that the update must then upgrade.
 		moved, err := recordSends(ctx, tx, d, sends, outcomes)
 		if err != nil {
 			return err

@@ -1,6 +1,6 @@
 -- What lives and dies with a source's deliveries: the derived-key steps,
--- resource versions, finished destination sends (their attempts go with
--- them) and idle ordered-route turns. One batch of each. A step whose job
+-- resource versions, finished destination sends and their attempts, and
+-- idle ordered-route turns. One batch of each. A step whose job
 -- is still unfinished is kept, like its delivery (retention_inbox.sql): it
 -- is what stops a replay from enqueueing the step a second time.
 WITH steps AS (
@@ -24,7 +24,9 @@ WITH steps AS (
                  WHERE created_at < @cutoff AND (source = ANY(@sources)) = @include
                    AND state IN ('succeeded', 'failed', 'skipped')
                  LIMIT @batch)
-    RETURNING 1
+    RETURNING id
+), attempts AS (
+    DELETE FROM destination_attempt WHERE send_id IN (SELECT id FROM sends)
 ), turns AS (
     DELETE FROM destination_resource
     WHERE (destination, source, resource_key) IN (SELECT destination, source, resource_key FROM destination_resource
