@@ -365,17 +365,6 @@ var coreMutations = []Mutation{
 		Run:  "^TestEverySendOnceWhileOthersAreInFlight$",
 	},
 	{
-		Name:    "claim-never-looks-back",
-		Promise: promiseRescue,
-		File:    "handlers/destination/sender.go",
-		Edits: []Edit{{
-			Find:    "if now.Sub(sn.fullAt) >= fullScanEvery {",
-			Replace: "if sn.fullAt.IsZero() {",
-		}},
-		Pkgs: []string{"./handlers/destination"},
-		Run:  "^TestASendDueBeforeTheLastClaimIsMade$",
-	},
-	{
 		Name:    "pause-ignored",
 		Promise: promisePause,
 		File:    "handlers/destination/claim.go",

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/hookinbox/hookinbox/handlers"
 	"github.com/hookinbox/hookinbox/internal/pgnamed"
@@ -96,7 +95,7 @@ type claimResult struct {
 // requests in flight (max_in_flight), the state row holds the next rate
 // slot, the open circuit's next probe, and which sender found no slot
 // free last (the others leave it one).
-func (s *Service) claimTx(ctx context.Context, tx pgx.Tx, d *dest, instance, holder string, want int, from time.Time) (claimResult, error) {
+func (s *Service) claimTx(ctx context.Context, tx pgx.Tx, d *dest, instance, holder string, want int) (claimResult, error) {
 	var out claimResult
 	err := func() error {
 		var (
@@ -154,7 +153,7 @@ func (s *Service) claimTx(ctx context.Context, tx pgx.Tx, d *dest, instance, hol
 			return nil
 		}
 		rows, err := tx.Query(ctx, sendClaimSQL, pgnamed.Args{
-			"destination": d.Name, "slots": d.MaxInFlight, "limit": n, "holder": holder, "from": claimFrom(from), "ttl": claimTTL(d), "with_input": d.exprs,
+			"destination": d.Name, "slots": d.MaxInFlight, "limit": n, "holder": holder, "ttl": claimTTL(d), "with_input": d.exprs,
 		})
 		if err != nil {
 			return fmt.Errorf("claim sends: %w", err)
@@ -187,24 +186,6 @@ func (s *Service) claimTx(ctx context.Context, tx pgx.Tx, d *dest, instance, hol
 	return out, nil
 }
 
-// fullScanEvery is how often a sender's claim looks at every due send,
-// not only those due since its last claim's first: a send that became due
-// earlier than that (a transaction that committed late, a claim that
-// expired, another replica's release) waits at most that long. The due
-// index keeps an entry for each send made until vacuum removes it, and a
-// claim from the start walks them all: with traffic at half pgbench's
-// rate that was 27 ms a claim (bench/README.md, "Destinations").
-const fullScanEvery = time.Second
-
-// claimFrom is the due time a claim starts at: from, or every due send
-// when from is zero.
-func claimFrom(from time.Time) pgtype.Timestamptz {
-	if from.IsZero() {
-		return pgtype.Timestamptz{InfinityModifier: pgtype.NegativeInfinity, Valid: true}
-	}
-	return pgtype.Timestamptz{Time: from, Valid: true}
-}
-
 // rateSlots is where a destination's rate limit puts the next n sends:
 // the slot length (0: no limit), the first free slot, how many fit within
 // maxRateLead, and how long to wait when none does.
@@ -232,7 +213,7 @@ func collectClaimed(rows pgx.Rows, holder string, probe bool) ([]*loadedSend, er
 	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (*loadedSend, error) {
 		l := &loadedSend{holder: holder, probe: probe}
 		var v handlers.Version
-		err := row.Scan(&l.slot, &l.dueAt, &l.ID, &l.Source, &l.DeliveryID, &l.EventType, &l.Key, &l.Ordered, &l.SkipStale, &l.ResourceKey,
+		err := row.Scan(&l.slot, &l.ID, &l.Source, &l.DeliveryID, &l.EventType, &l.Key, &l.Ordered, &l.SkipStale, &l.ResourceKey,
 			&l.Resource.At, &l.Resource.ReceivedAt, &l.Resource.AtIsReceipt, &l.Attempts, &l.CreatedAt, &l.TraceParent,
 			&l.Payload, &l.ContentType, &l.Header, &l.ReceivedAt, &v.At, &v.ReceivedAt, &v.ReceiptAt)
 		if l.ResourceKey != nil {

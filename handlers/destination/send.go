@@ -33,7 +33,6 @@ type loadedSend struct {
 	ReceivedAt                                 *time.Time
 	stale, probe                               bool
 	startAt                                    time.Time // its rate slot
-	dueAt                                      time.Time // next_attempt_at when claimed
 }
 
 func (l *loadedSend) chain(destination string) chainKey {

@@ -119,30 +119,6 @@ type sender struct {
 	instance string
 	claims   atomic.Uint64
 	inFlight int // requests started and not yet back in results
-	// scanFrom is the due time of the first send the last claim took, and
-	// fullAt when a claim last looked at every due send (fullScanEvery).
-	scanFrom, fullAt time.Time
-}
-
-// claimStart is the due time the next claim starts at: zero for a look
-// at every due send.
-func (sn *sender) claimStart(now time.Time) time.Time {
-	if now.Sub(sn.fullAt) >= fullScanEvery {
-		return time.Time{}
-	}
-	return sn.scanFrom
-}
-
-// claimed moves the next claim's start to the first send this one took.
-func (sn *sender) claimed(from, now time.Time, sends []*loadedSend) {
-	if from.IsZero() {
-		sn.fullAt = now
-	}
-	for i, l := range sends {
-		if i == 0 || l.dueAt.Before(sn.scanFrom) {
-			sn.scanFrom = l.dueAt
-		}
-	}
 }
 
 // run claims due sends while it has room under max_in_flight, makes each
@@ -257,8 +233,6 @@ func (sn *sender) cycle(stop, requests context.Context, results []result, room i
 	if stop.Err() != nil {
 		tries = 1 // within the shutdown's budget; the claims expire otherwise
 	}
-	started := time.Now()
-	from := sn.claimStart(started)
 	for try := 1; ; try++ {
 		var (
 			rec recorded
@@ -274,15 +248,12 @@ func (sn *sender) cycle(stop, requests context.Context, results []result, room i
 				}
 			}
 			if room > 0 {
-				got, err = s.claimTx(ctx, tx, d, sn.instance, holder, room, from)
+				got, err = s.claimTx(ctx, tx, d, sn.instance, holder, room)
 			}
 			return err
 		})
 		cancel()
 		if err == nil {
-			if room > 0 {
-				sn.claimed(from, started, got.sends)
-			}
 			s.report(stop, d, rec)
 			for _, l := range got.sends {
 				sn.inFlight++

@@ -107,24 +107,3 @@ func TestEverySendOnceWhileOthersAreInFlight(t *testing.T) {
 	}
 	require.Equal(t, 4, b.recv.MaxInFlight(), "requests overlapped, so claims ran while others were in flight")
 }
-
-// A sender's claims start at the due time of its last claim's first send,
-// so as not to walk the sends it made since; a send due earlier than that
-// (a transaction that committed late, a claim that expired long ago) is
-// still made, by the look at every due send that comes within a second.
-func TestASendDueBeforeTheLastClaimIsMade(t *testing.T) {
-	t.Parallel()
-	b := setup(t)
-	ctx := context.Background()
-	id, inboxID := b.deliver(t, "invoice.paid", "inv_first", time.Now())
-	require.Equal(t, "succeeded", b.waitSend(t, id, "succeeded"))
-	_, err := b.pool.Exec(ctx, `
-		INSERT INTO destination_send (destination, source, delivery_id, inbox_id, event_type, key, ordered, skip_stale,
-		                              event_at, event_received_at, at_is_receipt, state, next_attempt_at)
-		VALUES ('app', 'billing', 'late', $1, 'invoice.paid', 'hkb_late', false, false, now(), now(), false, 'pending',
-		        now() - interval '1 hour')`, inboxID)
-	require.NoError(t, err)
-	inserted := time.Now()
-	require.Equal(t, "succeeded", b.waitSend(t, "late", "succeeded"))
-	require.Less(t, time.Since(inserted), 5*time.Second)
-}

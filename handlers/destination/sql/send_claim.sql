@@ -6,10 +6,7 @@
 -- got of their resource (to tell a stale one). A claim expires by itself
 -- (@ttl covers the request), so a send whose sender died is made again.
 -- The caller holds the destination's state row, so no other claim runs
--- meanwhile. Only sends due at @from or later are looked at: a sender
--- starts where its last claim did, so that it does not walk the due
--- index's entries of the sends it made since, and looks from the start
--- every so often for the rest (claim.go, fullScanEvery).
+-- meanwhile.
 WITH t AS (
     SELECT clock_timestamp() AS now
 ), free AS (
@@ -22,8 +19,7 @@ WITH t AS (
     SELECT id, row_number() OVER (ORDER BY next_attempt_at, id) AS n
     FROM (SELECT s.id, s.next_attempt_at
           FROM destination_send s, t
-          WHERE s.destination = @destination AND s.state = 'pending' AND s.next_attempt_at >= @from::timestamptz
-            AND s.next_attempt_at <= t.now
+          WHERE s.destination = @destination AND s.state = 'pending' AND s.next_attempt_at <= t.now
             AND s.id NOT IN (SELECT sl.send_id FROM destination_slot sl, t
                              WHERE sl.destination = @destination AND sl.claimed_until > t.now AND sl.send_id IS NOT NULL)
           ORDER BY s.next_attempt_at, s.id
@@ -34,7 +30,7 @@ WITH t AS (
     WHERE sl.destination = @destination AND sl.slot = free.slot
     RETURNING sl.slot, sl.send_id
 )
-SELECT c.slot, s.next_attempt_at, s.id, s.source, s.delivery_id, s.event_type, s.key, s.ordered, s.skip_stale, s.resource_key,
+SELECT c.slot, s.id, s.source, s.delivery_id, s.event_type, s.key, s.ordered, s.skip_stale, s.resource_key,
        s.event_at, s.event_received_at, s.at_is_receipt, s.attempts, s.created_at, s.trace_parent,
        i.payload, i.headers->'Content-Type'->>0,
        CASE WHEN @with_input::boolean THEN i.headers END, CASE WHEN @with_input::boolean THEN i.received_at END,
