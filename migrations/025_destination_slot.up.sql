@@ -31,3 +31,18 @@ ALTER TABLE destination_send DROP COLUMN claimed_by, DROP COLUMN claimed_until;
 -- send it claimed, and retention deletes a send's attempts with it
 -- (jobs/sql/retention_related.sql).
 ALTER TABLE destination_attempt DROP CONSTRAINT destination_attempt_send_id_fkey;
+
+-- A claim takes the oldest due sends by (next_attempt_at, id); the due
+-- index had only the due time, so the planner had to sort, and when its
+-- statistics expected few due sends it read every pending send and sorted
+-- them all for the few it took: 47 ms for a claim of 32 behind 61,857
+-- pending sends. With id in the index the order is the index's, and a
+-- claim reads only what it takes. Building the index reads
+-- destination_send while holding its writes: with many sends kept, create
+-- it beforehand with
+--   CREATE INDEX CONCURRENTLY destination_send_due_order_idx
+--     ON destination_send (destination, next_attempt_at, id) WHERE state = 'pending';
+-- and this migration finds it there.
+CREATE INDEX IF NOT EXISTS destination_send_due_order_idx
+    ON destination_send (destination, next_attempt_at, id) WHERE state = 'pending';
+DROP INDEX destination_send_due_idx;
