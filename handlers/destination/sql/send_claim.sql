@@ -6,16 +6,17 @@
 -- got of their resource (to tell a stale one). A claim expires by itself
 -- (@ttl covers the request), so a send whose sender died is made again.
 -- The caller holds the destination's state row, so no other claim runs
--- meanwhile.
+-- meanwhile. free and due are materialized: inlined, the planner paired
+-- them in a nested loop that ran the due sends' scan once per free slot.
 WITH t AS (
     SELECT clock_timestamp() AS now
-), free AS (
+), free AS MATERIALIZED (
     SELECT sl.slot, row_number() OVER (ORDER BY sl.slot) AS n
     FROM destination_slot sl, t
     WHERE sl.destination = @destination AND sl.slot < @slots AND sl.claimed_until <= t.now
     ORDER BY sl.slot
     LIMIT @limit
-), due AS (
+), due AS MATERIALIZED (
     SELECT id, row_number() OVER (ORDER BY next_attempt_at, id) AS n
     FROM (SELECT s.id, s.next_attempt_at
           FROM destination_send s, t
