@@ -50,7 +50,9 @@ type Destination struct {
 	Timeout time.Duration
 
 	// MaxInFlight is how many requests to this destination may be in
-	// flight at once, across every replica. Defaults to 10.
+	// flight at once, across every replica: its slots, a row each, and a
+	// buffer of results in each sender. Defaults to 10, at most
+	// MaxMaxInFlight.
 	MaxInFlight int
 
 	// RateLimit is the most requests per second to this destination,
@@ -172,6 +174,11 @@ type Config struct {
 const (
 	DefaultTimeout     = 10 * time.Second
 	DefaultMaxInFlight = 10
+	// MaxMaxInFlight bounds MaxInFlight: far more requests than a sender
+	// makes on a few cores (32 drain 1.26× pgbench's rate, bench/README.md,
+	// "Destinations"), where a mistyped value would create that many slot
+	// rows.
+	MaxMaxInFlight = 1000
 	DefaultMaxAge      = 72 * time.Hour
 	DefaultFailures    = 20
 	DefaultProbeEvery  = 30 * time.Second
@@ -214,6 +221,8 @@ func (d Destination) Validate() error {
 		return fmt.Errorf("name: %q must be 1–64 of a-z, 0-9 and -", d.Name)
 	case d.Timeout < 0 || d.MaxInFlight < 0 || d.RateLimit < 0 || d.Retry.MaxAge < 0 || d.Circuit.Failures < 0 || d.Circuit.ProbeEvery < 0:
 		return errors.New("timeout, max_in_flight, rate_limit, retry.max_age and circuit values must not be negative")
+	case d.MaxInFlight > MaxMaxInFlight:
+		return fmt.Errorf("max_in_flight: %d is over %d", d.MaxInFlight, MaxMaxInFlight)
 	}
 	if d.Kafka != nil || d.NATS != nil {
 		if err := d.validateBroker(); err != nil {

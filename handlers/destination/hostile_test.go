@@ -275,3 +275,13 @@ func TestURLCredentialsAreMaskedInErrors(t *testing.T) {
 	bad = destination.Destination{Name: "x", URL: "https://host/", CAFile: filepath.Join(t.TempDir(), "missing.pem")}
 	require.ErrorContains(t, bad.Validate(), "ca_file:")
 }
+
+// A mistyped max_in_flight is refused with its name, not turned into a
+// million slot rows.
+func TestMaxInFlightIsBounded(t *testing.T) {
+	t.Parallel()
+	d := destination.Destination{Name: "x", URL: "https://host/", MaxInFlight: destination.MaxMaxInFlight}
+	require.NoError(t, d.Validate())
+	d.MaxInFlight = 1_000_000
+	require.ErrorContains(t, d.Validate(), "max_in_flight: 1000000 is over 1000")
+}
