@@ -159,8 +159,8 @@ func printDestTargets(tw io.Writer, res destinationsResult) {
 		fmt.Fprintf(tw, "sent/s draining under traffic ÷ pgbench tps\t%.2f (%.0f / %.0f)\t≥ 1.00\t%s\n",
 			ratio, tr.SentPerSec, res.Pgbench.TPS, verdict(ratio >= 1.0))
 	}
-	if perSec := tr.PausedCPU.Postgres / tr.PausedCPU.Seconds; tr.LoopSent > 0 && tr.PausedCPU.Seconds > 0 {
-		extra := tr.DrainingCPU.Postgres - perSec*tr.DrainingCPU.Seconds
+	if tr.LoopSent > 0 && tr.PausedCPU.Seconds > 0 {
+		extra := tr.DrainingCPU.Postgres - tr.PausedCPU.Postgres/tr.PausedCPU.Seconds*tr.DrainingCPU.Seconds
 		fmt.Fprintf(tw, "PostgreSQL CPU per sent request, draining under traffic (beyond the paused loop's)\t%.3f ms\t(reported)\t\n",
 			1000*extra/float64(tr.LoopSent))
 	}
