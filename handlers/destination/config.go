@@ -178,10 +178,10 @@ const (
 	// makes on a few cores (32 drain 1.26× pgbench's rate, bench/README.md,
 	// "Destinations"), where a mistyped value would create that many slot
 	// rows.
-	MaxMaxInFlight = 1000
-	DefaultMaxAge      = 72 * time.Hour
-	DefaultFailures    = 20
-	DefaultProbeEvery  = 30 * time.Second
+	MaxMaxInFlight    = 1000
+	DefaultMaxAge     = 72 * time.Hour
+	DefaultFailures   = 20
+	DefaultProbeEvery = 30 * time.Second
 
 	DefaultPollInterval = time.Second
 	// ActivePollInterval is how often a sender looks for due sends while
