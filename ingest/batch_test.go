@@ -280,20 +280,20 @@ func TestRecordManyTxSeesAnOriginalCommittedDuringItsInsert(t *testing.T) {
 	require.Equal(t, ingest.OutcomeAccepted, r.recs[1].Outcome)
 }
 
-// The batch's read of stored rows probes the unique index once per key,
-// even with a plan made on a small inbox (300 rows) and cached as a
+// The batch's read of stored keys probes the unique index once per key,
+// even with a plan made on a small key table (2,000 rows) and cached as a
 // generic plan: flattened into a join, it was planned as a hash join over
-// a scan of the whole inbox, and that plan stayed as the inbox grew.
+// a scan of the whole table, and that plan stayed as the table grew.
 func TestInboxFindManyProbesTheUniqueIndex(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	pool := testdb.New(t)
 	findSQL, err := os.ReadFile("sql/inbox_find_many.sql")
 	require.NoError(t, err)
-	_, err = pool.Exec(ctx, `INSERT INTO inbox (source, delivery_id, event_type, payload, payload_sha256)
-		SELECT 'github', 'd-' || g, 'push', '{}', '\x00' FROM generate_series(1, 300) g`)
+	_, err = pool.Exec(ctx, `INSERT INTO inbox_key (source, delivery_id, inbox_id, payload_sha256, origin)
+		SELECT 'github', 'd-' || g, g, '\x00', 'webhook' FROM generate_series(1, 2000) g`)
 	require.NoError(t, err)
-	_, err = pool.Exec(ctx, "ANALYZE inbox")
+	_, err = pool.Exec(ctx, "ANALYZE inbox_key")
 	require.NoError(t, err)
 
 	tx, err := pool.Begin(ctx)
@@ -308,8 +308,8 @@ func TestInboxFindManyProbesTheUniqueIndex(t *testing.T) {
 	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	require.NoError(t, err)
 	plan := strings.Join(lines, "\n")
-	require.Contains(t, plan, "Index Scan using inbox_source_delivery_id_key", plan)
-	require.NotContains(t, plan, "Seq Scan on inbox", plan)
+	require.Contains(t, plan, "Index Scan using inbox_key_pkey", plan)
+	require.NotContains(t, plan, "Seq Scan on inbox_key", plan)
 }
 
 // River's insert notification, sent after the batch's COMMIT (which

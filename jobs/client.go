@@ -245,6 +245,11 @@ func NewClient(pool *pgxpool.Pool, cfg ClientConfig) (*river.Client[pgx.Tx], err
 				return nil, err
 			}
 			rc.PeriodicJobs = append(rc.PeriodicJobs, retentionPeriodicJob(cfg.RetentionEvery))
+			partitions := &inboxPartitionsWorker{pool: pool, cfg: cfg.Retention.WithDefaults(), logger: cfg.Logger}
+			if err := river.AddWorkerSafely(workers, partitions); err != nil {
+				return nil, err
+			}
+			rc.PeriodicJobs = append(rc.PeriodicJobs, inboxPartitionsPeriodicJob())
 		}
 		if cfg.OrphanSweep != nil {
 			sweeper := NewOrphanSweeper(pool, *cfg.OrphanSweep)

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 
 	"github.com/hookinbox/hookinbox/handlers"
@@ -42,3 +43,13 @@ const (
 )
 
 type OrphanSweepResult = orphanSweepResult
+
+// EnsurePartition makes the inbox's next partition if it is due, and
+// returns its name and bounds ("" when none was due).
+func EnsurePartition(ctx context.Context, pool *pgxpool.Pool, span time.Duration, minIDs int64, now time.Time) (string, int64, int64, error) {
+	p, err := ensurePartition(ctx, pool, span, minIDs, now)
+	if p == nil {
+		return "", 0, 0, err
+	}
+	return p.name, p.lo, p.hi, err
+}

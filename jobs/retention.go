@@ -52,6 +52,17 @@ type RetentionConfig struct {
 	// Conflicts is how long the records of conflicting deliveries (409
 	// delivery_id_conflict) are kept. Defaults to 7 days.
 	Conflicts time.Duration
+	// PartitionSpan is how much traffic one inbox partition is made for:
+	// the next one spans as many ids as the inbox took in the last
+	// PartitionSpan. A partition is dropped once its newest delivery is
+	// past the longest retention, so deliveries live up to about this
+	// much longer than their retention, and at most twice as long (should
+	// traffic fall, batches delete what a partition still holds then).
+	// Defaults to 24h.
+	PartitionSpan time.Duration
+	// PartitionMin is the fewest ids a new partition spans. Defaults to
+	// 10,000.
+	PartitionMin int64
 }
 
 func (c RetentionConfig) WithDefaults() RetentionConfig {
@@ -66,6 +77,12 @@ func (c RetentionConfig) WithDefaults() RetentionConfig {
 	}
 	if c.Conflicts == 0 {
 		c.Conflicts = 7 * 24 * time.Hour
+	}
+	if c.PartitionSpan == 0 {
+		c.PartitionSpan = 24 * time.Hour
+	}
+	if c.PartitionMin == 0 {
+		c.PartitionMin = 10_000
 	}
 	return c
 }
@@ -86,10 +103,13 @@ func retentionPeriodicJob(every time.Duration) *river.PeriodicJob {
 
 // RetentionResult is what one pass did.
 type RetentionResult struct {
-	InboxDeleted   int64 // processed/skipped deliveries past retention
-	InboxHeld      int64 // past retention but received, failed or with follow-up work unfinished: kept
-	RelatedDeleted int64 // handler steps and resource versions
-	KeysDeleted    int64 // expired admin idempotency keys
+	InboxDeleted int64 // processed/skipped deliveries past retention, dropped partitions' included
+	// PartitionsDropped are inbox partitions dropped whole: every
+	// delivery of each was expired and finished.
+	PartitionsDropped int64
+	InboxHeld         int64 // past retention but received, failed or with follow-up work unfinished: kept
+	RelatedDeleted    int64 // handler steps and resource versions
+	KeysDeleted       int64 // expired admin idempotency keys
 	// ConflictsDeleted are records of conflicting deliveries past
 	// RetentionConfig.Conflicts.
 	ConflictsDeleted int64
@@ -124,7 +144,7 @@ func (w *RetentionWorker) Work(ctx context.Context, _ *river.Job[RetentionArgs])
 	if more {
 		err = nil
 	}
-	w.logger.Info("retention pass", "inbox_deleted", res.InboxDeleted, "inbox_held", res.InboxHeld,
+	w.logger.Info("retention pass", "inbox_deleted", res.InboxDeleted, "partitions_dropped", res.PartitionsDropped, "inbox_held", res.InboxHeld,
 		"related_deleted", res.RelatedDeleted, "idempotency_keys_deleted", res.KeysDeleted, "conflicts_deleted", res.ConflictsDeleted,
 		"duration", time.Since(start).String(), "continues", more, "error", err)
 	if more {
@@ -161,8 +181,18 @@ func (w *RetentionWorker) groups(now time.Time) []group {
 // Run makes one pass as of now.
 func (w *RetentionWorker) Run(ctx context.Context, now time.Time) (RetentionResult, error) {
 	var res RetentionResult
+	longest := now.Add(-w.cfg.Default)
+	parts, err := w.retirePartitions(ctx, longest)
+	res.PartitionsDropped, res.InboxDeleted = parts.partitions, parts.rows
+	if err != nil {
+		return res, fmt.Errorf("retention: inbox partitions: %w", err)
+	}
 	for _, g := range w.groups(now) {
-		args := pgx.NamedArgs{"cutoff": g.cutoff, "sources": g.sources, "include": g.include, "batch": w.cfg.BatchSize}
+		args := pgx.NamedArgs{"cutoff": g.cutoff, "sources": g.sources, "include": g.include, "batch": w.cfg.BatchSize,
+			"skip_from": int64(0), "skip_to": int64(0), "skip_after": longest.Add(-2 * w.cfg.PartitionSpan)}
+		if !g.cutoff.After(longest) {
+			args["skip_from"], args["skip_to"] = parts.skipFrom, parts.skipTo
+		}
 		n, err := w.drain(ctx, retentionInboxSQL, args)
 		res.InboxDeleted += n
 		if err != nil {

@@ -17,8 +17,8 @@ import (
 )
 
 // pgbenchScript is one accepted delivery's transaction as hookinbox runs
-// it: the inbox insert from ingest/sql/inbox_insert.sql (with the delivery's
-// inbox_pending row), then the job insert River's InsertTx sends
+// it: the key and inbox inserts from ingest/sql/inbox_insert.sql (with the
+// delivery's inbox_pending row), then the job insert River's InsertTx sends
 // (JobInsertFastMany in riverpgxv5's river_job.sql, with River's values for
 // a process_delivery job: one-row arrays, max_attempts 25, priority 1,
 // metadata {}, no tags, no unique key).
@@ -31,12 +31,16 @@ import (
 // its ":00" for one.
 //
 // The delivery id is a random UUID made by the server: GitHub's GUIDs are
-// random too, so both land at random places in the unique index.
+// random too, so both land at random places in inbox_key's unique index.
 const pgbenchScript = `BEGIN;
-WITH stored AS (
-    INSERT INTO inbox (source, delivery_id, event_type, occurred_at, headers, payload, payload_sha256, origin)
-    VALUES (:source, gen_random_uuid()::text, :event_type, NULL, :headers, :payload%[1]d, decode(:sha%[1]d, 'hex'), :origin)
-    ON CONFLICT (source, delivery_id) DO NOTHING
+WITH key AS (
+    INSERT INTO inbox_key (source, delivery_id, inbox_id, payload_sha256, origin)
+    VALUES (:source, gen_random_uuid()::text, nextval('inbox_id_seq'), decode(:sha%[1]d, 'hex'), :origin)
+    ON CONFLICT DO NOTHING
+    RETURNING source, delivery_id, inbox_id, payload_sha256
+), stored AS (
+    INSERT INTO inbox (id, source, delivery_id, event_type, occurred_at, headers, payload, payload_sha256, origin)
+    SELECT inbox_id, source, delivery_id, :event_type, NULL, :headers, :payload%[1]d, payload_sha256, :origin FROM key
     RETURNING id, source, event_type, received_at
 ), pending AS (
     INSERT INTO inbox_pending (inbox_id, source, event_type, received_at) SELECT id, source, event_type, received_at FROM stored
@@ -66,11 +70,15 @@ WITH raw_job_data AS (
 // insert, then one job insert for the rows it returned (River's
 // InsertManyTx sends the same statement with n-row arrays).
 const pgbenchBatchScript = `BEGIN;
-WITH ins AS (
-    INSERT INTO inbox (source, delivery_id, event_type, occurred_at, headers, payload, payload_sha256, origin)
-    SELECT :source, gen_random_uuid()::text, :event_type, NULL, :headers, :payload%[1]d, decode(:sha%[1]d, 'hex'), :origin
+WITH key AS (
+    INSERT INTO inbox_key (source, delivery_id, inbox_id, payload_sha256, origin)
+    SELECT :source, gen_random_uuid()::text, nextval('inbox_id_seq'), decode(:sha%[1]d, 'hex'), :origin
     FROM generate_series(1, %[2]d)
-    ON CONFLICT (source, delivery_id) DO NOTHING
+    ON CONFLICT DO NOTHING
+    RETURNING source, delivery_id, inbox_id, payload_sha256
+), ins AS (
+    INSERT INTO inbox (id, source, delivery_id, event_type, occurred_at, headers, payload, payload_sha256, origin)
+    SELECT inbox_id, source, delivery_id, :event_type, NULL, :headers, :payload%[1]d, payload_sha256, :origin FROM key
     RETURNING id, source, event_type, received_at
 ), pending AS (
     INSERT INTO inbox_pending (inbox_id, source, event_type, received_at) SELECT id, source, event_type, received_at FROM ins

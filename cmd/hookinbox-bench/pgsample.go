@@ -174,11 +174,15 @@ const pgCountersSQL = `SELECT
 			UNION ALL SELECT 'analyze', datname, relid, phase FROM pg_stat_progress_analyze) m
 		LEFT JOIN pg_class c ON c.oid = m.relid AND m.datname = current_database())`
 
-const relationsReadSQL = `SELECT s.relname, coalesce(s.heap_blks_read, 0), pg_relation_size(s.relid) / 8192
+// relationsReadSQL counts each relation's block reads and size. A
+// partition counts as its partitioned table, and a partition's index as
+// the partitioned index: the inbox reads as one table however many
+// partitions it has.
+const relationsReadSQL = `SELECT coalesce(pg_partition_root(s.relid), s.relid)::regclass::text, coalesce(s.heap_blks_read, 0), pg_relation_size(s.relid) / 8192
 	FROM pg_statio_user_tables s
-	UNION ALL SELECT s.relname || ' (TOAST)', coalesce(s.toast_blks_read, 0), coalesce(pg_relation_size(nullif(c.reltoastrelid, 0)), 0) / 8192
+	UNION ALL SELECT coalesce(pg_partition_root(s.relid), s.relid)::regclass::text || ' (TOAST)', coalesce(s.toast_blks_read, 0), coalesce(pg_relation_size(nullif(c.reltoastrelid, 0)), 0) / 8192
 	FROM pg_statio_user_tables s JOIN pg_class c ON c.oid = s.relid
-	UNION ALL SELECT indexrelname, coalesce(idx_blks_read, 0), pg_relation_size(indexrelid) / 8192 FROM pg_statio_user_indexes`
+	UNION ALL SELECT coalesce(pg_partition_root(indexrelid), indexrelid)::regclass::text, coalesce(idx_blks_read, 0), pg_relation_size(indexrelid) / 8192 FROM pg_statio_user_indexes`
 
 // readPGCounters reads the counters. PostgreSQL 17 moved buffers_backend
 // out of pg_stat_bgwriter: through DATABASE_URL the query may fail, and the
@@ -203,7 +207,8 @@ func readPGCounters(ctx context.Context, db *pgxpool.Pool) (pgCounters, error) {
 		if err := rows.Scan(&name, &n, &size); err != nil {
 			return c, fmt.Errorf("pg-sample: %w", err)
 		}
-		c.relationsRead[name], c.relationsSize[name] = n, size
+		c.relationsRead[name] += n
+		c.relationsSize[name] += size
 	}
 	return c, rows.Err()
 }

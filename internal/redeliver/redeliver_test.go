@@ -48,8 +48,13 @@ func (b *testBundle) ago(d time.Duration) time.Time { return b.now.Add(-d) }
 func (b *testBundle) insertInbox(t *testing.T, source, deliveryID string) {
 	t.Helper()
 	_, err := b.pool.Exec(context.Background(),
-		`INSERT INTO inbox (source, delivery_id, event_type, payload, payload_sha256)
-		 VALUES ($1, $2, 'push', '{}'::bytea, sha256('{}'::bytea))`, source, deliveryID)
+		`WITH stored AS (
+			INSERT INTO inbox (source, delivery_id, event_type, payload, payload_sha256)
+			VALUES ($1, $2, 'push', '{}'::bytea, sha256('{}'::bytea))
+			RETURNING id, source, delivery_id, payload_sha256, origin
+		 )
+		 INSERT INTO inbox_key (source, delivery_id, inbox_id, payload_sha256, origin)
+		 SELECT source, delivery_id, id, payload_sha256, origin FROM stored`, source, deliveryID)
 	require.NoError(t, err)
 }
 

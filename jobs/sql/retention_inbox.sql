@@ -1,6 +1,10 @@
 -- One batch of expired deliveries, oldest first through the received_at
 -- index. (source = ANY(@sources)) = @include selects either the listed
--- sources or every other one. Retention never deletes work:
+-- sources or every other one. Ids in [@skip_from, @skip_to) are in
+-- partitions retention will drop whole once they expire
+-- (partitions_retire.go); should one take long to expire (traffic fell),
+-- its deliveries received before @skip_after are deleted here all the
+-- same. Each delivery's key and replay records go with it. Retention never deletes work:
 --   - rows not yet handled (received) or given up on (failed) are kept;
 --   - so are handled rows whose follow-up work is unfinished: a step a
 --     handler enqueued once (handler_step: fulfillments, refunds) or a
@@ -12,9 +16,10 @@
 --   still in an unfinished batch job has no outcome yet (unless a replay
 --   decided it first; the batch job then finds the row gone and skips it).
 WITH doomed AS (
-    SELECT i.id FROM inbox i
+    SELECT i.id, i.source, i.delivery_id FROM inbox i
     WHERE i.received_at < @cutoff
       AND (i.source = ANY(@sources)) = @include
+      AND NOT (i.id >= @skip_from AND i.id < @skip_to AND i.received_at >= @skip_after)
       AND EXISTS (SELECT 1 FROM inbox_outcome o WHERE o.inbox_id = i.id AND o.status IN ('processed', 'skipped'))
       AND NOT EXISTS (
           SELECT 1 FROM handler_step s JOIN river_job j ON j.id = s.job_id
@@ -31,5 +36,10 @@ WITH doomed AS (
     LIMIT @batch
 ), outcomes AS (
     DELETE FROM inbox_outcome o USING doomed WHERE o.inbox_id = doomed.id
+), keys AS (
+    DELETE FROM inbox_key k USING doomed
+    WHERE k.source = doomed.source AND k.delivery_id = doomed.delivery_id AND k.inbox_id = doomed.id
+), replays AS (
+    DELETE FROM replay r USING doomed WHERE r.inbox_id = doomed.id
 )
 DELETE FROM inbox i USING doomed WHERE i.id = doomed.id

@@ -13,6 +13,8 @@ SELECT (ARRAY['github', 'stripe', 'billing'])[1 + i % 3],
        sha256(convert_to(i::text, 'UTF8')),
        now() - make_interval(secs => (1000000 - i) * 2.5)
 FROM generate_series(1, 1000000) i;
+INSERT INTO inbox_key (source, delivery_id, inbox_id, payload_sha256, origin)
+SELECT source, delivery_id, id, payload_sha256, origin FROM inbox;
 
 INSERT INTO inbox_pending (inbox_id, source, event_type, received_at)
 SELECT id, source, event_type, received_at FROM inbox WHERE id > 999000 AND id % 10 = 0 AND id % 1000 <> 0;

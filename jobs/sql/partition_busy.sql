@@ -1,0 +1,20 @@
+-- Whether the partition [@lo, @hi) holds a delivery retention keeps
+-- (retention_inbox.sql) that a replay or an in-flight insert can have made
+-- since the partition was judged: pending, failed, or with follow-up work
+-- unfinished. Each reads an index or the small set of unfinished work, so
+-- this runs while the inbox is locked for the drop.
+SELECT EXISTS (SELECT 1 FROM inbox_pending WHERE inbox_id >= @lo AND inbox_id < @hi)
+    OR EXISTS (SELECT 1 FROM inbox_outcome WHERE inbox_id >= @lo AND inbox_id < @hi AND status = 'failed')
+    OR EXISTS (
+        SELECT 1 FROM river_job j
+        WHERE j.kind = 'process_delivery' AND j.state NOT IN ('completed', 'cancelled', 'discarded')
+          AND (j.args->>'inbox_id')::bigint >= @lo AND (j.args->>'inbox_id')::bigint < @hi)
+    OR EXISTS (
+        SELECT 1 FROM handler_step s
+        JOIN river_job j ON j.id = s.job_id
+        JOIN inbox_key k ON k.source = s.source AND k.delivery_id = s.delivery_id
+        WHERE j.state NOT IN ('completed', 'cancelled', 'discarded') AND k.inbox_id >= @lo AND k.inbox_id < @hi)
+    OR EXISTS (
+        SELECT 1 FROM destination_send d
+        JOIN inbox_key k ON k.source = d.source AND k.delivery_id = d.delivery_id
+        WHERE d.state IN ('waiting', 'pending', 'held') AND k.inbox_id >= @lo AND k.inbox_id < @hi)

@@ -1,0 +1,96 @@
+package migrations_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"net/http"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/hookinbox/hookinbox/ingest"
+	"github.com/hookinbox/hookinbox/jobs"
+)
+
+// Upgrading to the partitioned inbox (026) keeps every delivery, its state,
+// its replays and its place in dedup: a resend of a delivery stored before
+// is a duplicate of it, by id or, where the source dedupes bodies, by
+// body. New deliveries go to the partition after the old rows.
+func TestInboxPartitionsKeepRowsAndDuplicates(t *testing.T) {
+	t.Parallel()
+	for _, premade := range []bool{false, true} {
+		name := "in the migration"
+		if premade {
+			name = "with the range check made beforehand"
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			pool, apply := riverMigrated(t)
+			apply(1, 25)
+			body := []byte(`{"body":"deduped"}`)
+			sum := sha256.Sum256(body)
+			bodyKey := sha256.Sum256(append([]byte("orders\x00"), sum[:]...)) // ingest's: the event type and the body's digest
+			_, err := pool.Exec(ctx, `
+				INSERT INTO inbox (source, delivery_id, event_type, payload, payload_sha256, body_key) VALUES
+					('github',  'processed', 'push',   '{}', sha256('{}'), NULL),
+					('github',  'pending',   'push',   '{}', sha256('{}'), NULL),
+					('shopify', 'by-body',   'orders', $1,   $2,     $3)`, body, sum[:], bodyKey[:])
+			require.NoError(t, err)
+			_, err = pool.Exec(ctx, `
+				INSERT INTO inbox_outcome (inbox_id, source, event_type, received_at, status, processed_at)
+					SELECT id, source, event_type, received_at, 'processed', now() FROM inbox WHERE delivery_id <> 'pending';
+				INSERT INTO inbox_pending (inbox_id, source, event_type, received_at)
+					SELECT id, source, event_type, received_at FROM inbox WHERE delivery_id = 'pending';
+				INSERT INTO replay (inbox_id, job_id) SELECT id, 7 FROM inbox WHERE delivery_id = 'processed'`)
+			require.NoError(t, err)
+			below := int64(4)
+			if premade {
+				below = 5000
+				_, err = pool.Exec(ctx, `ALTER TABLE inbox ADD CONSTRAINT inbox_id_below CHECK (id < 5000) NOT VALID;
+					ALTER TABLE inbox VALIDATE CONSTRAINT inbox_id_below`)
+				require.NoError(t, err)
+			}
+			apply(26, 26)
+
+			var statuses []string
+			rows, err := pool.Query(ctx, "SELECT d.delivery_id || ' ' || d.status || ' ' || i.tableoid::regclass FROM delivery d JOIN inbox i USING (id) ORDER BY id")
+			require.NoError(t, err)
+			for rows.Next() {
+				var s string
+				require.NoError(t, rows.Scan(&s))
+				statuses = append(statuses, s)
+			}
+			require.NoError(t, rows.Err())
+			require.Equal(t, []string{"processed processed inbox_p0", "pending received inbox_p0", "by-body processed inbox_p0"}, statuses)
+			var replays, keys int
+			require.NoError(t, pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM replay),
+				(SELECT count(*) FROM inbox_key k JOIN inbox i ON i.id = k.inbox_id
+				 WHERE (k.source, k.delivery_id, k.payload_sha256, k.origin) = (i.source, i.delivery_id, i.payload_sha256, i.origin)
+				   AND k.body_key IS NOT DISTINCT FROM i.body_key)`).Scan(&replays, &keys))
+			require.Equal(t, 1, replays)
+			require.Equal(t, 3, keys, "a key for each delivery, naming its row")
+
+			rc, err := jobs.NewClient(pool, jobs.ClientConfig{InsertOnly: true})
+			require.NoError(t, err)
+			inbox := ingest.NewInbox(pool, rc)
+			record := func(d ingest.Delivery) ingest.Recorded {
+				d.Headers = http.Header{}
+				rec, err := inbox.Record(ctx, d)
+				require.NoError(t, err)
+				return rec
+			}
+			rec := record(ingest.Delivery{Source: "github", DeliveryID: "processed", EventType: "push", Payload: []byte(`{}`)})
+			require.Equal(t, ingest.OutcomeDuplicate, rec.Outcome, "same id")
+			rec = record(ingest.Delivery{Source: "shopify", DeliveryID: "fresh-id", EventType: "orders", Payload: body, DedupBody: true})
+			require.Equal(t, ingest.OutcomeDuplicate, rec.Outcome, "same body")
+			rec = record(ingest.Delivery{Source: "github", DeliveryID: "new", EventType: "push", Payload: []byte(`{}`)})
+			require.Equal(t, ingest.OutcomeAccepted, rec.Outcome)
+			require.GreaterOrEqual(t, rec.ID, below, "after the old rows (a duplicate's insert takes an id too)")
+			var partition string
+			require.NoError(t, pool.QueryRow(ctx, "SELECT tableoid::regclass::text FROM inbox WHERE id = $1", rec.ID).Scan(&partition))
+			require.Equal(t, "inbox_p"+strconv.FormatInt(below, 10), partition)
+		})
+	}
+}
