@@ -98,16 +98,29 @@ func (w *RetentionWorker) retire(ctx context.Context, p partition, cutoff time.T
 	return 0, false, nil
 }
 
+// partitionKeyBatch bounds a batch of a partition's keys. A partition is
+// dropped a day or more after it filled, so its keys need no hurry: small
+// batches spread their deletes (and the pages they dirty) over minutes,
+// beside ingest rather than in its way.
+const partitionKeyBatch = 1000
+
 // deleteKeys deletes p's inbox_key rows in batches, resting between them.
+// A pass cut short by its time budget starts over from p's first id, so a
+// batch that finds its keys gone already moves on without resting.
 func (w *RetentionWorker) deleteKeys(ctx context.Context, p partition) error {
 	from := p.lo
+	batch := min(w.cfg.BatchSize, partitionKeyBatch)
 	for {
 		var last *int64
-		err := w.pool.QueryRow(ctx, partitionKeysDeleteSQL, pgx.NamedArgs{"from": from, "hi": p.hi, "batch": w.cfg.BatchSize}).Scan(&last)
+		var deleted int64
+		err := w.pool.QueryRow(ctx, partitionKeysDeleteSQL, pgx.NamedArgs{"from": from, "hi": p.hi, "batch": batch}).Scan(&last, &deleted)
 		if err != nil || last == nil || *last == math.MaxInt64 {
 			return err
 		}
 		from = *last + 1
+		if deleted == 0 {
+			continue
+		}
 		if err := sleep(ctx, w.cfg.Pause); err != nil {
 			return err
 		}

@@ -75,8 +75,12 @@ ALTER INDEX inbox_outcome_pkey RENAME TO inbox_outcome_p0_pkey;
 ALTER INDEX inbox_outcome_resource_idx RENAME TO inbox_outcome_p0_resource_idx;
 ALTER INDEX inbox_outcome_status_idx RENAME TO inbox_outcome_p0_status_idx;
 
+-- id has no default: ingest takes it from the sequence with the key. An
+-- older replica's insert during a rolling deploy names no id, so it fails
+-- (its ingest answers 503, and the provider retries against a newer one)
+-- rather than store a delivery without its key, past dedup.
 CREATE TABLE inbox (
-    id             bigint      NOT NULL DEFAULT nextval('inbox_id_seq'),
+    id             bigint      NOT NULL,
     source         text        NOT NULL,
     delivery_id    text        NOT NULL,
     event_type     text        NOT NULL,

@@ -136,8 +136,8 @@ func TestPayloadsAreLZ4Compressed(t *testing.T) {
 
 	// A JSON payload big enough for TOAST to compress (over ~2 KB).
 	payload := []byte(`{"commits":[` + strings.Repeat(`{"id":"0123456789abcdef","message":"fix"},`, 100) + `{}]}`)
-	_, err = pool.Exec(ctx, `INSERT INTO inbox (source, delivery_id, event_type, payload, payload_sha256)
-		VALUES ('github', 'd1', 'push', $1, '\x00')`, payload)
+	_, err = pool.Exec(ctx, `INSERT INTO inbox (id, source, delivery_id, event_type, payload, payload_sha256)
+		VALUES (nextval('inbox_id_seq'), 'github', 'd1', 'push', $1, '\x00')`, payload)
 	require.NoError(t, err)
 	var method string
 	require.NoError(t, pool.QueryRow(ctx, `SELECT pg_column_compression(payload) FROM inbox`).Scan(&method))
@@ -152,8 +152,8 @@ func TestInboxAnalyzeSkipsPayloadAndHeaders(t *testing.T) {
 	pool := emptyDatabase(t)
 	_, err := migrations.Up(ctx, pool, nil)
 	require.NoError(t, err)
-	_, err = pool.Exec(ctx, `INSERT INTO inbox (source, delivery_id, event_type, headers, payload, payload_sha256)
-		SELECT 'github', 'd' || g, 'issues', '{"X-GitHub-Event": "issues"}', convert_to('{"n":' || g || '}', 'UTF8'), '\x00'
+	_, err = pool.Exec(ctx, `INSERT INTO inbox (id, source, delivery_id, event_type, headers, payload, payload_sha256)
+		SELECT nextval('inbox_id_seq'), 'github', 'd' || g, 'issues', '{"X-GitHub-Event": "issues"}', convert_to('{"n":' || g || '}', 'UTF8'), '\x00'
 		FROM generate_series(1, 100) g`)
 	require.NoError(t, err)
 	analyzed := analyzedColumns(ctx, t, pool, "inbox")

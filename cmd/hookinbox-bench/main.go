@@ -95,12 +95,12 @@ func parseOptions(args []string) (options, error) {
 	fs.BoolVar(&o.profile, "pprof", true, "take a CPU profile of the service during the closed-loop ingest, next to the results")
 	fs.StringVar(&o.show, "show", "", "print the report of this results file again, and run nothing")
 	fs.StringVar(&o.out, "out", "", "results file (default bench/results/<UTC time>.json in the module)")
-	fs.StringVar(&o.scenario, "scenario", "throughput", "throughput (the default run); retention: delete -retention-rows expired rows while ingest runs at -retention-rate; "+
+	fs.StringVar(&o.scenario, "scenario", "throughput", "throughput (the default run); retention: retire -retention-rows expired deliveries while ingest runs at -retention-rate; "+
 		"steady: one default serve under GitHub issues traffic, in steps of -steady-step × pgbench's rate; destinations: one serve sending every delivery to a local receiver; "+
 		"kafka: a Kafka source's intake of a pre-filled topic and a Kafka destination's drain, on kfake in the bench process; "+
 		"tracing: one serve's CPU per delivery with tracing on (every span exported to a collector in the bench process) against off, modes in turns")
-	fs.IntVar(&o.retentionRows, "retention-rows", 1_000_000, "retention scenario: expired rows to delete")
-	fs.Float64Var(&o.retentionRate, "retention-rate", 200, "retention scenario: steady ingest rate, deliveries/s")
+	fs.IntVar(&o.retentionRows, "retention-rows", 1_000_000, "retention scenario: expired deliveries to retire")
+	fs.Float64Var(&o.retentionRate, "retention-rate", 0, "retention scenario: steady ingest rate, deliveries/s (0: half pgbench's one-delivery rate)")
 	fs.IntVar(&o.steadyConns, "steady-connections", 96, "steady scenario: connections of the open loop")
 	fs.Float64Var(&o.steadyStep, "steady-step", 0.25, "steady scenario: each step adds this fraction of pgbench's one-delivery tps to the load")
 	fs.Float64Var(&o.steadyMax, "steady-max", 3, "steady scenario: the highest load tried, as a fraction of pgbench's tps")

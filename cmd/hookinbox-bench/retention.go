@@ -3,126 +3,195 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
 	"github.com/hookinbox/hookinbox/jobs"
 )
 
-// retentionResult is the -scenario retention report: what deleting a large
-// expired backlog costs, and what it does to ingest running alongside.
+// retentionResult is the -scenario retention report: what retiring a
+// large expired history costs, and what it does to ingest running beside,
+// by dropping its partition and by deleting it in batches.
 type retentionResult struct {
-	Started        time.Time   `json:"started"`
-	Machine        machineInfo `json:"machine"`
-	Rows           int         `json:"expired_rows"`
-	PayloadBytes   int         `json:"expired_payload_bytes"`
-	Rate           float64     `json:"ingest_rate_per_sec"`
-	SeedSeconds    float64     `json:"seed_seconds"`
-	DeleteSeconds  float64     `json:"delete_seconds"`
-	DeletedPerSec  float64     `json:"deleted_per_sec"`
-	Before         loadResult  `json:"ingest_before"`
-	During         loadResult  `json:"ingest_during"`
-	RowsLeftAtStop int         `json:"expired_rows_left"`
+	runInfo
+	pgbenchBase
+	Rows         int     `json:"expired_rows"`
+	PayloadBytes int     `json:"expired_payload_bytes"`
+	Rate         float64 `json:"ingest_rate_per_sec"`
+	// Without is the open loop alone; Drop and Batch are the same loop
+	// while a pass retires the history, as a partition of its own and as
+	// rows among the new deliveries.
+	Without  retentionPhase `json:"without"`
+	Drop     retentionPhase `json:"drop"`
+	Batch    retentionPhase `json:"batch"`
+	RowsLeft int            `json:"expired_rows_left"`
 }
 
-// runRetention measures the retention pass: a steady open-loop ingest
-// first alone, then while the service deletes rows expired rows that were
-// seeded straight into its inbox (processed, received 40 days ago, past the
-// default 30 days).
+// retentionPhase is an open loop with the WAL and CPU it took, and how
+// long its retention pass ran.
+type retentionPhase struct {
+	Load     loadResult `json:"load"`
+	CPU      cpuUse     `json:"cpu"`
+	WALBytes int64      `json:"wal_bytes"`
+	PassSecs float64    `json:"pass_seconds,omitempty"`
+}
+
+// runRetention measures retention passes as a long-running inbox meets
+// them: -retention-rows processed deliveries received 40 days ago (past
+// the default 30 days), with ingest at -retention-rate (0: half
+// pgbench's one-delivery rate) first alone, then during a pass that drops
+// the history's partition, then during one that deletes as many expired
+// deliveries seeded among the new ones, in batches.
 func runRetention(ctx context.Context, opts options, root string, progress func(string, ...any)) error {
-	res := retentionResult{Started: time.Now().UTC(), Machine: describeMachine(ctx, root),
-		Rows: opts.retentionRows, PayloadBytes: 512, Rate: opts.retentionRate}
+	res := retentionResult{runInfo: newRunInfo(ctx, opts, root, progress), Rows: opts.retentionRows, PayloadBytes: 2048}
 	r, err := setupRig(ctx, opts, root, progress)
 	if err != nil {
 		return err
 	}
 	defer r.close()
+	if res.Pgbench, res.PgbenchCPU, err = r.pgbenchBaseline(ctx, progress); err != nil {
+		return err
+	}
+	if res.Rate = opts.retentionRate; res.Rate == 0 {
+		res.Rate = 0.5 * res.Pgbench.TPS
+	}
 	progress("starting hookinbox serve")
 	svc, err := r.start(ctx, "all")
 	if err != nil {
 		return err
 	}
 	defer svc.stop()
-	db := r.db
-	gen := newGenerator(svc.webhookURL, "push", r.payloads, opts.concurrency, opts.dupShare)
-
-	progress("ingest alone: open loop at %.0f/s for %s", opts.retentionRate, opts.duration)
-	res.Before = gen.openLoop(ctx, opts.retentionRate, opts.duration)
-	progress("ingest alone: p99 %s, %d errors", res.Before.Latency.P99, res.Before.Errors)
-
-	progress("seeding %d expired rows", opts.retentionRows)
-	t0 := time.Now()
-	const chunk = 100_000
-	for from := 1; from <= opts.retentionRows; from += chunk {
-		to := min(from+chunk-1, opts.retentionRows)
-		if _, err := db.Exec(ctx, `WITH seeded AS (
-				INSERT INTO inbox (source, delivery_id, event_type, headers, payload, payload_sha256, received_at)
-				SELECT 'github', 'expired-' || g, 'push', '{}', convert_to(repeat('x', 512), 'UTF8'),
-				       sha256(convert_to('expired-' || g, 'UTF8')), now() - interval '40 days' + g * interval '1 ms'
-				FROM generate_series($1::int, $2::int) g
-				RETURNING id, source, event_type, received_at
-			)
-			INSERT INTO inbox_outcome (inbox_id, source, event_type, received_at, status, processed_at)
-			SELECT id, source, event_type, received_at, 'processed', now() - interval '40 days' FROM seeded`, from, to); err != nil {
-			return fmt.Errorf("seed: %w", err)
-		}
-	}
-	if _, err := db.Exec(ctx, "VACUUM ANALYZE inbox, inbox_outcome"); err != nil {
+	part, err := seedExpiredPartition(ctx, r.db, opts.retentionRows, progress)
+	if err != nil {
 		return err
 	}
-	res.SeedSeconds = time.Since(t0).Seconds()
+	r.settle(ctx, progress)
+	gen := newGenerator(svc.webhookURL, "push", r.payloads, opts.concurrency, opts.dupShare)
+	meter := cpuMeter{servicePID: svc.cmd.Process.Pid, postmasterPID: r.pg.postmasterPID()}
+	progress("ingest alone: open loop at %.0f/s for %s", res.Rate, opts.duration)
+	if res.Without, err = retentionMeasure(ctx, r, meter, func() loadResult { return gen.openLoop(ctx, res.Rate, opts.duration) }); err != nil {
+		return err
+	}
+	progress("ingest alone: p99 %s, %d errors", res.Without.Load.Latency.P99, res.Without.Load.Errors)
+	gone := func(ctx context.Context) (bool, error) {
+		var gone bool
+		err := r.db.QueryRow(ctx, "SELECT to_regclass($1) IS NULL", part).Scan(&gone)
+		return gone, err
+	}
+	if res.Drop, err = retentionPass(ctx, r, meter, gen, res.Rate, gone, progress); err != nil {
+		return err
+	}
+	if err := seedExpiredOpen(ctx, r.db, opts.retentionRows, progress); err != nil {
+		return err
+	}
+	r.settle(ctx, progress)
+	deleted := func(ctx context.Context) (bool, error) {
+		var left bool
+		err := r.db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM inbox WHERE received_at < now() - interval '30 days')`).Scan(&left)
+		return !left, err
+	}
+	if res.Batch, err = retentionPass(ctx, r, meter, gen, res.Rate, deleted, progress); err != nil {
+		return err
+	}
+	if err := r.db.QueryRow(ctx, `SELECT count(*) FROM inbox WHERE received_at < now() - interval '30 days'`).Scan(&res.RowsLeft); err != nil {
+		return err
+	}
+	res.finish()
+	printRetention(res)
+	out := resultsPath(opts, root, res.Started, "retention")
+	progress("wrote %s", out)
+	return writeJSON(out, res)
+}
 
-	// The periodic pass already ran at startup (nothing was expired then);
-	// enqueue one now, as the next tick would.
+// retentionMeasure runs load and returns it with the CPU and WAL of its span.
+func retentionMeasure(ctx context.Context, r *rig, meter cpuMeter, load func() loadResult) (retentionPhase, error) {
+	before, err := readPGCounters(ctx, r.db)
+	if err != nil {
+		return retentionPhase{}, err
+	}
+	end := meter.span(ctx, r.pg, r.svcURL)
+	var p retentionPhase
+	p.Load = load()
+	p.CPU = end()
+	after, err := readPGCounters(ctx, r.db)
+	p.WALBytes = after.walBytes - before.walBytes
+	return p, err
+}
+
+// retentionPass runs the open loop while the retention job the bench
+// enqueues (as the next tick would) runs, until done says the history is
+// retired, and for two seconds after.
+func retentionPass(ctx context.Context, r *rig, meter cpuMeter, gen *generator, rate float64,
+	done func(context.Context) (bool, error), progress func(string, ...any)) (retentionPhase, error) {
+	var t1 time.Time
+	var passSecs float64
+	p, err := retentionMeasure(ctx, r, meter, func() loadResult {
+		loadCtx, stopLoad := context.WithCancel(ctx)
+		defer stopLoad()
+		during := make(chan loadResult, 1)
+		go func() { during <- gen.openLoop(loadCtx, rate, 15*time.Minute) }()
+		time.Sleep(2 * time.Second) // the load settles before the pass starts
+		progress("retention pass, ingest at %.0f/s beside it", rate)
+		t1 = time.Now()
+		if err := enqueueRetention(ctx, r.db); err != nil {
+			progress("warning: %v", err)
+		}
+		for deadline := time.Now().Add(14 * time.Minute); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+			if ok, err := done(ctx); err != nil || ok {
+				break
+			}
+		}
+		passSecs = time.Since(t1).Seconds()
+		time.Sleep(2 * time.Second)
+		stopLoad()
+		return <-during
+	})
+	p.PassSecs = passSecs
+	progress("pass: %.1fs, ingest p99 %s, %d errors", passSecs, p.Load.Latency.P99, p.Load.Errors)
+	return p, err
+}
+
+func enqueueRetention(ctx context.Context, db *pgxpool.Pool) error {
 	rc, err := river.NewClient(riverpgxv5.New(db), &river.Config{})
 	if err != nil {
 		return err
 	}
-	loadCtx, stopLoad := context.WithCancel(ctx)
-	defer stopLoad()
-	during := make(chan loadResult, 1)
-	go func() { during <- gen.openLoop(loadCtx, opts.retentionRate, 15*time.Minute) }()
-	time.Sleep(2 * time.Second) // the load settles before deletion starts
-	progress("retention pass: deleting while ingest runs at %.0f/s", opts.retentionRate)
-	t1 := time.Now()
-	if _, err := rc.Insert(ctx, jobs.RetentionArgs{}, nil); err != nil {
-		return err
-	}
-	deadline := time.Now().Add(14 * time.Minute)
-	for time.Now().Before(deadline) {
-		var left bool
-		// Through the received_at index: cheap, so polling does not weigh
-		// on what it measures.
-		if err := db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM inbox WHERE received_at < now() - interval '30 days')`).Scan(&left); err != nil {
-			return err
-		}
-		if !left {
-			break
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(500 * time.Millisecond):
-		}
-	}
-	res.DeleteSeconds = time.Since(t1).Seconds()
-	time.Sleep(2 * time.Second)
-	stopLoad()
-	res.During = <-during
-	if err := db.QueryRow(ctx, `SELECT count(*) FROM inbox WHERE received_at < now() - interval '30 days'`).Scan(&res.RowsLeftAtStop); err != nil {
-		return err
-	}
-	res.DeletedPerSec = float64(opts.retentionRows-res.RowsLeftAtStop) / res.DeleteSeconds
+	_, err = rc.Insert(ctx, jobs.RetentionArgs{}, nil)
+	return err
+}
 
-	fmt.Printf("retention: %d expired rows (512 B payloads) deleted in %.1fs (%.0f rows/s, batches of 5000, 100ms pause), %d left\n",
-		opts.retentionRows-res.RowsLeftAtStop, res.DeleteSeconds, res.DeletedPerSec, res.RowsLeftAtStop)
-	fmt.Printf("ingest at %.0f/s alone:            p50 %s  p99 %s  max %s  errors %d\n", opts.retentionRate,
-		res.Before.Latency.P50, res.Before.Latency.P99, res.Before.Latency.Max, res.Before.Errors)
-	fmt.Printf("ingest at %.0f/s during deletion:  p50 %s  p99 %s  max %s  errors %d\n", opts.retentionRate,
-		res.During.Latency.P50, res.During.Latency.P99, res.During.Latency.Max, res.During.Errors)
-	out := resultsPath(opts, root, res.Started, "retention")
-	progress("wrote %s", out)
-	return writeJSON(out, res)
+func printRetention(res retentionResult) {
+	w := res.Without
+	fmt.Printf("retention: %d expired deliveries (2 KB payloads) twice: a partition of their own, then among new deliveries; %d expired left\n",
+		res.Rows, res.RowsLeft)
+	fmt.Printf("ingest at %.0f/s (0.5x pgbench's %.0f tps), one serve (role all) on its embedded PostgreSQL\n", res.Rate, res.Pgbench.TPS)
+	fmt.Printf("%-20s %7s %8s %8s %10s %6s %9s %9s %14s %11s %9s %11s\n", "", "pass", "ack p50", "ack p99", "sec. p99", "errors",
+		"WAL MB/s", "PG CPU/s", "pass WAL B/row", "pass CPU s", "p99/alone", "sec./alone")
+	row := func(name string, p retentionPhase) {
+		extraWAL := float64(p.WALBytes) - float64(w.WALBytes)/w.CPU.Seconds*p.CPU.Seconds
+		extraCPU := p.CPU.Postgres + p.CPU.Service - (w.CPU.Postgres+w.CPU.Service)/w.CPU.Seconds*p.CPU.Seconds
+		fmt.Printf("%-20s %6.1fs %8s %8s %10s %6d %9.1f %9.2f %14.0f %11.1f %9.2f %11.2f\n", name, p.PassSecs,
+			p.Load.Latency.P50, p.Load.Latency.P99, medianSecondP99(p.Load), p.Load.Errors, float64(p.WALBytes)/1e6/p.CPU.Seconds,
+			p.CPU.Postgres/p.CPU.Seconds, extraWAL/float64(res.Rows), extraCPU,
+			float64(p.Load.Latency.P99)/float64(w.Load.Latency.P99), float64(medianSecondP99(p.Load))/float64(medianSecondP99(w.Load)))
+	}
+	row("alone", w)
+	row("partition dropped", res.Drop)
+	row("deleted by batches", res.Batch)
+	fmt.Println("sec. p99: the median of the phase's per-second p99s, which one slow second (an autovacuum's) does not move")
+	fmt.Println("goal: ack p99 during the pass / alone <= 1.1")
+}
+
+// medianSecondP99 is the median of a loop's per-second p99s.
+func medianSecondP99(l loadResult) duration {
+	if len(l.SecondP99) == 0 {
+		return 0
+	}
+	s := slices.Clone(l.SecondP99)
+	slices.Sort(s)
+	return s[len(s)/2]
 }

@@ -21,8 +21,8 @@ func TestMain(m *testing.M) { testdb.Main(m) }
 func insertRows(t *testing.T, pool *pgxpool.Pool, status string, n int) {
 	t.Helper()
 	rows, err := pool.Query(context.Background(), `
-		INSERT INTO inbox (source, delivery_id, event_type, payload, payload_sha256)
-		SELECT 'github', $1 || i, 'push', '{}', '\x00' FROM generate_series(1, $2) i
+		INSERT INTO inbox (id, source, delivery_id, event_type, payload, payload_sha256)
+		SELECT nextval('inbox_id_seq'), 'github', $1 || i, 'push', '{}', '\x00' FROM generate_series(1, $2) i
 		RETURNING id`, status, n)
 	require.NoError(t, err)
 	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])

@@ -49,8 +49,8 @@ func (b *testBundle) insertInbox(t *testing.T, source, deliveryID string) {
 	t.Helper()
 	_, err := b.pool.Exec(context.Background(),
 		`WITH stored AS (
-			INSERT INTO inbox (source, delivery_id, event_type, payload, payload_sha256)
-			VALUES ($1, $2, 'push', '{}'::bytea, sha256('{}'::bytea))
+			INSERT INTO inbox (id, source, delivery_id, event_type, payload, payload_sha256)
+			VALUES (nextval('inbox_id_seq'), $1, $2, 'push', '{}'::bytea, sha256('{}'::bytea))
 			RETURNING id, source, delivery_id, payload_sha256, origin
 		 )
 		 INSERT INTO inbox_key (source, delivery_id, inbox_id, payload_sha256, origin)

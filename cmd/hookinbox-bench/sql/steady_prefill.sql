@@ -1,6 +1,6 @@
 -- Rows $1..$2 of the steady scenario's -steady-prefill history of $3
 -- deliveries: processed GitHub issues deliveries received 1 ms apart up to
--- now, each with the outcome row and the completed River job a run leaves
+-- now, each with its key, the outcome row and the completed River job a run leaves
 -- (River keeps completed jobs a day by default). Bodies and resource keys
 -- come from prefill_payload (the run's own issue bodies); delivery ids are
 -- random-looking, as GitHub's GUIDs, so the unique index grows as it does.
@@ -10,8 +10,8 @@ WITH src AS MATERIALIZED (
     FROM generate_series($1::bigint, $2::bigint) g
     JOIN prefill_payload p ON p.i = g % $4::int
 ), stored AS (
-    INSERT INTO inbox (source, delivery_id, event_type, headers, payload, payload_sha256, received_at)
-    SELECT 'github', delivery_id, 'issues',
+    INSERT INTO inbox (id, source, delivery_id, event_type, headers, payload, payload_sha256, received_at)
+    SELECT nextval('inbox_id_seq'), 'github', delivery_id, 'issues',
            jsonb_build_object('Content-Type', jsonb_build_array('application/json'),
                               'User-Agent', jsonb_build_array('GitHub-Hookshot/044aadd'),
                               'X-Github-Event', jsonb_build_array('issues'),
@@ -19,7 +19,10 @@ WITH src AS MATERIALIZED (
                               'X-Hub-Signature-256', jsonb_build_array('sha256=' || encode(sha256(body), 'hex'))),
            body, sha256(body), received_at
     FROM src
-    RETURNING id, delivery_id, received_at
+    RETURNING id, delivery_id, payload_sha256, received_at
+), keys AS (
+    INSERT INTO inbox_key (source, delivery_id, inbox_id, payload_sha256, origin)
+    SELECT 'github', delivery_id, id, payload_sha256, 'webhook' FROM stored
 ), outcome AS (
     INSERT INTO inbox_outcome (inbox_id, source, event_type, received_at, status, processed_at, resource_key, stale)
     SELECT s.id, 'github', 'issues', s.received_at, 'processed', s.received_at + interval '50 ms', src.resource_key, false

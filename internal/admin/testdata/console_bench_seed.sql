@@ -3,8 +3,8 @@
 -- rare one), 0.1 % failed, a backlog of 100 among the newest, a quarter
 -- skipped; a day of per-minute ingest counts; 1,000 conflict records; a
 -- finished bulk replay of 100,000 deliveries whose jobs River has cleaned.
-INSERT INTO inbox (source, delivery_id, event_type, headers, payload, payload_sha256, received_at)
-SELECT (ARRAY['github', 'stripe', 'billing'])[1 + i % 3],
+INSERT INTO inbox (id, source, delivery_id, event_type, headers, payload, payload_sha256, received_at)
+SELECT nextval('inbox_id_seq'), (ARRAY['github', 'stripe', 'billing'])[1 + i % 3],
        'bench-' || i,
        CASE WHEN i % 100000 = 7 THEN 'issue_comment'
             ELSE (ARRAY['push', 'issues', 'pull_request', 'charge.succeeded', 'invoice.paid', 'payment_intent.succeeded'])[1 + i % 6] END,
