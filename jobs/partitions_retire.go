@@ -3,7 +3,6 @@ package jobs
 import (
 	"context"
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -64,9 +63,10 @@ func (w *RetentionWorker) retirePartitions(ctx context.Context, cutoff time.Time
 	return res, nil
 }
 
-// retire drops the expired partition p unless a delivery of it must stay.
-// Its keys go first, in batches beside ingest; then, holding the inbox's
-// lock, what may have changed since is checked again and p dropped.
+// retire drops the expired partition p unless a delivery of it must stay:
+// holding the inbox's lock, what may have changed since p was judged is
+// checked again, and p dropped. Its keys are deleted afterwards
+// (deleteRetiredKeys): until the drop commits, every delivery keeps its key.
 func (w *RetentionWorker) retire(ctx context.Context, p partition, cutoff time.Time) (rows int64, dropped bool, err error) {
 	bounds := pgx.NamedArgs{"lo": p.lo, "hi": p.hi}
 	var undecided, busy bool
@@ -82,9 +82,6 @@ func (w *RetentionWorker) retire(ctx context.Context, p partition, cutoff time.T
 	if err := w.pool.QueryRow(ctx, "SELECT count(*) FROM "+pgx.Identifier{p.name}.Sanitize()).Scan(&rows); err != nil {
 		return 0, false, err
 	}
-	if err := w.deleteKeys(ctx, p); err != nil {
-		return 0, false, err
-	}
 	for attempt := 0; attempt < 3; attempt++ {
 		dropped, err = w.drop(ctx, p, cutoff)
 		if !isLockTimeout(err) {
@@ -98,33 +95,47 @@ func (w *RetentionWorker) retire(ctx context.Context, p partition, cutoff time.T
 	return 0, false, nil
 }
 
-// partitionKeyBatch bounds a batch of a partition's keys. A partition is
-// dropped a day or more after it filled, so its keys need no hurry: small
-// batches spread their deletes (and the pages they dirty) over minutes,
-// beside ingest rather than in its way.
+// partitionKeyBatch bounds a batch of a dropped partition's keys. They
+// need no hurry (their deliveries are gone, and a resend of one is new
+// either way), so small batches spread their deletes, and the pages they
+// dirty, over minutes beside ingest rather than in its way.
 const partitionKeyBatch = 1000
 
-// deleteKeys deletes p's inbox_key rows in batches, resting between them.
-// A pass cut short by its time budget starts over from p's first id, so a
-// batch that finds its keys gone already moves on without resting.
-func (w *RetentionWorker) deleteKeys(ctx context.Context, p partition) error {
-	from := p.lo
-	batch := min(w.cfg.BatchSize, partitionKeyBatch)
-	for {
-		var last *int64
-		var deleted int64
-		err := w.pool.QueryRow(ctx, partitionKeysDeleteSQL, pgx.NamedArgs{"from": from, "hi": p.hi, "batch": batch}).Scan(&last, &deleted)
-		if err != nil || last == nil || *last == math.MaxInt64 {
-			return err
+// deleteRetiredKeys deletes the keys of every dropped partition, a window
+// of partitionKeyBatch ids at a time, resting after each that deleted any,
+// and forgets each range once its keys are gone. A pass cut short leaves
+// the rest to the next, from the window it stopped at.
+func (w *RetentionWorker) deleteRetiredKeys(ctx context.Context) (int64, error) {
+	rows, err := w.pool.Query(ctx, partitionRetiredListSQL)
+	if err != nil {
+		return 0, err
+	}
+	ranges, err := pgx.CollectRows(rows, pgx.RowToStructByPos[struct{ Lo, Hi, Next int64 }])
+	if err != nil {
+		return 0, err
+	}
+	window := int64(min(w.cfg.BatchSize, partitionKeyBatch))
+	var total int64
+	for _, r := range ranges {
+		for from := r.Next; from < r.Hi; from += window {
+			var n int64
+			args := pgx.NamedArgs{"lo": r.Lo, "from": from, "to": min(from+window, r.Hi)}
+			if err := w.pool.QueryRow(ctx, partitionKeysDeleteSQL, args).Scan(&n); err != nil {
+				return total, err
+			}
+			total += n
+			if n == 0 {
+				continue // ids no delivery took (a duplicate's insert takes one too)
+			}
+			if err := sleep(ctx, w.cfg.Pause); err != nil {
+				return total, err
+			}
 		}
-		from = *last + 1
-		if deleted == 0 {
-			continue
-		}
-		if err := sleep(ctx, w.cfg.Pause); err != nil {
-			return err
+		if _, err := w.pool.Exec(ctx, "DELETE FROM inbox_retired WHERE lo = $1", r.Lo); err != nil {
+			return total, err
 		}
 	}
+	return total, nil
 }
 
 // drop takes the inbox's lock, checks p once more and drops it. An insert
@@ -147,6 +158,16 @@ func (w *RetentionWorker) drop(ctx context.Context, p partition, cutoff time.Tim
 			return err
 		}
 		if _, err := tx.Exec(ctx, partitionReplaysDeleteSQL, pgx.NamedArgs{"lo": p.lo, "hi": p.hi}); err != nil {
+			return err
+		}
+		// The keys' windows span the ids the partition holds, not its
+		// bounds: the first partition's start at the lowest bigint, and a
+		// new one's end where the next day's traffic was expected to.
+		var first, last int64
+		if err := tx.QueryRow(ctx, "SELECT min(id), max(id) FROM "+pgx.Identifier{p.name}.Sanitize()).Scan(&first, &last); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, "INSERT INTO inbox_retired (lo, hi, next) VALUES ($1, $2, $3)", p.lo, last+1, first); err != nil {
 			return err
 		}
 		_, err = tx.Exec(ctx, "DROP TABLE "+pgx.Identifier{p.name}.Sanitize()+", "+pgx.Identifier{p.outcomeName()}.Sanitize())

@@ -79,7 +79,7 @@ func TestRetentionDropsAnExpiredPartition(t *testing.T) {
 	require.Greater(t, young, int64(1000000), "stored in the next partition")
 
 	res := b.retention(t)
-	require.Equal(t, jobs.RetentionResult{InboxDeleted: 4, PartitionsDropped: 1}, res,
+	require.Equal(t, jobs.RetentionResult{InboxDeleted: 4, PartitionsDropped: 1, PartitionKeysDeleted: 3}, res,
 		"the partition's three, and the next one's expired delivery by batch")
 	require.Equal(t, []string{"inbox_overflow", "inbox_p0", "inbox_p1000001"}, b.partitions(t))
 	require.Empty(t, b.remaining(t))
@@ -93,16 +93,24 @@ func TestRetentionDropsAnExpiredPartition(t *testing.T) {
 }
 
 // A partition with a delivery retention keeps (failed, pending, or with
-// follow-up work unfinished) stays; its other expired deliveries are
-// deleted by batches, and the kept one with its key stays.
+// follow-up work unfinished: a destination send) stays; its other expired
+// deliveries are deleted by batches, and the kept one with its key stays.
 func TestRetentionKeepsAPartitionWithWorkLeft(t *testing.T) {
 	t.Parallel()
-	for _, status := range []string{"failed", "received"} {
+	for _, status := range []string{"failed", "received", "sending"} {
 		t.Run(status, func(t *testing.T) {
 			t.Parallel()
 			b := setupRetention(t)
 			b.row(t, "github", "done", "processed", 40*day)
-			b.row(t, "github", "kept", status, 40*day)
+			if status != "sending" {
+				b.row(t, "github", "kept", status, 40*day)
+			} else {
+				id := b.row(t, "github", "kept", "processed", 40*day)
+				_, err := b.pool.Exec(context.Background(), `INSERT INTO destination_send (destination, source, delivery_id, inbox_id,
+						event_type, key, ordered, skip_stale, event_at, event_received_at, at_is_receipt, state)
+					VALUES ('app', 'github', 'kept', $1, 'push', 'k', false, false, now(), now(), true, 'pending')`, id)
+				require.NoError(t, err)
+			}
 			b.closeFirstPartition(t)
 
 			res := b.retention(t)
@@ -164,6 +172,8 @@ func TestRetentionDropsNoPartitionUnderAnInsert(t *testing.T) {
 	require.Zero(t, res.PartitionsDropped)
 	require.Equal(t, []string{"late"}, b.remaining(t), "the expired one deleted by batch, as the partition stayed")
 	require.Equal(t, 1, b.count(t, "SELECT count(*) FROM inbox_key WHERE delivery_id = 'late'"))
+	require.Zero(t, b.count(t, "SELECT count(*) FROM inbox_key k WHERE NOT EXISTS (SELECT 1 FROM inbox i WHERE i.id = k.inbox_id)"),
+		"every key names a stored delivery")
 }
 
 // The next partition is made once the newest is half taken, spanning the
@@ -201,4 +211,22 @@ func TestPartitionsAreMadeAheadOfTheIds(t *testing.T) {
 	require.Greater(t, lo, over)
 	require.EqualValues(t, "inbox_p", name[:len("inbox_p")])
 	require.GreaterOrEqual(t, hi-lo, over-600001, "the last hour's ids")
+}
+
+// The keys of a dropped partition are deleted from where a pass cut short
+// stopped (inbox_retired.next), and the range is forgotten once done.
+func TestRetentionDeletesDroppedKeysFromWhereItStopped(t *testing.T) {
+	t.Parallel()
+	b := setupRetention(t)
+	ctx := context.Background()
+	_, err := b.pool.Exec(ctx, `INSERT INTO inbox_key (source, delivery_id, inbox_id, payload_sha256, origin)
+		SELECT 'github', 'gone-' || g, g, '\x00', 'webhook' FROM generate_series(10, 2509) g`)
+	require.NoError(t, err)
+	_, err = b.pool.Exec(ctx, "INSERT INTO inbox_retired (lo, hi, next) VALUES (1, 2510, 1200)")
+	require.NoError(t, err)
+
+	res := b.retention(t)
+	require.EqualValues(t, 1310, res.PartitionKeysDeleted, "ids 1200 to 2509")
+	require.Equal(t, 1190, b.count(t, "SELECT count(*) FROM inbox_key"), "those before next were done already")
+	require.Zero(t, b.count(t, "SELECT count(*) FROM inbox_retired"))
 }

@@ -107,9 +107,12 @@ type RetentionResult struct {
 	// PartitionsDropped are inbox partitions dropped whole: every
 	// delivery of each was expired and finished.
 	PartitionsDropped int64
-	InboxHeld         int64 // past retention but received, failed or with follow-up work unfinished: kept
-	RelatedDeleted    int64 // handler steps and resource versions
-	KeysDeleted       int64 // expired admin idempotency keys
+	// PartitionKeysDeleted are the keys (inbox_key) of dropped
+	// partitions' deliveries, deleted after the drop.
+	PartitionKeysDeleted int64
+	InboxHeld            int64 // past retention but received, failed or with follow-up work unfinished: kept
+	RelatedDeleted       int64 // handler steps and resource versions
+	KeysDeleted          int64 // expired admin idempotency keys
 	// ConflictsDeleted are records of conflicting deliveries past
 	// RetentionConfig.Conflicts.
 	ConflictsDeleted int64
@@ -144,7 +147,7 @@ func (w *RetentionWorker) Work(ctx context.Context, _ *river.Job[RetentionArgs])
 	if more {
 		err = nil
 	}
-	w.logger.Info("retention pass", "inbox_deleted", res.InboxDeleted, "partitions_dropped", res.PartitionsDropped, "inbox_held", res.InboxHeld,
+	w.logger.Info("retention pass", "inbox_deleted", res.InboxDeleted, "partitions_dropped", res.PartitionsDropped, "partition_keys_deleted", res.PartitionKeysDeleted, "inbox_held", res.InboxHeld,
 		"related_deleted", res.RelatedDeleted, "idempotency_keys_deleted", res.KeysDeleted, "conflicts_deleted", res.ConflictsDeleted,
 		"duration", time.Since(start).String(), "continues", more, "error", err)
 	if more {
@@ -182,10 +185,13 @@ func (w *RetentionWorker) groups(now time.Time) []group {
 func (w *RetentionWorker) Run(ctx context.Context, now time.Time) (RetentionResult, error) {
 	var res RetentionResult
 	longest := now.Add(-w.cfg.Default)
-	parts, err := w.retirePartitions(ctx, longest)
+	// A partition that cannot be retired leaves its rows to the batches
+	// below, which go on: the error is returned once they have run.
+	parts, partsErr := w.retirePartitions(ctx, longest)
 	res.PartitionsDropped, res.InboxDeleted = parts.partitions, parts.rows
-	if err != nil {
-		return res, fmt.Errorf("retention: inbox partitions: %w", err)
+	if partsErr != nil {
+		partsErr = fmt.Errorf("retention: inbox partitions: %w", partsErr)
+		w.logger.Error("retention: inbox partitions", "error", partsErr)
 	}
 	for _, g := range w.groups(now) {
 		args := pgx.NamedArgs{"cutoff": g.cutoff, "sources": g.sources, "include": g.include, "batch": w.cfg.BatchSize,
@@ -224,7 +230,12 @@ func (w *RetentionWorker) Run(ctx context.Context, now time.Time) (RetentionResu
 	if err != nil {
 		return res, fmt.Errorf("retention: conflicts: %w", err)
 	}
-	return res, nil
+	// Last, as the longest and least urgent: their deliveries are gone.
+	res.PartitionKeysDeleted, err = w.deleteRetiredKeys(ctx)
+	if err != nil {
+		return res, fmt.Errorf("retention: dropped partitions' keys: %w", err)
+	}
+	return res, partsErr
 }
 
 // drain repeats a batched DELETE until a batch comes back short.

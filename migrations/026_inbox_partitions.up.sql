@@ -13,7 +13,8 @@
 -- inserts there first, and only a key that was new inserts its inbox row,
 -- in the same statement. Its rows also answer "which stored delivery is
 -- this a duplicate of" without reading the inbox. Retention deletes a
--- partition's keys before it drops the partition.
+-- partition's keys after it has dropped the partition: until then, every
+-- stored delivery keeps its key.
 
 CREATE TABLE inbox_key (
     source         text   NOT NULL,
@@ -26,6 +27,25 @@ CREATE TABLE inbox_key (
 );
 -- A body replayed under a fresh id (migration 020).
 CREATE UNIQUE INDEX inbox_key_body_key_idx ON inbox_key (source, body_key) WHERE body_key IS NOT NULL;
+
+-- A dropped partition's keys, found by its id range after the partition
+-- is gone. Keys are inserted in about the order of their ids, so a BRIN
+-- index finds a window of ids' pages for the cost of a few summary rows,
+-- where a btree would add an entry to every delivery's insert. 16 pages
+-- (about a thousand keys) to a summary: retention deletes windows of a
+-- thousand ids, and reads little more than their pages.
+CREATE INDEX inbox_key_inbox_id_brin ON inbox_key USING brin (inbox_id) WITH (pages_per_range = 16);
+
+-- Partitions retention dropped whose keys are still to be deleted: lo
+-- names the partition, [next, hi) are the ids left to do. A row is
+-- inserted with the drop, its next moves past each window of keys
+-- deleted, and the row goes with the last one, so a pass cut short
+-- carries on where it stopped.
+CREATE TABLE inbox_retired (
+    lo   bigint PRIMARY KEY,
+    hi   bigint NOT NULL,
+    next bigint NOT NULL
+);
 
 -- No delivery is written while the inbox changes shape. Copying the keys
 -- and checking the existing rows' id range read the whole inbox under this
@@ -149,8 +169,11 @@ DECLARE
 BEGIN
     EXECUTE format('CREATE TABLE %I (LIKE inbox INCLUDING DEFAULTS INCLUDING STORAGE)', p);
     EXECUTE format('ALTER TABLE %I ALTER COLUMN payload SET STATISTICS 0, ALTER COLUMN headers SET STATISTICS 0', p);
-    IF (SELECT attcompression FROM pg_attribute WHERE attrelid = 'inbox'::regclass AND attname = 'payload') = 'l' THEN
-        EXECUTE format('ALTER TABLE %I ALTER COLUMN payload SET COMPRESSION lz4', p);
+    -- pg_attribute.attcompression exists from PostgreSQL 14 on.
+    IF current_setting('server_version_num')::int >= 140000 THEN
+        IF (SELECT attcompression FROM pg_attribute WHERE attrelid = 'inbox'::regclass AND attname = 'payload') = 'l' THEN
+            EXECUTE format('ALTER TABLE %I ALTER COLUMN payload SET COMPRESSION lz4', p);
+        END IF;
     END IF;
     EXECUTE format('ALTER TABLE %I ADD CONSTRAINT %I CHECK (id >= %s AND id < %s)', p, p || '_range', lo, hi);
     EXECUTE format('ALTER TABLE inbox ATTACH PARTITION %I FOR VALUES FROM (%s) TO (%s)', p, lo, hi);

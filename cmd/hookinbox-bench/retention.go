@@ -77,9 +77,10 @@ func runRetention(ctx context.Context, opts options, root string, progress func(
 		return err
 	}
 	progress("ingest alone: p99 %s, %d errors", res.Without.Load.Latency.P99, res.Without.Load.Errors)
+	// Retired: the partition dropped and, after it, its keys deleted.
 	gone := func(ctx context.Context) (bool, error) {
 		var gone bool
-		err := r.db.QueryRow(ctx, "SELECT to_regclass($1) IS NULL", part).Scan(&gone)
+		err := r.db.QueryRow(ctx, "SELECT to_regclass($1) IS NULL AND NOT EXISTS (SELECT 1 FROM inbox_retired)", part).Scan(&gone)
 		return gone, err
 	}
 	if res.Drop, err = retentionPass(ctx, r, meter, gen, res.Rate, gone, progress); err != nil {

@@ -1,8 +1,10 @@
 -- Whether the partition [@lo, @hi) holds a delivery retention keeps
 -- (retention_inbox.sql) that a replay or an in-flight insert can have made
 -- since the partition was judged: pending, failed, or with follow-up work
--- unfinished. Each reads an index or the small set of unfinished work, so
--- this runs while the inbox is locked for the drop.
+-- unfinished. Each reads an index or the small set of unfinished work
+-- (the unfinished sends' partial index), so this runs while the inbox is
+-- locked for the drop. A handler step is found through its delivery's key,
+-- which stays until the partition is dropped.
 SELECT EXISTS (SELECT 1 FROM inbox_pending WHERE inbox_id >= @lo AND inbox_id < @hi)
     OR EXISTS (SELECT 1 FROM inbox_outcome WHERE inbox_id >= @lo AND inbox_id < @hi AND status = 'failed')
     OR EXISTS (
@@ -16,5 +18,4 @@ SELECT EXISTS (SELECT 1 FROM inbox_pending WHERE inbox_id >= @lo AND inbox_id < 
         WHERE j.state NOT IN ('completed', 'cancelled', 'discarded') AND k.inbox_id >= @lo AND k.inbox_id < @hi)
     OR EXISTS (
         SELECT 1 FROM destination_send d
-        JOIN inbox_key k ON k.source = d.source AND k.delivery_id = d.delivery_id
-        WHERE d.state IN ('waiting', 'pending', 'held') AND k.inbox_id >= @lo AND k.inbox_id < @hi)
+        WHERE d.state IN ('waiting', 'pending', 'held') AND d.inbox_id >= @lo AND d.inbox_id < @hi)

@@ -1,12 +1,11 @@
--- One batch of the keys of partition [@from, @hi), in id order: returns
--- the last id it covered (null when none was left) and how many keys it
--- deleted. A key is deleted only with the row it names: a later delivery
--- of the same id has its own.
-WITH p AS (
-    SELECT id, source, delivery_id FROM inbox WHERE id >= @from AND id < @hi ORDER BY id LIMIT @batch
-), gone AS (
-    DELETE FROM inbox_key k USING p
-    WHERE k.source = p.source AND k.delivery_id = p.delivery_id AND k.inbox_id = p.id
+-- The keys of a dropped partition's ids [@from, @to), a window of its
+-- range, through the BRIN index on inbox_id, and the range's progress past
+-- them, together: returns how many keys it deleted. Every delivery of
+-- those ids went with the partition (an id is taken once).
+WITH gone AS (
+    DELETE FROM inbox_key WHERE inbox_id >= @from AND inbox_id < @to
     RETURNING 1
+), moved AS (
+    UPDATE inbox_retired SET next = @to WHERE lo = @lo
 )
-SELECT (SELECT max(id) FROM p), (SELECT count(*) FROM gone)
+SELECT count(*) FROM gone
