@@ -13,8 +13,16 @@ import (
 //go:embed sql/steady_prefill.sql
 var steadyPrefillSQL string
 
+//go:embed sql/prefill_partition_top.sql
+var prefillPartitionTopSQL string
+
 // prefillChunk is how many deliveries one prefill statement writes.
 const prefillChunk = 50_000
+
+// prefillPartition is the width, in ids, of the partitions the prefill
+// makes ahead of its rows, as wide as migration 026's first one. A running
+// service makes them a day of its traffic wide (jobs.PartitionSpan).
+const prefillPartition = 1_000_000
 
 // prefill gives the database n deliveries of history before the steps, as
 // a service that has run for a while has: inbox rows with their outcome,
@@ -42,15 +50,41 @@ func prefill(ctx context.Context, db *pgxpool.Pool, issues []payload, n int, pro
 	}
 	for from := 1; from <= n; from += prefillChunk {
 		to := min(from+prefillChunk-1, n)
+		if err := partitionAhead(ctx, conn, int64(to-from+1)); err != nil {
+			return 0, fmt.Errorf("prefill rows %d–%d: %w", from, to, err)
+		}
 		if _, err := conn.Exec(ctx, steadyPrefillSQL, from, to, n, len(issues)); err != nil {
 			return 0, fmt.Errorf("prefill rows %d–%d: %w", from, to, err)
 		}
 	}
 	// As autovacuum would have, over the hours the rows stand for.
-	if _, err := conn.Exec(ctx, "VACUUM ANALYZE inbox, inbox_outcome, river_job"); err != nil {
+	if _, err := conn.Exec(ctx, "VACUUM ANALYZE inbox, inbox_key, inbox_outcome, river_job"); err != nil {
 		return 0, fmt.Errorf("prefill: %w", err)
 	}
 	secs := time.Since(t0).Seconds()
 	progress("prefill: done in %.0fs", secs)
 	return secs, nil
+}
+
+// partitionAhead makes inbox partitions until the next rows ids fit one,
+// as the service's inbox_partitions job keeps ahead of ingest: rows past
+// the last partition would land in the overflow partition, which a
+// running service never fills. The job may make one at the same moment;
+// the loser's ATTACH fails on the overlap, and the bounds are read again.
+func partitionAhead(ctx context.Context, conn *pgxpool.Conn, rows int64) error {
+	for tries := 0; ; tries++ {
+		var next int64
+		var top *int64
+		if err := conn.QueryRow(ctx, prefillPartitionTopSQL).Scan(&next, &top); err != nil {
+			return err
+		}
+		if top == nil || next+rows <= *top {
+			return nil
+		}
+		lo := max(*top, next)
+		_, err := conn.Exec(ctx, "SELECT inbox_partition_create($1, $2)", lo, lo+prefillPartition)
+		if err != nil && tries >= 3 {
+			return fmt.Errorf("make partition [%d, %d): %w", lo, lo+prefillPartition, err)
+		}
+	}
 }

@@ -20,6 +20,12 @@ func TestPrefill(t *testing.T) {
 	issues, err := newIssuePayloads(2048, 4096, benchSecret)
 	require.NoError(t, err)
 	const n = prefillChunk + 7 // two statements, the second short
+	// The ids start just below the newest partition's end: the rows need
+	// the next one, which a running service would have made by then.
+	var next, top int64
+	require.NoError(t, db.QueryRow(ctx, prefillPartitionTopSQL).Scan(&next, &top))
+	_, err = db.Exec(ctx, "SELECT setval('inbox_id_seq', $1)", top-10)
+	require.NoError(t, err)
 	_, err = prefill(ctx, db, issues, n, func(string, ...any) {})
 	require.NoError(t, err)
 
@@ -34,6 +40,8 @@ func TestPrefill(t *testing.T) {
 	require.Equal(t, n, count(`SELECT count(*) FROM river_job j JOIN inbox i ON i.id = (j.args->>'inbox_id')::bigint
 		WHERE j.kind = 'process_delivery' AND j.state = 'completed' AND j.finalized_at > i.received_at`), "a completed job each")
 	require.Zero(t, count("SELECT count(*) FROM inbox WHERE received_at > now()"))
+	require.Zero(t, count("SELECT count(*) FROM inbox_overflow"), "every row in a range partition")
+	require.Equal(t, 9, count("SELECT count(*) FROM inbox WHERE id < $1", top), "the first rows in the partition they started in")
 
 	// Delivery g carries issue g mod len(issues), and its resource key.
 	for _, g := range []int{1, 2, len(issues) + 3, n} {

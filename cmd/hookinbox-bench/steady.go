@@ -64,6 +64,10 @@ type steadyResult struct {
 	// (-steady-prefill), in PrefillSeconds.
 	PrefillRows    int     `json:"prefill_rows,omitempty"`
 	PrefillSeconds float64 `json:"prefill_seconds,omitempty"`
+	// FreshSteps are the same steps on the empty inbox, run before the
+	// prefill, and FreshMaxSustained their highest held load.
+	FreshSteps        []steadyStep `json:"fresh_steps,omitempty"`
+	FreshMaxSustained float64      `json:"fresh_max_sustained_load,omitempty"`
 }
 
 // steadyStep is one step: open-loop traffic at Load × pgbench's tps.
@@ -133,12 +137,6 @@ func runSteady(ctx context.Context, opts options, root string, progress func(str
 		return err
 	}
 	defer svc.stop()
-	if opts.steadyPrefill > 0 {
-		if res.PrefillSeconds, err = prefill(ctx, r.db, issues, opts.steadyPrefill, progress); err != nil {
-			return err
-		}
-		res.PrefillRows = opts.steadyPrefill
-	}
 	meter := cpuMeter{servicePID: svc.cmd.Process.Pid, postmasterPID: r.pg.postmasterPID()}
 	if res.IdleBefore, err = idle(ctx, r, meter, progress); err != nil {
 		return err
@@ -150,17 +148,25 @@ func runSteady(ctx context.Context, opts options, root string, progress func(str
 	if opts.steadyBase > 0 {
 		res.Base = opts.steadyBase
 	}
-	for i := 1; float64(i)*opts.steadyStep <= opts.steadyMax+1e-9; i++ {
-		load := float64(i) * opts.steadyStep
-		st, err := steadyRunStep(ctx, r, svc, gen, meter, load, res.Base, out, progress)
-		if err != nil {
+	steps := func() ([]steadyStep, float64, error) {
+		return steadySteps(ctx, r, svc, gen, meter, res.Base, out, progress)
+	}
+	if opts.steadyPrefill > 0 {
+		// The same steps on the empty inbox first: the history's cost is
+		// their ratio, in one run on one machine.
+		fresh := func() ([]steadyStep, float64, error) {
+			return steadySteps(ctx, r, svc, gen, meter, res.Base, strings.TrimSuffix(out, ".json")+"-fresh.json", progress)
+		}
+		if res.FreshSteps, res.FreshMaxSustained, err = fresh(); err != nil {
 			return err
 		}
-		res.Steps = append(res.Steps, st)
-		if !st.Holds {
-			break
+		if res.PrefillSeconds, err = prefill(ctx, r.db, issues, opts.steadyPrefill, progress); err != nil {
+			return err
 		}
-		res.MaxSustained = load
+		res.PrefillRows = opts.steadyPrefill
+	}
+	if res.Steps, res.MaxSustained, err = steps(); err != nil {
+		return err
 	}
 	if res.IdleAfter, err = idle(ctx, r, meter, progress); err != nil {
 		return err
@@ -170,6 +176,28 @@ func runSteady(ctx context.Context, opts options, root string, progress func(str
 	printSteady(os.Stdout, res)
 	progress("wrote %s", out)
 	return writeJSON(out, res)
+}
+
+// steadySteps steps the load up by -steady-step until a step does not
+// hold or -steady-max is reached, and returns the steps and the highest
+// load that held.
+func steadySteps(ctx context.Context, r *rig, svc *service, gen *generator, meter cpuMeter,
+	base float64, out string, progress func(string, ...any)) ([]steadyStep, float64, error) {
+	var steps []steadyStep
+	var sustained float64
+	for i := 1; float64(i)*r.opts.steadyStep <= r.opts.steadyMax+1e-9; i++ {
+		load := float64(i) * r.opts.steadyStep
+		st, err := steadyRunStep(ctx, r, svc, gen, meter, load, base, out, progress)
+		if err != nil {
+			return steps, sustained, err
+		}
+		steps = append(steps, st)
+		if !st.Holds {
+			break
+		}
+		sustained = load
+	}
+	return steps, sustained, nil
 }
 
 // steadyRunStep runs one step at load × pgbenchTPS requests per second.
@@ -331,39 +359,12 @@ func printSteady(w io.Writer, res steadyResult) {
 	fmt.Fprintf(w, "idle      hookinbox %.1f%% of a core, postgres %.1f%% before the steps; %.1f%% and %.1f%% after (%s each)\n\n",
 		100*res.IdleBefore.Service, 100*res.IdleBefore.Postgres, 100*res.IdleAfter.Service, 100*res.IdleAfter.Postgres, idleWindow)
 
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "load\toffered/s\tanswered/s\terrors\twarm-up p99\tack p50\tack p99\tin worst s\tp99 without\t→processed p50\tp99\tbacklog +5s\thookinbox ms/req\tpostgres ms/req\tWAL kB/req\tFPI/req\tbusy\tother\tprocs\tRSS MB\tholds\t\n")
-	for _, s := range res.Steps {
-		var svcMs, pgMs, walKB, fpi float64
-		if n := float64(s.Ingest.Requests); n > 0 {
-			svcMs, pgMs = 1000*s.CPU.Service/n, 1000*s.CPU.Postgres/n
-			walKB, fpi = float64(s.WAL.Bytes)/1024/n, float64(s.WAL.FullPageImages)/n
-		}
-		holds := "yes"
-		if !s.Holds {
-			holds = "no"
-		}
-		worst, without := "-", "-"
-		if ws := s.Ingest.WorstSecond; ws != nil {
-			worst, without = fmt.Sprintf("%d/%d @%ds", ws.Slow, ws.OfSlow, ws.At), ws.P99Without.String()
-		}
-		procs := "-"
-		if p := s.CPU.ProcessesStarted; p != nil {
-			procs = strconv.FormatInt(*p, 10)
-		}
-		rss := "-"
-		if s.RSSMB > 0 {
-			rss = fmt.Sprintf("%.0f", s.RSSMB)
-		}
-		warm := "-"
-		if s.Warmup != nil {
-			warm = s.Warmup.Latency.P99.String()
-		}
-		fmt.Fprintf(tw, "%.2f×\t%.0f\t%.0f\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%.3f\t%.3f\t%.2f\t%.2f\t%.0f%%\t%.2f\t%s\t%s\t%s\t\n",
-			s.Load, s.Ingest.TargetRate, s.Ingest.RequestsPerSec, s.Ingest.Errors, warm, s.Ingest.Latency.P50, s.Ingest.Latency.P99, worst, without,
-			s.AckToProcessed.P50, s.AckToProcessed.P99, s.Backlog, svcMs, pgMs, walKB, fpi, 100*s.CPU.MachineBusy, s.CPU.Other/s.CPU.Seconds, procs, rss, holds)
+	if len(res.FreshSteps) > 0 {
+		fmt.Fprintln(w, "on the empty inbox, before the prefill")
+		printStepTable(w, res.FreshSteps)
+		fmt.Fprintf(w, "\nwith %d deliveries of history\n", res.PrefillRows)
 	}
-	tw.Flush()
+	printStepTable(w, res.Steps)
 	fmt.Fprintln(w, "  warm-up p99: ack p99 of the step's load before it is measured (-steady-warmup), right after the step's CHECKPOINT;")
 	fmt.Fprintln(w, "  answered/s: requests over the step's time until its last answer; ack: from each request's due time;")
 	fmt.Fprintln(w, "  in worst s: of the acks at or above the step's p99, how many were due in its worst second, and when; p99 without: of the other seconds' acks")
@@ -404,6 +405,43 @@ func printSteady(w io.Writer, res steadyResult) {
 		}
 	}
 	fmt.Fprintf(w, "\ntook %s\n", res.Finished.Sub(res.Started).Round(time.Second))
+}
+
+// printStepTable prints one row per step.
+func printStepTable(w io.Writer, steps []steadyStep) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "load\toffered/s\tanswered/s\terrors\twarm-up p99\tack p50\tack p99\tin worst s\tp99 without\t→processed p50\tp99\tbacklog +5s\thookinbox ms/req\tpostgres ms/req\tWAL kB/req\tFPI/req\tbusy\tother\tprocs\tRSS MB\tholds\t\n")
+	for _, s := range steps {
+		var svcMs, pgMs, walKB, fpi float64
+		if n := float64(s.Ingest.Requests); n > 0 {
+			svcMs, pgMs = 1000*s.CPU.Service/n, 1000*s.CPU.Postgres/n
+			walKB, fpi = float64(s.WAL.Bytes)/1024/n, float64(s.WAL.FullPageImages)/n
+		}
+		holds := "yes"
+		if !s.Holds {
+			holds = "no"
+		}
+		worst, without := "-", "-"
+		if ws := s.Ingest.WorstSecond; ws != nil {
+			worst, without = fmt.Sprintf("%d/%d @%ds", ws.Slow, ws.OfSlow, ws.At), ws.P99Without.String()
+		}
+		procs := "-"
+		if p := s.CPU.ProcessesStarted; p != nil {
+			procs = strconv.FormatInt(*p, 10)
+		}
+		rss := "-"
+		if s.RSSMB > 0 {
+			rss = fmt.Sprintf("%.0f", s.RSSMB)
+		}
+		warm := "-"
+		if s.Warmup != nil {
+			warm = s.Warmup.Latency.P99.String()
+		}
+		fmt.Fprintf(tw, "%.2f×\t%.0f\t%.0f\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%.3f\t%.3f\t%.2f\t%.2f\t%.0f%%\t%.2f\t%s\t%s\t%s\t\n",
+			s.Load, s.Ingest.TargetRate, s.Ingest.RequestsPerSec, s.Ingest.Errors, warm, s.Ingest.Latency.P50, s.Ingest.Latency.P99, worst, without,
+			s.AckToProcessed.P50, s.AckToProcessed.P99, s.Backlog, svcMs, pgMs, walKB, fpi, 100*s.CPU.MachineBusy, s.CPU.Other/s.CPU.Seconds, procs, rss, holds)
+	}
+	tw.Flush()
 }
 
 // resultsPath is -out, or bench/results/<UTC time>.<scenario>.json.

@@ -97,3 +97,32 @@ func TestPrintSteadyTargetsHeading(t *testing.T) {
 	require.Contains(t, out.String(), "highest sustained step")
 	require.NotContains(t, strings.ToLower(out.String()), "issue")
 }
+
+// A run with history compares each step with the same step on the empty
+// inbox, and a step slower by more than the goal's share misses it.
+func TestHistoryTargets(t *testing.T) {
+	t.Parallel()
+	step := func(load float64, ack, proc time.Duration) steadyStep {
+		s := steadyStep{Load: load, Holds: true}
+		s.Ingest.Latency.P99, s.AckToProcessed.P99 = duration(ack), duration(proc)
+		return s
+	}
+	res := steadyResult{MaxSustained: 1, FreshMaxSustained: 1,
+		FreshSteps: []steadyStep{step(0.5, 10*time.Millisecond, 50*time.Millisecond), step(1, 20*time.Millisecond, 100*time.Millisecond)},
+		Steps:      []steadyStep{step(0.5, 10500*time.Microsecond, 52*time.Millisecond), step(1, 25*time.Millisecond, 100*time.Millisecond)}}
+	require.Nil(t, historyTargets(steadyResult{Steps: res.Steps}))
+
+	ts := historyTargets(res)
+	require.Len(t, ts, 5)
+	met := func(i int) bool { return ts[i].Met }
+	require.True(t, met(0), ts[0].Measured)  // ack at 0.5×: 1.05
+	require.True(t, met(1), ts[1].Measured)  // processed at 0.5×: 1.04
+	require.False(t, met(2), ts[2].Measured) // ack at 1×: 1.25
+	require.True(t, met(3), ts[3].Measured)
+	require.True(t, met(4), ts[4].Measured)
+
+	res.MaxSustained, res.Steps[1].Holds = 0.5, false
+	ts = historyTargets(res)
+	require.False(t, ts[3].Met, "a step that no longer holds")
+	require.False(t, ts[4].Met, "a lower highest step")
+}
