@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
@@ -83,7 +84,7 @@ func TestKafkaSourceCrash(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !waitFor(ctx, 60*time.Second, 100*time.Millisecond, func() bool { return committedOffsets(t, cluster) == int64(len(sent)) }) {
-		t.Fatalf("offsets committed %d of %d messages\n%s", committedOffsets(t, cluster), len(sent), p.logTail(40))
+		t.Fatalf("offsets committed %d of %d messages\n%s\n%s", committedOffsets(t, cluster), len(sent), groupState(cluster), p.logTail(200))
 	}
 	// A job a kill left running waits for River's rescue (minutes):
 	// rescue fast-forwards it, as the other crash drills do.
@@ -170,4 +171,35 @@ func committedOffsets(t *testing.T, cluster *kfake.Cluster) int64 {
 	var sum int64
 	offsets.Each(func(o kadm.OffsetResponse) { sum += max(o.At, 0) })
 	return sum
+}
+
+// groupState tells what the cluster knows of the group, for a drill that
+// failed: its state and members with their partitions, and each
+// partition's committed offset against its end.
+func groupState(cluster *kfake.Cluster) string {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(cluster.ListenAddrs()...))
+	if err != nil {
+		return err.Error()
+	}
+	defer cl.Close()
+	ctx, adm := context.Background(), kadm.NewClient(cl)
+	var b strings.Builder
+	groups, err := adm.DescribeGroups(ctx, kafkaGroup)
+	if err != nil {
+		fmt.Fprintf(&b, "describe group: %v\n", err)
+	}
+	for _, g := range groups {
+		fmt.Fprintf(&b, "group %s: state %s, protocol %s, %d members\n", g.Group, g.State, g.Protocol, len(g.Members))
+		for _, m := range g.Members {
+			a, _ := m.Assigned.AsConsumer()
+			fmt.Fprintf(&b, "  member %s from %s: %v\n", m.MemberID, m.ClientHost, a)
+		}
+	}
+	committed, _ := adm.FetchOffsets(ctx, kafkaGroup)
+	ends, _ := adm.ListEndOffsets(ctx, kafkaTopic)
+	ends.Each(func(o kadm.ListedOffset) {
+		c, _ := committed.Lookup(o.Topic, o.Partition)
+		fmt.Fprintf(&b, "partition %d: committed %d of %d\n", o.Partition, c.At, o.Offset)
+	})
+	return b.String()
 }

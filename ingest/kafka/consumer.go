@@ -17,6 +17,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/plugin/kslog"
 
 	"github.com/hookinbox/hookinbox/ingest"
 )
@@ -87,6 +88,9 @@ type Consumer struct {
 	client   *kgo.Client
 	from     from
 	redacted map[string]bool // lower-cased
+	// uncommitted: a recorded batch's offsets failed to commit, and are
+	// tried again.
+	uncommitted bool
 }
 
 // New checks cfg and makes the consumer's client; Run starts reading.
@@ -125,6 +129,9 @@ func New(cfg Config) (*Consumer, error) {
 		// No partition moves away while its batch is being recorded: a
 		// rebalance waits until the batch's offsets are committed.
 		kgo.BlockRebalanceOnPoll(),
+		// The group's life (joins, assignments, failed commits) goes to
+		// the service's log: a partition no one reads shows there.
+		kgo.WithLogger(kslog.New(cfg.Logger)),
 	}, cfg.ClientOptions...)
 	if cfg.SessionTimeout > 0 {
 		opts = append(opts, kgo.SessionTimeout(cfg.SessionTimeout), kgo.RebalanceTimeout(cfg.SessionTimeout))
@@ -149,7 +156,7 @@ func (c *Consumer) Run(ctx context.Context) error {
 	defer c.client.Close()
 	c.cfg.Logger.Info("kafka source reading", "topics", c.cfg.Topics, "group", c.cfg.Group)
 	for {
-		fetches := c.client.PollRecords(ctx, c.cfg.MaxPollRecords)
+		fetches := c.poll(ctx)
 		if fetches.IsClientClosed() || ctx.Err() != nil {
 			// Records polled as ctx ended are not recorded, so their
 			// offsets are not committed: the group's next reader gets them.
@@ -157,7 +164,9 @@ func (c *Consumer) Run(ctx context.Context) error {
 			return nil
 		}
 		fetches.EachError(func(topic string, partition int32, err error) {
-			c.cfg.Logger.Warn("kafka fetch failed", "topic", topic, "partition", partition, "error", err)
+			if !errors.Is(err, context.DeadlineExceeded) {
+				c.cfg.Logger.Warn("kafka fetch failed", "topic", topic, "partition", partition, "error", err)
+			}
 		})
 		if recs := fetches.Records(); len(recs) > 0 {
 			if err := c.recordAndCommit(ctx, recs); err != nil {
@@ -165,9 +174,46 @@ func (c *Consumer) Run(ctx context.Context) error {
 				return nil // ctx ended during a database outage: nothing committed
 			}
 			c.observeBatch(fetches)
+		} else if c.uncommitted {
+			c.commit(ctx)
 		}
 		c.client.AllowRebalance()
 	}
+}
+
+// commitRetry is how often offsets a commit failed to move are committed
+// again while no new message comes to carry them.
+const commitRetry = time.Second
+
+// poll waits for records; while a recorded batch's offsets are not
+// committed it returns within commitRetry, so that they are tried again.
+func (c *Consumer) poll(ctx context.Context) kgo.Fetches {
+	if !c.uncommitted {
+		return c.client.PollRecords(ctx, c.cfg.MaxPollRecords)
+	}
+	pctx, cancel := context.WithTimeout(ctx, commitRetry)
+	defer cancel()
+	return c.client.PollRecords(pctx, c.cfg.MaxPollRecords)
+}
+
+// commit commits the offsets of every record polled so far, all of them
+// recorded: a batch is recorded before the next poll. So a commit a
+// rebalance failed is made good by the next one, or by the retry while no
+// message comes; until then the group would give those messages again.
+func (c *Consumer) commit(ctx context.Context) {
+	commitCtx, cancel := c.detached(ctx)
+	defer cancel()
+	if err := c.client.CommitUncommittedOffsets(commitCtx); err != nil {
+		if !c.uncommitted {
+			c.cfg.Logger.Warn("kafka offsets not committed; trying again", "error", err)
+		}
+		c.uncommitted = true
+		return
+	}
+	if c.uncommitted {
+		c.cfg.Logger.Info("kafka offsets committed after a failed commit")
+	}
+	c.uncommitted = false
 }
 
 // observeBatch reports each partition's messages and lag.
@@ -206,13 +252,7 @@ func (c *Consumer) recordAndCommit(ctx context.Context, recs []*kgo.Record) erro
 		}
 		delay = min(delay*2, 15*time.Second)
 	}
-	commitCtx, cancel := c.detached(ctx)
-	defer cancel()
-	if err := c.client.CommitRecords(commitCtx, recs...); err != nil {
-		// Recorded but not committed: the messages come again and are
-		// duplicates then.
-		c.cfg.Logger.Warn("kafka offsets not committed; the messages will be read again as duplicates", "error", err)
-	}
+	c.commit(ctx)
 	return nil
 }
 

@@ -245,6 +245,41 @@ func TestRedeliveredAfterTheInboxCommitIsADuplicate(t *testing.T) {
 	require.Equal(t, 8, jobs)
 }
 
+// A commit a rebalance refused is tried again although no message comes
+// after the batch: otherwise the group would give it again on the next
+// restart, and its lag would stay.
+func TestRefusedCommitIsTriedAgain(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	var refused atomic.Int32
+	b.cluster.ControlKey(int16(kmsg.OffsetCommit), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		b.cluster.KeepControl()
+		if refused.Add(1) > 2 {
+			return nil, nil, false
+		}
+		commit := req.(*kmsg.OffsetCommitRequest)
+		resp := commit.ResponseKind().(*kmsg.OffsetCommitResponse)
+		for _, rt := range commit.Topics {
+			st := kmsg.NewOffsetCommitResponseTopic()
+			st.Topic = rt.Topic
+			for _, rp := range rt.Partitions {
+				sp := kmsg.NewOffsetCommitResponseTopicPartition()
+				sp.Partition, sp.ErrorCode = rp.Partition, kerr.RebalanceInProgress.Code
+				st.Partitions = append(st.Partitions, sp)
+			}
+			resp.Topics = append(resp.Topics, st)
+		}
+		return resp, nil, true
+	})
+	b.produce(t, ids("refused", 5)...)
+	b.consumer(t, "header:event_id")
+	require.Eventually(t, func() bool { return b.committed(t) == 5 }, 20*time.Second, 50*time.Millisecond)
+	require.Greater(t, refused.Load(), int32(2), "the first commits were refused")
+	rows, jobs := b.stored(t)
+	require.Equal(t, 5, rows)
+	require.Equal(t, 5, jobs)
+}
+
 // Stopped while a batch's transaction runs, the consumer finishes it and
 // commits its offsets before it returns.
 func TestStopDrainsTheBatchInHand(t *testing.T) {
