@@ -14,7 +14,10 @@ import (
 var (
 	ReindexedIndexes    = reindexedIndexes
 	DroppedRiverIndexes = droppedRiverIndexes
+	KeyRest             = keyRest
 )
+
+const PartitionKeyRate = partitionKeyRate
 
 // CompleteProcessedTx is completeTx for jobs whose deliveries were
 // processed.

@@ -230,3 +230,15 @@ func TestRetentionDeletesDroppedKeysFromWhereItStopped(t *testing.T) {
 	require.Equal(t, 1190, b.count(t, "SELECT count(*) FROM inbox_key"), "those before next were done already")
 	require.Zero(t, b.count(t, "SELECT count(*) FROM inbox_retired"))
 }
+
+// The keys of dropped partitions are deleted at PartitionKeyRate at most,
+// the time a window's delete took counted, with pause between windows at
+// least.
+func TestKeyRestKeepsTheRate(t *testing.T) {
+	t.Parallel()
+	const pause = 100 * time.Millisecond
+	require.Equal(t, 400*time.Millisecond, jobs.KeyRest(1000, 100*time.Millisecond, pause))
+	require.Equal(t, pause, jobs.KeyRest(1000, 600*time.Millisecond, pause), "a slow delete rests pause")
+	require.Equal(t, pause, jobs.KeyRest(10, 0, pause))
+	require.Equal(t, time.Second, jobs.KeyRest(2*jobs.PartitionKeyRate, time.Second, pause))
+}
