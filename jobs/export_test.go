@@ -17,7 +17,10 @@ var (
 	KeyRest             = keyRest
 )
 
-const PartitionKeyRate = partitionKeyRate
+const (
+	PartitionKeyRate = partitionKeyRate
+	DetachedComment  = detachedComment
+)
 
 // CompleteProcessedTx is completeTx for jobs whose deliveries were
 // processed.

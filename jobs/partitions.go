@@ -37,6 +37,8 @@ var (
 	partitionRetiredListSQL string
 	//go:embed sql/partition_replays_delete.sql
 	partitionReplaysDeleteSQL string
+	//go:embed sql/partition_detached_list.sql
+	partitionDetachedListSQL string
 )
 
 // partitionLockTimeout bounds how long making or dropping a partition

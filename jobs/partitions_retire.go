@@ -25,6 +25,9 @@ type retired struct {
 // batched deletes take its other rows.
 func (w *RetentionWorker) retirePartitions(ctx context.Context, cutoff time.Time) (retired, error) {
 	var res retired
+	if err := w.dropDetached(ctx); err != nil {
+		return res, err
+	}
 	parts, err := listPartitions(ctx, w.pool)
 	if err != nil {
 		return res, err
@@ -149,7 +152,8 @@ func (w *RetentionWorker) deleteRetiredKeys(ctx context.Context) (int64, error) 
 	return total, nil
 }
 
-// drop takes the inbox's lock, checks p once more and drops it. An insert
+// drop takes the inbox's lock, checks p once more, detaches it and, the
+// lock released, drops it. An insert
 // that took an id of p before p was judged and commits only now is seen
 // here, after the lock: the lock waits for its transaction.
 func (w *RetentionWorker) drop(ctx context.Context, p partition, cutoff time.Time) (dropped bool, err error) {
@@ -181,11 +185,48 @@ func (w *RetentionWorker) drop(ctx context.Context, p partition, cutoff time.Tim
 		if _, err := tx.Exec(ctx, "INSERT INTO inbox_retired (lo, hi, next) VALUES ($1, $2, $3)", p.lo, last+1, first); err != nil {
 			return err
 		}
-		_, err = tx.Exec(ctx, "DROP TABLE "+pgx.Identifier{p.name}.Sanitize()+", "+pgx.Identifier{p.outcomeName()}.Sanitize())
-		dropped = err == nil
-		return err
+		// Detached now, dropped after the lock is released: a drop frees
+		// the partition's files as it commits, and ingest would wait for
+		// that behind the lock.
+		for _, d := range [][2]string{{"inbox", p.name}, {"inbox_outcome", p.outcomeName()}} {
+			name := pgx.Identifier{d[1]}.Sanitize()
+			if _, err := tx.Exec(ctx, "ALTER TABLE "+d[0]+" DETACH PARTITION "+name); err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, "COMMENT ON TABLE "+name+" IS '"+detachedComment+"'"); err != nil {
+				return err
+			}
+		}
+		dropped = true
+		return nil
 	})
-	return dropped, err
+	if err != nil || !dropped {
+		return false, err
+	}
+	return true, w.dropDetached(ctx)
+}
+
+// detachedComment marks a partition drop detached, so that only those are
+// dropped after, never a table that merely has a partition's name.
+const detachedComment = "hookinbox: a retired inbox partition, detached to be dropped"
+
+// dropDetached drops the partitions detached from the inbox: the one a
+// drop just detached, or any a stopped process left.
+func (w *RetentionWorker) dropDetached(ctx context.Context) error {
+	rows, err := w.pool.Query(ctx, partitionDetachedListSQL, detachedComment)
+	if err != nil {
+		return err
+	}
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return err
+	}
+	for _, name := range names {
+		if _, err := w.pool.Exec(ctx, "DROP TABLE IF EXISTS "+pgx.Identifier{name}.Sanitize()); err != nil {
+			return fmt.Errorf("drop detached partition %s: %w", name, err)
+		}
+	}
+	return nil
 }
 
 func sleep(ctx context.Context, d time.Duration) error {

@@ -86,10 +86,32 @@ func TestRetentionDropsAnExpiredPartition(t *testing.T) {
 	require.Zero(t, b.count(t, "SELECT count(*) FROM inbox_key"))
 	require.Zero(t, b.count(t, "SELECT count(*) FROM inbox_outcome"))
 	require.Zero(t, b.count(t, "SELECT count(*) FROM replay"))
+	require.Zero(t, b.count(t, "SELECT count(*) FROM pg_class WHERE relname IN ('inbox_p1', 'inbox_outcome_p1')"), "detached, then dropped")
 
 	rec, err := b.inbox.Record(ctx, ingest.Delivery{Source: "github", DeliveryID: "old-1", EventType: "push", Headers: http.Header{}, Payload: []byte(`{}`)})
 	require.NoError(t, err)
 	require.Equal(t, ingest.OutcomeAccepted, rec.Outcome)
+}
+
+// A partition a drop detached but did not drop (its process stopped
+// between the two) is dropped by the next pass, and only it: not a table
+// that merely has a partition's name.
+func TestRetentionDropsADetachedPartitionLeftBehind(t *testing.T) {
+	t.Parallel()
+	b := setupRetention(t)
+	_, err := b.pool.Exec(context.Background(), `SELECT inbox_partition_create(5000000, 5001000);
+		ALTER TABLE inbox DETACH PARTITION inbox_p5000000;
+		ALTER TABLE inbox_outcome DETACH PARTITION inbox_outcome_p5000000;
+		COMMENT ON TABLE inbox_p5000000 IS '`+jobs.DetachedComment+`';
+		COMMENT ON TABLE inbox_outcome_p5000000 IS '`+jobs.DetachedComment+`';
+		CREATE TABLE inbox_p7000000 (id bigint)`)
+	require.NoError(t, err)
+	before := b.partitions(t)
+
+	b.retention(t)
+	require.Zero(t, b.count(t, "SELECT count(*) FROM pg_class WHERE relname IN ('inbox_p5000000', 'inbox_outcome_p5000000')"))
+	require.Equal(t, before, b.partitions(t))
+	require.Equal(t, 1, b.count(t, "SELECT count(*) FROM pg_class WHERE relname = 'inbox_p7000000'"), "a table that only has a partition's name")
 }
 
 // A partition with a delivery retention keeps (failed, pending, or with
