@@ -104,8 +104,9 @@ func parseOptions(args []string) (options, error) {
 	fs.IntVar(&o.steadyConns, "steady-connections", 96, "steady scenario: connections of the open loop")
 	fs.Float64Var(&o.steadyStep, "steady-step", 0.25, "steady scenario: each step adds this fraction of pgbench's one-delivery tps to the load")
 	fs.Float64Var(&o.steadyMax, "steady-max", 3, "steady scenario: the highest load tried, as a fraction of pgbench's tps")
-	fs.IntVar(&o.steadyPrefill, "steady-prefill", 0, "steady scenario: deliveries of history to write before the steps (processed issues deliveries 1 ms apart up to now, "+
-		"each with its outcome and completed River job, then VACUUM ANALYZE), to measure an inbox that has run for a while; 0: a fresh database")
+	fs.IntVar(&o.steadyPrefill, "steady-prefill", 0, "steady scenario: deliveries of history to write between two runs of the steps, the first on the empty inbox "+
+		"(processed issues deliveries 1 ms apart up to now, each with its key, outcome and completed River job, then VACUUM ANALYZE), "+
+		"to compare an inbox that has run for a while with a fresh one; 0: a fresh database only")
 	fs.Float64Var(&o.steadyBase, "steady-base", 0, "steady scenario: the rate the steps are fractions of, in requests/s, instead of this run's pgbench tps "+
 		"(to compare two builds at the same offered rates; pgbench still runs and is reported)")
 	fs.DurationVar(&o.steadyWarm, "steady-warmup", 5*time.Second, "steady scenario: how long each step's load runs before it is measured "+

@@ -115,7 +115,11 @@ type idleUse struct {
 
 func runSteady(ctx context.Context, opts options, root string, progress func(string, ...any)) error {
 	res := steadyResult{runInfo: newRunInfo(ctx, opts, root, progress)}
+	// A run with history is kept apart from the plain steps' run.
 	out := resultsPath(opts, root, res.Started, "steady")
+	if opts.steadyPrefill > 0 {
+		out = resultsPath(opts, root, res.Started, "history")
+	}
 	r, issues, err := setupIssueRig(ctx, opts, root, progress, &res.runInfo)
 	if err != nil {
 		return err
