@@ -116,8 +116,8 @@ func keyRest(n int64, took, pause time.Duration) time.Duration {
 
 // deleteRetiredKeys deletes the keys of every dropped partition, a window
 // of partitionKeyBatch ids at a time, resting after each that deleted any
-// (keyRest), and forgets each range once its keys are gone. A pass cut short leaves
-// the rest to the next, from the window it stopped at.
+// (keyRest), and forgets each range once its keys are gone. A pass cut
+// short leaves the rest to the next, from the window it stopped at.
 func (w *RetentionWorker) deleteRetiredKeys(ctx context.Context) (int64, error) {
 	rows, err := w.pool.Query(ctx, partitionRetiredListSQL)
 	if err != nil {
@@ -153,9 +153,9 @@ func (w *RetentionWorker) deleteRetiredKeys(ctx context.Context) (int64, error) 
 }
 
 // drop takes the inbox's lock, checks p once more, detaches it and, the
-// lock released, drops it. An insert
-// that took an id of p before p was judged and commits only now is seen
-// here, after the lock: the lock waits for its transaction.
+// lock released, drops it. An insert that took an id of p before p was
+// judged and commits only now is seen here, after the lock: the lock
+// waits for its transaction.
 func (w *RetentionWorker) drop(ctx context.Context, p partition, cutoff time.Time) (dropped bool, err error) {
 	err = pgx.BeginFunc(ctx, w.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, "SET LOCAL lock_timeout = '"+partitionLockTimeout+"'"); err != nil {

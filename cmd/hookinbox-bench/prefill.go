@@ -66,7 +66,7 @@ func prefill(ctx context.Context, db *pgxpool.Pool, issues []payload, n int, pro
 	return secs, nil
 }
 
-// partitionAhead makes inbox partitions until the next rows ids fit one,
+// partitionAhead makes inbox partitions until the next rows' ids fit one,
 // as the service's inbox_partitions job keeps ahead of ingest: rows past
 // the last partition would land in the overflow partition, which a
 // running service never fills. The job may make one at the same moment;

@@ -152,16 +152,14 @@ func runSteady(ctx context.Context, opts options, root string, progress func(str
 	if opts.steadyBase > 0 {
 		res.Base = opts.steadyBase
 	}
-	steps := func() ([]steadyStep, float64, error) {
+	// out names the steps' profiles too.
+	steps := func(out string) ([]steadyStep, float64, error) {
 		return steadySteps(ctx, r, svc, gen, meter, res.Base, out, progress)
 	}
 	if opts.steadyPrefill > 0 {
 		// The same steps on the empty inbox first: the history's cost is
 		// their ratio, in one run on one machine.
-		fresh := func() ([]steadyStep, float64, error) {
-			return steadySteps(ctx, r, svc, gen, meter, res.Base, strings.TrimSuffix(out, ".json")+"-fresh.json", progress)
-		}
-		if res.FreshSteps, res.FreshMaxSustained, err = fresh(); err != nil {
+		if res.FreshSteps, res.FreshMaxSustained, err = steps(strings.TrimSuffix(out, ".json") + "-fresh.json"); err != nil {
 			return err
 		}
 		if res.PrefillSeconds, err = prefill(ctx, r.db, issues, opts.steadyPrefill, progress); err != nil {
@@ -169,7 +167,7 @@ func runSteady(ctx context.Context, opts options, root string, progress func(str
 		}
 		res.PrefillRows = opts.steadyPrefill
 	}
-	if res.Steps, res.MaxSustained, err = steps(); err != nil {
+	if res.Steps, res.MaxSustained, err = steps(out); err != nil {
 		return err
 	}
 	if res.IdleAfter, err = idle(ctx, r, meter, progress); err != nil {
