@@ -40,9 +40,10 @@ type options struct {
 	out          string
 	show         string
 
-	scenario      string
-	retentionRows int
-	retentionRate float64
+	scenario       string
+	retentionRows  int
+	retentionRate  float64
+	retentionAlone time.Duration
 
 	steadyConns int
 	steadyStep  float64
@@ -101,6 +102,8 @@ func parseOptions(args []string) (options, error) {
 		"tracing: one serve's CPU per delivery with tracing on (every span exported to a collector in the bench process) against off, modes in turns")
 	fs.IntVar(&o.retentionRows, "retention-rows", 1_000_000, "retention scenario: expired deliveries to retire")
 	fs.Float64Var(&o.retentionRate, "retention-rate", 0, "retention scenario: steady ingest rate, deliveries/s (0: half pgbench's one-delivery rate)")
+	fs.DurationVar(&o.retentionAlone, "retention-alone", 0, "retention scenario: how long ingest runs alone before the passes, the baseline of their ratios "+
+		"(0: as long as the drop pass is expected to take, -retention-rows at retention's 2,000 keys/s, and at least -duration)")
 	fs.IntVar(&o.steadyConns, "steady-connections", 96, "steady scenario: connections of the open loop")
 	fs.Float64Var(&o.steadyStep, "steady-step", 0.25, "steady scenario: each step adds this fraction of pgbench's one-delivery tps to the load")
 	fs.Float64Var(&o.steadyMax, "steady-max", 3, "steady scenario: the highest load tried, as a fraction of pgbench's tps")
@@ -113,7 +116,7 @@ func parseOptions(args []string) (options, error) {
 		"(after the step's CHECKPOINT, when every first write of a page logs the whole page); its ack p99 is reported apart")
 	fs.DurationVar(&o.steadyDur, "steady-duration", 0, "steady scenario: how long each step is measured (0: -duration); "+
 		"a step of minutes holds the load through the checkpoints and autovacuum rounds a 20s step may miss")
-	fs.DurationVar(&o.pgSample, "pg-sample", 0, "steady scenario: read the server's counters this often during each step and print them "+
+	fs.DurationVar(&o.pgSample, "pg-sample", 0, "steady and retention scenarios: read the server's counters this often during each step (retention: each phase) and print them "+
 		"(the machine's busy share, blocks read into the buffer pool and by which relation, backend and checkpoint writes, WAL MB/s and full-page images, "+
 		"checkpoints started, what vacuum and analyze are working on; ms per WAL sync with -pg-setting track_wal_io_timing=on; 0: off)")
 	fs.IntVar(&o.destInFlight, "dest-in-flight", 32, "destinations and kafka scenarios: the destination's max_in_flight, and the bare client's connections (kafka: the bare producer's goroutines)")

@@ -301,6 +301,20 @@ func samplePG(ctx context.Context, db *pgxpool.Pool, every time.Duration, stop <
 	}
 }
 
+// sampleDuring samples the counters every interval (none when every is 0)
+// until the returned function is called, which returns the samples.
+func sampleDuring(ctx context.Context, db *pgxpool.Pool, every time.Duration, progress func(string, ...any)) func() []pgSample {
+	if every <= 0 {
+		return func() []pgSample { return nil }
+	}
+	stop, sampled := make(chan struct{}), make(chan []pgSample, 1)
+	go func() { sampled <- samplePG(ctx, db, every, stop, progress) }()
+	return func() []pgSample {
+		close(stop)
+		return <-sampled
+	}
+}
+
 // printPGSamples prints a step's samples, one line each.
 func printPGSamples(w io.Writer, samples []pgSample) {
 	if len(samples) == 0 {

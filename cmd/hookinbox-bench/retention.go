@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -31,19 +33,37 @@ type retentionResult struct {
 	RowsLeft int            `json:"expired_rows_left"`
 }
 
-// retentionPhase is an open loop with the WAL and CPU it took, and how
-// long its retention pass ran.
+// retentionPhase is an open loop with the WAL and CPU it took, how long
+// its retention pass ran, and the server's counters during it
+// (-pg-sample).
 type retentionPhase struct {
-	Load     loadResult `json:"load"`
-	CPU      cpuUse     `json:"cpu"`
-	WALBytes int64      `json:"wal_bytes"`
-	PassSecs float64    `json:"pass_seconds,omitempty"`
+	Load      loadResult `json:"load"`
+	CPU       cpuUse     `json:"cpu"`
+	WALBytes  int64      `json:"wal_bytes"`
+	PassSecs  float64    `json:"pass_seconds,omitempty"`
+	PGSamples []pgSample `json:"pg_samples,omitempty"`
+}
+
+// retentionKeyPace is the pace, in keys a second, at which retention
+// deletes a dropped partition's keys (jobs' partitionKeyRate): it sets
+// how long the drop pass runs.
+const retentionKeyPace = 2000
+
+// aloneFor is how long ingest runs alone: as long as the drop pass, so
+// that both meet as many of the machine's periodic stalls (the kernel's
+// write-back, checkpoints, autovacuum rounds), unless -retention-alone
+// says otherwise.
+func aloneFor(opts options) time.Duration {
+	if opts.retentionAlone > 0 {
+		return opts.retentionAlone
+	}
+	return max(opts.duration, time.Duration(opts.retentionRows/retentionKeyPace)*time.Second)
 }
 
 // runRetention measures retention passes as a long-running inbox meets
 // them: -retention-rows processed deliveries received 40 days ago (past
 // the default 30 days), with ingest at -retention-rate (0: half
-// pgbench's one-delivery rate) first alone, then during a pass that drops
+// pgbench's one-delivery rate) first alone (aloneFor), then during a pass that drops
 // the history's partition, then during one that deletes as many expired
 // deliveries seeded among the new ones, in batches.
 func runRetention(ctx context.Context, opts options, root string, progress func(string, ...any)) error {
@@ -72,8 +92,9 @@ func runRetention(ctx context.Context, opts options, root string, progress func(
 	r.settle(ctx, progress)
 	gen := newGenerator(svc.webhookURL, "push", r.payloads, opts.concurrency, opts.dupShare)
 	meter := cpuMeter{servicePID: svc.cmd.Process.Pid, postmasterPID: r.pg.postmasterPID()}
-	progress("ingest alone: open loop at %.0f/s for %s", res.Rate, opts.duration)
-	if res.Without, err = retentionMeasure(ctx, r, meter, func() loadResult { return gen.openLoop(ctx, res.Rate, opts.duration) }); err != nil {
+	alone := aloneFor(opts)
+	progress("ingest alone: open loop at %.0f/s for %s", res.Rate, alone)
+	if res.Without, err = retentionMeasure(ctx, r, meter, progress, func() loadResult { return gen.openLoop(ctx, res.Rate, alone) }); err != nil {
 		return err
 	}
 	progress("ingest alone: p99 %s, %d errors", res.Without.Load.Latency.P99, res.Without.Load.Errors)
@@ -109,14 +130,16 @@ func runRetention(ctx context.Context, opts options, root string, progress func(
 }
 
 // retentionMeasure runs load and returns it with the CPU and WAL of its span.
-func retentionMeasure(ctx context.Context, r *rig, meter cpuMeter, load func() loadResult) (retentionPhase, error) {
+func retentionMeasure(ctx context.Context, r *rig, meter cpuMeter, progress func(string, ...any), load func() loadResult) (retentionPhase, error) {
 	before, err := readPGCounters(ctx, r.db)
 	if err != nil {
 		return retentionPhase{}, err
 	}
 	end := meter.span(ctx, r.pg, r.svcURL)
 	var p retentionPhase
+	sampled := sampleDuring(ctx, r.db, r.opts.pgSample, progress)
 	p.Load = load()
+	p.PGSamples = sampled()
 	p.CPU = end()
 	after, err := readPGCounters(ctx, r.db)
 	p.WALBytes = after.walBytes - before.walBytes
@@ -130,7 +153,7 @@ func retentionPass(ctx context.Context, r *rig, meter cpuMeter, gen *generator, 
 	done func(context.Context) (bool, error), progress func(string, ...any)) (retentionPhase, error) {
 	var t1 time.Time
 	var passSecs float64
-	p, err := retentionMeasure(ctx, r, meter, func() loadResult {
+	p, err := retentionMeasure(ctx, r, meter, progress, func() loadResult {
 		loadCtx, stopLoad := context.WithCancel(ctx)
 		defer stopLoad()
 		during := make(chan loadResult, 1)
@@ -185,6 +208,33 @@ func printRetention(res retentionResult) {
 	row("deleted by batches", res.Batch)
 	fmt.Println("sec. p99: the median of the phase's per-second p99s, which one slow second (an autovacuum's) does not move")
 	fmt.Println("goal: ack p99 during the pass / alone <= 1.1")
+	slow := 2 * medianSecondP99(w.Load)
+	for _, ph := range []struct {
+		name string
+		p    retentionPhase
+	}{{"alone", w}, {"partition dropped", res.Drop}, {"deleted by batches", res.Batch}} {
+		printSlowSeconds(ph.name, ph.p.Load, slow)
+		if len(ph.p.PGSamples) > 0 {
+			fmt.Printf("server counters, %s:\n", ph.name)
+			printPGSamples(os.Stdout, ph.p.PGSamples)
+		}
+	}
+}
+
+// printSlowSeconds lists the seconds of l whose p99 is over slow (twice
+// the alone phase's median second): how often the machine's stalls came.
+func printSlowSeconds(name string, l loadResult, slow duration) {
+	var at []string
+	for i, p99 := range l.SecondP99 {
+		if p99 > slow {
+			at = append(at, fmt.Sprintf("%ds %s", i, p99))
+		}
+	}
+	fmt.Printf("%s: %d of %d seconds with a p99 over %s", name, len(at), len(l.SecondP99), slow)
+	if len(at) > 0 {
+		fmt.Printf(" (%s)", strings.Join(at, ", "))
+	}
+	fmt.Println()
 }
 
 // medianSecondP99 is the median of a loop's per-second p99s.

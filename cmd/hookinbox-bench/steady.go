@@ -241,18 +241,10 @@ func steadyRunStep(ctx context.Context, r *rig, svc *service, gen *generator, me
 	stats.reset(ctx)
 	walEnd := walSpan(ctx, db, progress)
 	end := meter.span(ctx, r.pg, r.svcURL)
-	stopSampling, sampled := make(chan struct{}), make(chan []pgSample, 1)
-	go func() {
-		if r.opts.pgSample <= 0 {
-			sampled <- nil
-			return
-		}
-		sampled <- samplePG(ctx, db, r.opts.pgSample, stopSampling, progress)
-	}()
+	sampled := sampleDuring(ctx, db, r.opts.pgSample, progress)
 	st.Ingest = gen.openLoop(ctx, rate, d)
 	stopped := time.Now()
-	close(stopSampling)
-	st.PGSamples = <-sampled
+	st.PGSamples = sampled()
 	to, err := maxInboxID(ctx, db)
 	if err != nil {
 		return st, err
