@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -296,18 +295,9 @@ func TestInboxFindManyProbesTheUniqueIndex(t *testing.T) {
 	_, err = pool.Exec(ctx, "ANALYZE inbox_key")
 	require.NoError(t, err)
 
-	tx, err := pool.Begin(ctx)
-	require.NoError(t, err)
-	defer tx.Rollback(ctx) //nolint:errcheck // read-only
-	_, err = tx.Exec(ctx, "SET LOCAL plan_cache_mode = force_generic_plan")
-	require.NoError(t, err)
-	rows, err := tx.Query(ctx, "EXPLAIN "+string(findSQL), pgx.NamedArgs{
+	plan := testdb.GenericPlan(t, pool, string(findSQL), pgx.NamedArgs{
 		"sources": []string{"github", "github", "github"}, "delivery_ids": []string{"d-1", "d-2", "new"},
 	})
-	require.NoError(t, err)
-	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	require.NoError(t, err)
-	plan := strings.Join(lines, "\n")
 	require.Contains(t, plan, "Index Scan using inbox_key_pkey", plan)
 	require.NotContains(t, plan, "Seq Scan on inbox_key", plan)
 }

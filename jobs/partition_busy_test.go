@@ -3,7 +3,6 @@ package jobs_test
 import (
 	"context"
 	"os"
-	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -38,16 +37,7 @@ func TestPartitionBusyCheckReadsOnlyUnfinishedWork(t *testing.T) {
 		require.NoError(t, err)
 	}
 
-	tx, err := pool.Begin(ctx)
-	require.NoError(t, err)
-	defer tx.Rollback(ctx) //nolint:errcheck // read-only
-	_, err = tx.Exec(ctx, "SET LOCAL plan_cache_mode = force_generic_plan")
-	require.NoError(t, err)
-	rows, err := tx.Query(ctx, "EXPLAIN "+string(busySQL), pgx.NamedArgs{"lo": 1, "hi": 10000})
-	require.NoError(t, err)
-	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	require.NoError(t, err)
-	plan := strings.Join(lines, "\n")
+	plan := testdb.GenericPlan(t, pool, string(busySQL), pgx.NamedArgs{"lo": 1, "hi": 10000})
 	require.NotContains(t, plan, "Seq Scan on river_job", plan)
 	require.NotContains(t, plan, "Seq Scan on handler_step", plan)
 	require.Contains(t, plan, "handler_step_job_idx", plan)

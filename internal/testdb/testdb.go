@@ -10,6 +10,7 @@ import (
 	"log"
 	"net/url"
 	"os"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -197,4 +198,29 @@ func WaitLockWaiters(t testing.TB, pool *pgxpool.Pool, n int, why string) {
 		}
 	}
 	t.Fatalf("testdb: %d sessions wait for a lock, want %d: %s", got, n, why)
+}
+
+// GenericPlan returns the plan PostgreSQL makes for query with args as a
+// prepared statement's generic plan, the one a cached statement keeps
+// once the table has grown: a plan test reads it for scans of a whole
+// table.
+func GenericPlan(t testing.TB, pool *pgxpool.Pool, query string, args pgx.NamedArgs) string {
+	t.Helper()
+	ctx := context.Background()
+	var lines []string
+	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SET LOCAL plan_cache_mode = force_generic_plan"); err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, "EXPLAIN "+query, args)
+		if err != nil {
+			return err
+		}
+		lines, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		return err
+	})
+	if err != nil {
+		t.Fatalf("testdb: explain: %v", err)
+	}
+	return strings.Join(lines, "\n")
 }
