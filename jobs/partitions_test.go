@@ -115,23 +115,34 @@ func TestRetentionDropsADetachedPartitionLeftBehind(t *testing.T) {
 }
 
 // A partition with a delivery retention keeps (failed, pending, or with
-// follow-up work unfinished: a destination send) stays; its other expired
-// deliveries are deleted by batches, and the kept one with its key stays.
+// follow-up work unfinished: a destination send, a handler step whose job
+// waits for its retry) stays; its other expired deliveries are deleted by
+// batches, and the kept one with its key stays.
 func TestRetentionKeepsAPartitionWithWorkLeft(t *testing.T) {
 	t.Parallel()
-	for _, status := range []string{"failed", "received", "sending"} {
+	for _, status := range []string{"failed", "received", "sending", "step"} {
 		t.Run(status, func(t *testing.T) {
 			t.Parallel()
 			b := setupRetention(t)
+			ctx := context.Background()
 			b.row(t, "github", "done", "processed", 40*day)
-			if status != "sending" {
-				b.row(t, "github", "kept", status, 40*day)
-			} else {
+			switch status {
+			case "sending":
 				id := b.row(t, "github", "kept", "processed", 40*day)
-				_, err := b.pool.Exec(context.Background(), `INSERT INTO destination_send (destination, source, delivery_id, inbox_id,
+				_, err := b.pool.Exec(ctx, `INSERT INTO destination_send (destination, source, delivery_id, inbox_id,
 						event_type, key, ordered, skip_stale, event_at, event_received_at, at_is_receipt, state)
 					VALUES ('app', 'github', 'kept', $1, 'push', 'k', false, false, now(), now(), true, 'pending')`, id)
 				require.NoError(t, err)
+			case "step":
+				b.row(t, "github", "kept", "processed", 40*day)
+				_, err := b.pool.Exec(ctx, `WITH j AS (
+						INSERT INTO river_job (args, kind, max_attempts, priority, queue, state)
+						VALUES ('{}', 'fulfill', 25, 1, 'default', 'retryable') RETURNING id)
+					INSERT INTO handler_step (key, source, delivery_id, handler, step, job_id)
+					SELECT 'kept-fulfill', 'github', 'kept', 'saga', 'fulfill', id FROM j`)
+				require.NoError(t, err)
+			default:
+				b.row(t, "github", "kept", status, 40*day)
 			}
 			b.closeFirstPartition(t)
 
