@@ -3,7 +3,7 @@
 -- at 1,000,000 rows). About 40 MB per million rows, and one more index
 -- entry per delivery. Building it holds inbox writes for its duration
 -- (about 15 s per million rows measured on the 2-core reference machine,
--- under load): on a large inbox, create it beforehand with
---   CREATE INDEX CONCURRENTLY inbox_event_type_idx ON inbox (event_type, id);
--- and this migration finds it there.
+-- under load): on a large inbox, `hookinbox migrate --prepare` builds it
+-- beforehand, CONCURRENTLY (ahead/011_inbox_event_type_idx.sql), and this
+-- migration finds it there.
 CREATE INDEX IF NOT EXISTS inbox_event_type_idx ON inbox (event_type, id);

@@ -9,10 +9,8 @@
 -- concurrently have overlapping ranges). Before this version there is no
 -- such job, so the index starts empty, but building it reads river_job
 -- while holding its writes (every job insert and completion): with many
--- jobs kept (retention.river_completed), create it beforehand with
---   CREATE INDEX CONCURRENTLY river_job_process_deliveries_inbox_range_idx ON river_job
---     USING gist (int8range((args->'inbox_ids'->>0)::bigint, (args->'inbox_ids'->>(-1))::bigint, '[]'))
---     WHERE kind = 'process_deliveries';
+-- jobs kept (retention.river_completed), `hookinbox migrate --prepare`
+-- builds it beforehand, CONCURRENTLY (ahead/018_process_deliveries_idx.sql),
 -- and this migration finds it there.
 CREATE INDEX IF NOT EXISTS river_job_process_deliveries_inbox_range_idx ON river_job
     USING gist (int8range((args->'inbox_ids'->>0)::bigint, (args->'inbox_ids'->>(-1))::bigint, '[]'))

@@ -8,9 +8,8 @@
 -- leave it NULL and are not in the index.
 --
 -- The index starts empty, but building it reads the whole inbox while
--- holding ingest's writes: with a large inbox, create it beforehand with
---   ALTER TABLE inbox ADD COLUMN IF NOT EXISTS body_key bytea NULL;
---   CREATE UNIQUE INDEX CONCURRENTLY inbox_body_key_idx ON inbox (source, body_key) WHERE body_key IS NOT NULL;
--- and this migration finds them there.
+-- holding ingest's writes: with a large inbox, `hookinbox migrate
+-- --prepare` adds the column and builds the index beforehand, CONCURRENTLY
+-- (ahead/020_inbox_body_key_*.sql), and this migration finds them there.
 ALTER TABLE inbox ADD COLUMN IF NOT EXISTS body_key bytea NULL;
 CREATE UNIQUE INDEX IF NOT EXISTS inbox_body_key_idx ON inbox (source, body_key) WHERE body_key IS NOT NULL;

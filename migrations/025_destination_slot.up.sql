@@ -38,11 +38,10 @@ ALTER TABLE destination_attempt DROP CONSTRAINT destination_attempt_send_id_fkey
 -- them all for the few it took: 47 ms for a claim of 32 behind 61,857
 -- pending sends. With id in the index the order is the index's, and a
 -- claim reads only what it takes. Building the index reads
--- destination_send while holding its writes: with many sends kept, create
--- it beforehand with
---   CREATE INDEX CONCURRENTLY destination_send_due_order_idx
---     ON destination_send (destination, next_attempt_at, id) WHERE state = 'pending';
--- and this migration finds it there.
+-- destination_send while holding its writes: with many sends kept,
+-- `hookinbox migrate --prepare` builds it beforehand, CONCURRENTLY
+-- (ahead/025_destination_send_due_order_idx.sql), and this migration finds
+-- it there.
 CREATE INDEX IF NOT EXISTS destination_send_due_order_idx
     ON destination_send (destination, next_attempt_at, id) WHERE state = 'pending';
 DROP INDEX destination_send_due_idx;

@@ -15,8 +15,13 @@
 -- this a duplicate of" without reading the inbox. Retention deletes a
 -- partition's keys after it has dropped the partition: until then, every
 -- stored delivery keeps its key.
+--
+-- Everything down to "ahead: end" may already be there: `hookinbox
+-- migrate --prepare` runs it ahead and fills inbox_key while ingest goes
+-- on (migrations/ahead/026_inbox_key_follow.sql), so that this migration,
+-- which holds the inbox's writes, has no keys left to copy.
 
-CREATE TABLE inbox_key (
+CREATE TABLE IF NOT EXISTS inbox_key (
     source         text   NOT NULL,
     delivery_id    text   NOT NULL,
     inbox_id       bigint NOT NULL,
@@ -26,7 +31,7 @@ CREATE TABLE inbox_key (
     PRIMARY KEY (source, delivery_id)
 );
 -- A body replayed under a fresh id (migration 020).
-CREATE UNIQUE INDEX inbox_key_body_key_idx ON inbox_key (source, body_key) WHERE body_key IS NOT NULL;
+CREATE UNIQUE INDEX IF NOT EXISTS inbox_key_body_key_idx ON inbox_key (source, body_key) WHERE body_key IS NOT NULL;
 
 -- A dropped partition's keys, found by its id range after the partition
 -- is gone. Keys are inserted in about the order of their ids, so a BRIN
@@ -34,27 +39,45 @@ CREATE UNIQUE INDEX inbox_key_body_key_idx ON inbox_key (source, body_key) WHERE
 -- where a btree would add an entry to every delivery's insert. 16 pages
 -- (about a thousand keys) to a summary: retention deletes windows of a
 -- thousand ids, and reads little more than their pages.
-CREATE INDEX inbox_key_inbox_id_brin ON inbox_key USING brin (inbox_id) WITH (pages_per_range = 16);
+CREATE INDEX IF NOT EXISTS inbox_key_inbox_id_brin ON inbox_key USING brin (inbox_id) WITH (pages_per_range = 16);
 
 -- Partitions retention dropped whose keys are still to be deleted: lo
 -- names the partition, [next, hi) are the ids left to do. A row is
 -- inserted with the drop, its next moves past each window of keys
 -- deleted, and the row goes with the last one, so a pass cut short
 -- carries on where it stopped.
-CREATE TABLE inbox_retired (
+CREATE TABLE IF NOT EXISTS inbox_retired (
     lo   bigint PRIMARY KEY,
     hi   bigint NOT NULL,
     next bigint NOT NULL
 );
 
+-- ahead: end
+
 -- No delivery is written while the inbox changes shape. Copying the keys
--- and checking the existing rows' id range read the whole inbox under this
--- lock: docs/operations.md, "Upgrading a large inbox", says how to do the
--- range check beforehand, and how long the copy takes.
+-- (unless `migrate --prepare` did) and checking the existing rows' id range
+-- read the whole inbox under this lock: docs/operations.md, "Upgrades and
+-- backups", says how to do both beforehand, and how long they take.
 LOCK TABLE inbox, inbox_outcome, inbox_pending IN ACCESS EXCLUSIVE MODE;
 
-INSERT INTO inbox_key (source, delivery_id, inbox_id, payload_sha256, origin, body_key)
-SELECT source, delivery_id, id, payload_sha256, origin, body_key FROM inbox;
+-- Prepared keys are whole: the triggers kept them so since the copy began
+-- (migrations/ahead/026_inbox_key_follow.sql), and the tombstones of rows
+-- deleted meanwhile go. Otherwise the copy is made, or finished, here.
+DELETE FROM inbox_key WHERE inbox_id < 0;
+DO $$
+BEGIN
+    IF obj_description('inbox_key'::regclass, 'pg_class') IS DISTINCT FROM 'hookinbox: every key of the inbox' THEN
+        INSERT INTO inbox_key (source, delivery_id, inbox_id, payload_sha256, origin, body_key)
+        SELECT source, delivery_id, id, payload_sha256, origin, body_key FROM inbox
+        ON CONFLICT DO NOTHING;
+    END IF;
+END
+$$;
+DROP TRIGGER IF EXISTS inbox_key_follow_insert ON inbox;
+DROP TRIGGER IF EXISTS inbox_key_follow_delete ON inbox;
+DROP FUNCTION IF EXISTS inbox_key_follow_insert();
+DROP FUNCTION IF EXISTS inbox_key_follow_delete();
+COMMENT ON TABLE inbox_key IS NULL;
 
 -- A replay's foreign key would stop a partition from being dropped while
 -- the replay's row exists; retention deletes a delivery's replays itself.

@@ -3,7 +3,6 @@
 -- unfinished jobs through it (jobs/sql/partition_busy.sql). Building it
 -- reads handler_step while holding its writes (each step a handler
 -- enqueues once); with many steps kept (a month of them by default),
--- create it beforehand with
---   CREATE INDEX CONCURRENTLY handler_step_job_idx ON handler_step (job_id) WHERE job_id IS NOT NULL;
--- and this migration finds it there.
+-- `hookinbox migrate --prepare` builds it beforehand, CONCURRENTLY
+-- (ahead/027_handler_step_job_idx.sql), and this migration finds it there.
 CREATE INDEX IF NOT EXISTS handler_step_job_idx ON handler_step (job_id) WHERE job_id IS NOT NULL;

@@ -135,19 +135,11 @@ func UpWith(ctx context.Context, pool *pgxpool.Pool, logger *slog.Logger, opts O
 		return res, err
 	}
 
-	// The lock is held on a connection of its own, outside the pool: a
-	// migrator waiting for the lock must not hold a pooled connection, or
-	// several waiters could starve the holder, whose River migrator runs on
-	// the pool.
-	conn, err := pgx.ConnectConfig(ctx, pool.Config().ConnConfig.Copy())
+	conn, err := lockedConn(ctx, pool)
 	if err != nil {
-		return res, fmt.Errorf("migrate: connect: %w", err)
+		return res, fmt.Errorf("migrate: %w", err)
 	}
-	// Closing the session releases its advisory lock too.
 	defer conn.Close(context.WithoutCancel(ctx))
-	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", advisoryLockKey); err != nil {
-		return res, fmt.Errorf("migrate: take lock: %w", err)
-	}
 
 	// River's migrator runs each of its steps on the pool; our lock is held by
 	// the session above, which is enough because every migrator takes it first.
@@ -180,6 +172,45 @@ func UpWith(ctx context.Context, pool *pgxpool.Pool, logger *slog.Logger, opts O
 	return res, nil
 }
 
+// lockedConn opens a session holding the migrators' advisory lock; closing
+// it releases the lock. It is a connection of its own, outside the pool: a
+// migrator waiting for the lock must not hold a pooled connection, or
+// several waiters could starve the holder, whose River migrator runs on
+// the pool.
+func lockedConn(ctx context.Context, pool *pgxpool.Pool) (*pgx.Conn, error) {
+	conn, err := pgx.ConnectConfig(ctx, pool.Config().ConnConfig.Copy())
+	if err != nil {
+		return nil, fmt.Errorf("connect: %w", err)
+	}
+	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", advisoryLockKey); err != nil {
+		conn.Close(context.WithoutCancel(ctx))
+		return nil, fmt.Errorf("take lock: %w", err)
+	}
+	return conn, nil
+}
+
+// appliedVersions reads a line's applied versions; none if its table is
+// not there yet.
+func appliedVersions(ctx context.Context, conn *pgx.Conn, table string) (map[int]bool, error) {
+	var exists bool
+	if err := conn.QueryRow(ctx, "SELECT to_regclass($1) IS NOT NULL", table).Scan(&exists); err != nil || !exists {
+		return nil, err
+	}
+	rows, err := conn.Query(ctx, "SELECT version FROM "+pgx.Identifier{table}.Sanitize())
+	if err != nil {
+		return nil, fmt.Errorf("read applied versions: %w", err)
+	}
+	versions, err := pgx.CollectRows(rows, pgx.RowTo[int])
+	if err != nil {
+		return nil, fmt.Errorf("read applied versions: %w", err)
+	}
+	applied := make(map[int]bool, len(versions))
+	for _, v := range versions {
+		applied[v] = true
+	}
+	return applied, nil
+}
+
 func upLine(ctx context.Context, conn *pgx.Conn, l line) ([]int, error) {
 	all, err := all(l.fsys)
 	if err != nil {
@@ -192,17 +223,9 @@ func upLine(ctx context.Context, conn *pgx.Conn, l line) ([]int, error) {
 		applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
 		return nil, fmt.Errorf("migrate: create %s: %w", l.table, err)
 	}
-	applied := map[int]bool{}
-	rows, err := conn.Query(ctx, "SELECT version FROM "+table)
+	applied, err := appliedVersions(ctx, conn, l.table)
 	if err != nil {
-		return nil, fmt.Errorf("migrate: read applied versions: %w", err)
-	}
-	versions, err := pgx.CollectRows(rows, pgx.RowTo[int])
-	if err != nil {
-		return nil, fmt.Errorf("migrate: read applied versions: %w", err)
-	}
-	for _, v := range versions {
-		applied[v] = true
+		return nil, fmt.Errorf("migrate: %w", err)
 	}
 
 	var done []int

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"log/slog"
 
 	"github.com/hookinbox/hookinbox/migrations"
 )
@@ -9,6 +10,7 @@ import (
 func migrateCmd(ctx context.Context, args []string, e env) error {
 	fs := newFlagSet("migrate", e)
 	configPath := configFlag(fs, e)
+	prepare := fs.Bool("prepare", false, "do ahead, while the service runs, the slow parts of the pending migrations (copies, index builds); then run migrate")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -26,6 +28,9 @@ func migrateCmd(ctx context.Context, args []string, e env) error {
 		return err
 	}
 	defer db.close(context.WithoutCancel(ctx), logger)
+	if *prepare {
+		return prepareMigrations(ctx, db, logger)
+	}
 	res, err := migrations.UpWith(ctx, db.pool, logger, migs)
 	if err != nil {
 		return err
@@ -33,5 +38,18 @@ func migrateCmd(ctx context.Context, args []string, e env) error {
 	if len(res.RiverVersions)+len(res.HookinboxVersions)+len(res.AppVersions) == 0 {
 		logger.Info("database is up to date")
 	}
+	return nil
+}
+
+func prepareMigrations(ctx context.Context, db *database, logger *slog.Logger) error {
+	res, err := migrations.Prepare(ctx, db.pool, logger)
+	if err != nil {
+		return err
+	}
+	if len(res.Versions) == 0 {
+		logger.Info("nothing to prepare: no pending migration has work to do ahead")
+		return nil
+	}
+	logger.Info("migrations prepared: run migrate to apply them", "hookinbox", res.Versions)
 	return nil
 }

@@ -91,3 +91,15 @@ func TestServeStopsOnMigrationVersionClash(t *testing.T) {
 		require.Error(t, err, "ingest never listened")
 	}
 }
+
+// migrate --prepare on an up-to-date database says so and changes nothing
+// (migrations/ahead_test.go prepares an older one).
+func TestMigratePrepareWithNothingPending(t *testing.T) {
+	t.Parallel()
+	b := setup(t, testdb.URL(t))
+	out := &testlog.Buffer{}
+	e := b.env
+	e.stderr = out
+	require.Equal(t, 0, run(context.Background(), []string{"migrate", "--prepare", "--config", b.configPath}, e), out.String())
+	require.Contains(t, out.String(), "nothing to prepare")
+}
