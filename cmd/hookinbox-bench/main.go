@@ -42,6 +42,7 @@ type options struct {
 
 	scenario       string
 	retentionRows  int
+	upgradeRows    int
 	retentionRate  float64
 	retentionAlone time.Duration
 
@@ -69,7 +70,7 @@ type options struct {
 }
 
 // scenarios are -scenario's values.
-var scenarios = []string{"throughput", "retention", "steady", "destinations", "kafka", "tracing"}
+var scenarios = []string{"throughput", "retention", "steady", "destinations", "kafka", "tracing", "upgrade"}
 
 func parseOptions(args []string) (options, error) {
 	var o options
@@ -99,7 +100,9 @@ func parseOptions(args []string) (options, error) {
 	fs.StringVar(&o.scenario, "scenario", "throughput", "throughput (the default run); retention: retire -retention-rows expired deliveries while ingest runs at -retention-rate; "+
 		"steady: one default serve under GitHub issues traffic, in steps of -steady-step × pgbench's rate; destinations: one serve sending every delivery to a local receiver; "+
 		"kafka: a Kafka source's intake of a pre-filled topic and a Kafka destination's drain, on kfake in the bench process; "+
-		"tracing: one serve's CPU per delivery with tracing on (every span exported to a collector in the bench process) against off, modes in turns")
+		"tracing: one serve's CPU per delivery with tracing on (every span exported to a collector in the bench process) against off, modes in turns; "+
+		"upgrade: how long migration 026 holds an older ingest's writes on an inbox of -upgrade-rows deliveries, with and without migrate --prepare")
+	fs.IntVar(&o.upgradeRows, "upgrade-rows", 1_000_000, "upgrade scenario: deliveries in the inbox that migration 026 makes partitioned")
 	fs.IntVar(&o.retentionRows, "retention-rows", 1_000_000, "retention scenario: expired deliveries to retire")
 	fs.Float64Var(&o.retentionRate, "retention-rate", 0, "retention scenario: steady ingest rate, deliveries/s (0: half pgbench's one-delivery rate)")
 	fs.DurationVar(&o.retentionAlone, "retention-alone", 0, "retention scenario: how long ingest runs alone before the passes, the baseline of their ratios "+
@@ -202,6 +205,8 @@ func run(ctx context.Context, opts options) error {
 		return runKafka(ctx, opts, root, progress)
 	case "tracing":
 		return runTracing(ctx, opts, root, progress)
+	case "upgrade":
+		return runUpgrade(ctx, opts, root, progress)
 	}
 	res := results{runInfo: newRunInfo(ctx, opts, root, progress)}
 	if opts.out == "" {

@@ -34,6 +34,8 @@ func show(w io.Writer, path string) error {
 		return showAs(w, b, path, printKafka)
 	case "tracing":
 		return showAs(w, b, path, printTracing)
+	case "upgrade":
+		return showAs(w, b, path, printUpgrade)
 	default:
 		_, err := w.Write(b)
 		return err
