@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/hookinbox/hookinbox/ingest"
@@ -93,4 +94,35 @@ func TestInboxPartitionsKeepRowsAndDuplicates(t *testing.T) {
 			require.Equal(t, "inbox_p"+strconv.FormatInt(below, 10), partition)
 		})
 	}
+}
+
+// Every partition, made before migration 028 or after it, has the inbox's
+// statistics targets, so autoanalyze samples 3,000 rows of it, not 30,000.
+func TestPartitionsTakeTheInboxStatisticsTargets(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool, apply := riverMigrated(t)
+	apply(1, 28)
+	_, err := pool.Exec(ctx, "SELECT inbox_partition_create(5000000, 6000000)")
+	require.NoError(t, err)
+
+	rows, err := pool.Query(ctx, `
+		SELECT c.relname || '.' || a.attname || ' ' || a.attstattarget
+		FROM pg_inherits i
+		JOIN pg_class c ON c.oid = i.inhrelid
+		JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+		WHERE i.inhparent IN ('inbox'::regclass, 'inbox_outcome'::regclass)
+		  AND a.attstattarget NOT IN (0, 10)`)
+	require.NoError(t, err)
+	wrong, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(t, err)
+	require.Empty(t, wrong, "columns of a partition analyzed at the default target")
+
+	var partitions, sampled int
+	require.NoError(t, pool.QueryRow(ctx, `SELECT count(DISTINCT inhrelid) FROM pg_inherits
+		WHERE inhparent IN ('inbox'::regclass, 'inbox_outcome'::regclass)`).Scan(&partitions))
+	require.GreaterOrEqual(t, partitions, 6, "the first partitions, the overflows and the new ones")
+	require.NoError(t, pool.QueryRow(ctx, `SELECT max(attstattarget) FROM pg_attribute
+		WHERE attrelid = 'inbox_p5000000'::regclass AND attnum > 0`).Scan(&sampled))
+	require.Equal(t, 10, sampled)
 }
