@@ -49,8 +49,9 @@ type PrepareResult struct {
 // Prepare does ahead, without holding any table's writes for long, the
 // parts of hookinbox's pending migrations that would otherwise hold them
 // while they run: Up then finds that work done. It runs while older
-// replicas go on serving, can be run again (it carries on where it was
-// stopped), and takes the migrators' lock, so no migration runs meanwhile.
+// replicas go on serving, can be run again (a step finds its work done,
+// the copy of the keys skips those already there), and takes the
+// migrators' lock, so no migration runs meanwhile.
 // On an up-to-date or empty database it does nothing.
 func Prepare(ctx context.Context, pool *pgxpool.Pool, logger *slog.Logger) (PrepareResult, error) {
 	if logger == nil {
