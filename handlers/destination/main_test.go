@@ -176,6 +176,17 @@ func (b *bundle) waitSend(t *testing.T, deliveryID string, states ...string) str
 	return state
 }
 
+// waitAttempts waits until n attempts of a delivery's send are recorded:
+// a request the receiver has seen is in flight until then, and its result
+// (its next retry's time among it) is still to be written.
+func (b *bundle) waitAttempts(t *testing.T, deliveryID string, n int) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		return b.count(t, `SELECT count(*) FROM destination_attempt a JOIN destination_send s ON s.id = a.send_id
+			WHERE s.delivery_id = $1`, deliveryID) == n
+	}, 20*time.Second, 10*time.Millisecond, "send of %s never had %d attempts recorded", deliveryID, n)
+}
+
 func (b *bundle) count(t *testing.T, sql string, args ...any) int {
 	t.Helper()
 	var n int
