@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/hookinbox/hookinbox/config"
@@ -349,7 +350,7 @@ func rescueAcross(t *testing.T, pool *pgxpool.Pool, procs []*proc) int {
 	}
 	t.Logf("after the faults: %s; stranded: %d", left, n)
 	if n == 0 || n != sum(left.Jobs) {
-		t.Errorf("work left that no fault explains: %s; stranded %d", left, n)
+		t.Errorf("work left that no fault explains: %s; stranded %d\n%s", left, n, describeUnfinishedJobs(ctx, pool))
 		return 0
 	}
 	if _, err := pool.Exec(ctx, `UPDATE river_job SET attempted_at = attempted_at - interval '2 hours'
@@ -374,6 +375,23 @@ func rescueAcross(t *testing.T, pool *pgxpool.Pool, procs []*proc) int {
 		t.Errorf("not settled after rescuing %d stranded jobs (restarted %s): %s", n, names(restart), left)
 	}
 	return n
+}
+
+// describeUnfinishedJobs lists the processing jobs not finished, with what
+// tells why none took them: when they are due, their attempts, who tried
+// them, and their metadata (a deferral's snoozes).
+func describeUnfinishedJobs(ctx context.Context, pool *pgxpool.Pool) string {
+	rows, err := pool.Query(ctx, `SELECT format('job %s %s %s: due in %s, attempt %s of %s, attempted by %s, queue %s, metadata %s, errors %s',
+			id, kind, state, scheduled_at - now(), attempt, max_attempts, attempted_by, queue, metadata, errors)
+		FROM river_job WHERE kind IN (`+workKinds+`) AND state NOT IN ('completed', 'cancelled', 'discarded') ORDER BY id`)
+	if err != nil {
+		return "unfinished jobs: " + err.Error()
+	}
+	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return "unfinished jobs: " + err.Error()
+	}
+	return strings.Join(lines, "\n")
 }
 
 func names(procs []*proc) string {
