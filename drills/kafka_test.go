@@ -27,19 +27,26 @@ const (
 
 // TestKafkaSourceCrash kills hookinbox with SIGKILL at random moments while
 // a producer writes orders to a topic, some of them twice under one event
-// id, and restarts it. A kill between the inbox commit and the offset
-// commit gives the messages again: they must be duplicates. At the end
-// every event is in the inbox once, processed, forwarded once, and the
-// group's offsets cover every message; and hookinbox recorded messages
-// both before the first kill and after the last restart.
+// id, and restarts it. Each kill lands while the process reads: after the
+// group gave it its partitions, so between an inbox commit and an offset
+// commit at times, and those messages come again: they must be
+// duplicates. At the end every event is in the inbox once, processed,
+// forwarded once, and the group's offsets cover every message; and
+// hookinbox recorded messages both before the first kill and after the
+// last restart.
+//
+// Waiting for the group before a kill also keeps the drill clear of a
+// fault in kfake's coordinator: a member killed while its JoinGroup waits
+// for a rebalance is never given a session timer, so it keeps its
+// partitions for good where a real broker would time it out.
 func TestKafkaSourceCrash(t *testing.T) {
 	if !*longForm {
 		t.Parallel()
 	}
 	var (
-		messages = pick(600, 5000)
-		duration = pick(8*time.Second, 60*time.Second)
-		kills    = pick(4, 15)
+		rate    = 80 // messages a second
+		kills   = pick(4, 15)
+		reading = pick(2*time.Second, 4*time.Second) // the longest a run reads before its kill
 	)
 	cluster, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(3, kafkaTopic))
 	if err != nil {
@@ -51,25 +58,15 @@ func TestKafkaSourceCrash(t *testing.T) {
 	p := b.start(t, "hookinbox")
 	ctx := context.Background()
 
-	produced := make(chan error, 1)
-	events := map[string]bool{}
-	var sent []string
-	for i := range messages {
-		id := fmt.Sprintf("%s-order-%d", b.run, i)
-		if i > 0 && rand.IntN(10) == 0 {
-			id = sent[rand.IntN(len(sent))] // the producer's own repeat
-		}
-		sent = append(sent, id)
-		events[id] = true
-	}
-	go func() { produced <- produceOrders(ctx, cluster.ListenAddrs(), sent, duration) }()
+	stop := make(chan struct{})
+	produced := make(chan producerResult, 1)
+	go func() { produced <- produceOrders(ctx, cluster.ListenAddrs(), b.run, rate, stop) }()
 
 	var recordedBeforeKill, recordedAtLastReturn int
 	var lastKill time.Time
-	start, slot := time.Now(), duration/time.Duration(kills)
 	for i := range kills {
-		at := start.Add(time.Duration(i)*slot + slot/4 + time.Duration(rand.Int64N(int64(slot/2))))
-		time.Sleep(time.Until(at))
+		waitSession(t, cluster, p)
+		time.Sleep(time.Duration(rand.Int64N(int64(reading))))
 		if i == 0 {
 			recordedBeforeKill = countOrders(t, b)
 		}
@@ -80,8 +77,16 @@ func TestKafkaSourceCrash(t *testing.T) {
 		}
 		recordedAtLastReturn = countOrders(t, b)
 	}
-	if err := <-produced; err != nil {
-		t.Fatal(err)
+	waitSession(t, cluster, p)
+	time.Sleep(reading)
+	close(stop)
+	res := <-produced
+	if res.err != nil {
+		t.Fatal(res.err)
+	}
+	sent, events := res.sent, map[string]bool{}
+	for _, id := range sent {
+		events[id] = true
 	}
 	if !waitFor(ctx, 60*time.Second, 100*time.Millisecond, func() bool { return committedOffsets(t, cluster) == int64(len(sent)) }) {
 		t.Fatalf("offsets committed %d of %d messages\n%s\n%s", committedOffsets(t, cluster), len(sent), groupState(cluster), p.logTail(200))
@@ -123,23 +128,54 @@ func TestKafkaSourceCrash(t *testing.T) {
 	}
 }
 
-// produceOrders writes one message per id over about duration.
-func produceOrders(ctx context.Context, brokers []string, ids []string, duration time.Duration) error {
+// waitSession waits until the process's latest run has begun a group
+// session: the group assigned it partitions and it reads them.
+func waitSession(t *testing.T, cluster *kfake.Cluster, p *proc) {
+	t.Helper()
+	begun := func() bool {
+		log := p.logTail(1 << 20)
+		_, run, _ := strings.Cut(log[max(strings.LastIndex(log, "---- drill: starting"), 0):], "\n")
+		return strings.Contains(run, "new group session begun")
+	}
+	if !waitFor(context.Background(), 60*time.Second, 50*time.Millisecond, begun) {
+		t.Fatalf("no group session began within 60s\n%s\n%s", groupState(cluster), p.logTail(60))
+	}
+}
+
+// producerResult is what produceOrders sent: each message's event id.
+type producerResult struct {
+	sent []string
+	err  error
+}
+
+// produceOrders writes rate messages a second until stop closes. About
+// one in ten repeats an earlier message's event id.
+func produceOrders(ctx context.Context, brokers []string, run string, rate int, stop <-chan struct{}) producerResult {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.DefaultProduceTopic(kafkaTopic))
 	if err != nil {
-		return err
+		return producerResult{err: err}
 	}
 	defer cl.Close()
-	pause := duration / time.Duration(len(ids))
-	for i, id := range ids {
+	var sent []string
+	tick := time.NewTicker(time.Second / time.Duration(rate))
+	defer tick.Stop()
+	for i := 0; ; i++ {
+		select {
+		case <-stop:
+			return producerResult{sent: sent}
+		case <-tick.C:
+		}
+		id := fmt.Sprintf("%s-order-%d", run, i)
+		if i > 0 && rand.IntN(10) == 0 {
+			id = sent[rand.IntN(len(sent))] // the producer's own repeat
+		}
 		r := &kgo.Record{Key: []byte(fmt.Sprint(i % 11)), Value: []byte(fmt.Sprintf(`{"order":%q}`, id)),
 			Headers: []kgo.RecordHeader{{Key: "event_id", Value: []byte(id)}}}
 		if err := cl.ProduceSync(ctx, r).FirstErr(); err != nil {
-			return err
+			return producerResult{sent: sent, err: err}
 		}
-		time.Sleep(pause)
+		sent = append(sent, id)
 	}
-	return nil
 }
 
 // countOrders counts the orders source's inbox rows.
