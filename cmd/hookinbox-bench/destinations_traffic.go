@@ -159,9 +159,38 @@ func printDestTargets(tw io.Writer, res destinationsResult) {
 		fmt.Fprintf(tw, "sent/s draining under traffic ÷ pgbench tps\t%.2f (%.0f / %.0f)\t≥ 1.00\t%s\n",
 			ratio, tr.SentPerSec, res.Pgbench.TPS, verdict(ratio >= 1.0))
 	}
+	if l, ok := cpuLeftByTraffic(tr, res.Machine.CPUs); ok {
+		ratio := tr.SentPerSec / l.carries
+		fmt.Fprintf(tw, "sent/s draining under traffic ÷ the sends the CPU the traffic leaves carries\t%.2f (%.0f / %.0f: %.2f cores left, %.3f ms a send)\t≥ 0.70\t%s\n",
+			ratio, tr.SentPerSec, l.carries, l.cores, l.perSendMs, verdict(ratio >= 0.7))
+	}
 	if tr.LoopSent > 0 && tr.PausedCPU.Seconds > 0 {
 		extra := tr.DrainingCPU.Postgres - tr.PausedCPU.Postgres/tr.PausedCPU.Seconds*tr.DrainingCPU.Seconds
 		fmt.Fprintf(tw, "PostgreSQL CPU per sent request, draining under traffic (beyond the paused loop's)\t%.3f ms\t(reported)\t\n",
 			1000*extra/float64(tr.LoopSent))
 	}
+}
+
+// cpuLeft is what a drain under traffic can use: the cores the paused
+// loop leaves idle, and the machine's CPU (everything that ran) per send
+// beyond the paused loop's, which together say how many sends a second
+// those cores carry.
+type cpuLeft struct {
+	cores     float64
+	perSendMs float64
+	carries   float64
+}
+
+// cpuLeftByTraffic is cpuLeft of one run on a machine of cpus. ok is
+// false when the run has no draining loop or no CPU to compare.
+func cpuLeftByTraffic(tr destTraffic, cpus int) (cpuLeft, bool) {
+	p, d := tr.PausedCPU, tr.DrainingCPU
+	if cpus <= 0 || tr.LoopSent <= 0 || p.Seconds <= 0 || d.Seconds <= 0 || d.MachineBusy <= p.MachineBusy {
+		return cpuLeft{}, false
+	}
+	n := float64(cpus)
+	extraMs := 1000 * (d.MachineBusy - p.MachineBusy) * n * d.Seconds
+	l := cpuLeft{cores: (1 - p.MachineBusy) * n, perSendMs: extraMs / float64(tr.LoopSent)}
+	l.carries = 1000 * l.cores / l.perSendMs
+	return l, true
 }
