@@ -268,7 +268,14 @@ func NewClient(pool *pgxpool.Pool, cfg ClientConfig) (*river.Client[pgx.Tx], err
 		}
 		rc.Queues = queues
 	}
-	return river.NewClient(riverpgxv5.New(pool), rc)
+	client, err := river.NewClient(riverpgxv5.New(pool), rc)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Generation != nil && !cfg.InsertOnly {
+		cfg.Generation.attach(client.Queues(), queueDeliveries, rc.Queues[queueDeliveries])
+	}
+	return client, nil
 }
 
 // queueConfigs is the queues a working client runs: the deliveries at

@@ -56,10 +56,11 @@ type GenerationConfig struct {
 const generationLiveFactor = 10
 
 // MaxDeferrals bounds how often an outdated worker snoozes one
-// processing job: a job still not taken by a newer process after that
-// many looks (the newer processes are wedged, or none of them works the
-// deliveries queue) is processed here all the same, with a warning,
-// rather than left waiting for ever.
+// processing job it fetched before it stopped fetching them: a job still
+// not taken by a newer process after that many looks is processed here
+// all the same, with a warning, rather than left waiting for ever. For the
+// jobs it does not fetch, MaxDeferrals looks are how long they may wait
+// with none running before it processes them (stallAfter).
 const MaxDeferrals = 30
 
 // Generation leaves the processing of deliveries to the newest
@@ -67,16 +68,28 @@ const MaxDeferrals = 30
 // a route or a handler, replicas of the old configuration would process
 // some deliveries without it: no send for the new destination, ever. With
 // a Generation, a worker whose configuration is older than one a live
-// process runs snoozes its processing jobs (Middleware), so the newer
-// processes take them; it goes on working every other job, and resumes
-// processing once no newer configuration runs (a failed deploy rolled
-// back, say).
+// process runs stops fetching processing jobs (its River client's
+// deliveries queue is removed), so the newer processes take them all, and
+// snoozes any it had fetched already (Middleware). It goes on working
+// every other job, and resumes processing once no newer configuration
+// runs (a failed deploy rolled back, say).
+//
+// Snoozing alone was not enough: an outdated process that kept fetching
+// could take the same job back time after time while a newer one idled
+// (a drill saw one job snoozed 29 times by the old process), until
+// MaxDeferrals ran out and it processed the job without the new
+// configuration.
 type Generation struct {
 	pool     *pgxpool.Pool
 	cfg      GenerationConfig
 	outdated atomic.Bool
 	running  atomic.Bool
 	others   bool // another configuration ran when this one started
+	queue    atomic.Pointer[processingQueue]
+	// stalled: outdated, yet a processing job has waited longer than
+	// stallAfter, so no newer process takes them: this one does.
+	stalled      atomic.Bool
+	waitingSince time.Time // run's own: since when looks found jobs waiting, none running
 }
 
 // NewGeneration returns a Generation for cfg; Start begins it.
@@ -121,6 +134,7 @@ func (g *Generation) Prepare(ctx context.Context) error {
 		return fmt.Errorf("jobs: look for a newer configuration: %w", err)
 	}
 	g.set(true, newest)
+	g.applyQueue() // before River starts: it never fetches from the queue
 	return nil
 }
 
@@ -213,6 +227,7 @@ func (g *Generation) run(ctx context.Context) {
 			continue
 		}
 		g.set(newest != g.cfg.Fingerprint, newest)
+		g.lookForStall(ctx)
 	}
 }
 
@@ -220,6 +235,7 @@ func (g *Generation) set(outdated bool, newest string) {
 	if g.outdated.Swap(outdated) == outdated {
 		return
 	}
+	go g.applyQueue()
 	if outdated {
 		g.cfg.Logger.Warn("a process with a newer configuration runs: this process leaves deliveries to it until it stops",
 			"this", g.cfg.Fingerprint, "newest", newest)
@@ -235,6 +251,10 @@ func (g *Generation) set(outdated bool, newest string) {
 func (g *Generation) Middleware() rivertype.WorkerMiddleware {
 	return river.WorkerMiddlewareFunc(func(ctx context.Context, job *rivertype.JobRow, doInner func(context.Context) error) error {
 		if !g.outdated.Load() || (job.Kind != (ProcessDeliveryArgs{}).Kind() && job.Kind != (ProcessDeliveriesArgs{}).Kind()) {
+			return doInner(ctx)
+		}
+		if g.stalled.Load() {
+			g.cfg.Observe("processed_outdated")
 			return doInner(ctx)
 		}
 		if n := snoozes(job); n < MaxDeferrals {

@@ -613,15 +613,43 @@ var coreMutations = []Mutation{
 		Run:  "^TestMigrationFinishesAnUnfinishedCopy$",
 	},
 	{
+		// An outdated process fetches processing jobs and works them as
+		// any other: neither its queue is removed nor its jobs snoozed.
 		Name:    "older-config-processes",
 		Promise: promiseRolling,
 		File:    "jobs/client.go",
 		Edits: []Edit{{
 			Find:    "rc.Middleware = append(rc.Middleware, cfg.Generation.Middleware())",
 			Replace: "_ = cfg.Generation.Middleware()",
+		}, {
+			Find:    "		cfg.Generation.attach(client.Queues(), queueDeliveries, rc.Queues[queueDeliveries])",
+			Replace: "",
 		}},
 		Pkgs: []string{"./handlers/destination"},
 		Run:  "^TestEveryDeliveryAfterTheNewConfigStartsReachesTheNewDestination$",
+	},
+	{
+		// Snoozing alone: the outdated process keeps fetching.
+		Name:    "outdated-replica-keeps-fetching",
+		Promise: promiseRolling,
+		File:    "jobs/client.go",
+		Edits: []Edit{{
+			Find:    "		cfg.Generation.attach(client.Queues(), queueDeliveries, rc.Queues[queueDeliveries])",
+			Replace: "",
+		}},
+		Pkgs: []string{"./handlers/destination"},
+		Run:  "^TestEveryDeliveryAfterTheNewConfigStartsReachesTheNewDestination$",
+	},
+	{
+		Name:    "wedged-newer-config-stalls-processing",
+		Promise: promiseRolling,
+		File:    "jobs/generation_queue.go",
+		Edits: []Edit{{
+			Find:    "			stalled = now.Sub(g.waitingSince) >= g.stallAfter()",
+			Replace: "			stalled = false",
+		}},
+		Pkgs: []string{"./handlers/destination"},
+		Run:  "^TestAWedgedNewerConfigDelaysProcessingBoundedly$",
 	},
 	{
 		Name:    "restarted-replica-is-newest",
@@ -639,7 +667,7 @@ var coreMutations = []Mutation{
 		Promise: promiseRolling,
 		File:    "jobs/generation.go",
 		Edits: []Edit{{
-			Find:    "	g.set(true, newest)\n	return nil",
+			Find:    "	g.set(true, newest)\n	g.applyQueue() // before River starts: it never fetches from the queue\n	return nil",
 			Replace: "	return nil",
 		}},
 		Pkgs: []string{"./jobs"},

@@ -1,0 +1,119 @@
+package jobs
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/hookinbox/hookinbox/internal/pgnamed"
+)
+
+//go:embed sql/processing_stalled.sql
+var processingStalledSQL string
+
+// processingQueue is the River client's deliveries queue, which an
+// outdated process does not work.
+type processingQueue struct {
+	mu      sync.Mutex
+	queues  *river.QueueBundle
+	name    string
+	config  river.QueueConfig
+	removed bool
+}
+
+// queueStopTimeout bounds the wait for the processing jobs running when
+// the process becomes outdated (Remove waits for them); a stop that takes
+// longer is tried again.
+const queueStopTimeout = time.Minute
+
+// attach has the Generation remove the client's processing queue while a
+// newer configuration runs and add it back after. NewClient calls it.
+func (g *Generation) attach(queues *river.QueueBundle, name string, config river.QueueConfig) {
+	g.queue.Store(&processingQueue{queues: queues, name: name, config: config})
+	g.applyQueue()
+}
+
+// applyQueue brings the processing queue in line with the latest look:
+// removed while outdated, worked otherwise. It reads the state under the
+// queue's lock, so calls that overlap end in the latest state; one that
+// fails is tried again after a look's interval.
+func (g *Generation) applyQueue() {
+	q := g.queue.Load()
+	if q == nil {
+		return
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	remove := g.outdated.Load() && !g.stalled.Load()
+	if remove == q.removed {
+		return
+	}
+	var err error
+	if remove {
+		ctx, cancel := context.WithTimeout(context.Background(), queueStopTimeout)
+		err = q.queues.Remove(ctx, q.name)
+		cancel()
+		var notFound *river.QueueNotFoundError
+		if errors.As(err, &notFound) {
+			err = nil
+		}
+	} else {
+		err = q.queues.Add(q.name, q.config)
+	}
+	if err != nil {
+		g.cfg.Logger.Warn("processing queue not switched; trying again", "remove", remove, "error", err)
+		time.AfterFunc(g.cfg.Every, g.applyQueue)
+		return
+	}
+	q.removed = remove
+}
+
+// stallAfter is how long processing jobs may wait with none running,
+// while this process is outdated, before it concludes that no newer
+// process takes them (they are wedged, or none of them works the
+// deliveries queue) and processes them under its own configuration.
+func (g *Generation) stallAfter() time.Duration { return MaxDeferrals * g.cfg.Every }
+
+// lookForStall sets stalled. Outdated, a process is stalled once every
+// look for stallAfter found a processing job due for longer than a look's
+// interval and none running; it stays stalled, and processes, until a
+// look finds none waiting. A job a killed process left running counts as
+// running: the wait then lasts until River rescues it, erring towards the
+// newer configuration.
+func (g *Generation) lookForStall(ctx context.Context) {
+	was := g.stalled.Load()
+	stalled := false
+	if q := g.queue.Load(); q != nil && g.outdated.Load() {
+		var waiting, working bool
+		err := g.pool.QueryRow(ctx, processingStalledSQL, pgnamed.Args{"queue": q.name, "due_secs": g.cfg.Every.Seconds()}).Scan(&waiting, &working)
+		if err != nil {
+			return // keep the last answer
+		}
+		switch now := time.Now(); {
+		case was:
+			stalled = waiting
+		case !waiting || working:
+			g.waitingSince = time.Time{}
+		case g.waitingSince.IsZero():
+			g.waitingSince = now
+		default:
+			stalled = now.Sub(g.waitingSince) >= g.stallAfter()
+		}
+	}
+	if stalled == was {
+		return
+	}
+	g.stalled.Store(stalled)
+	g.waitingSince = time.Time{}
+	if stalled {
+		g.cfg.Logger.Warn("no process of the newer configuration takes processing jobs: processing them under this one",
+			"this", g.cfg.Fingerprint, "waited", g.stallAfter())
+	} else if g.outdated.Load() {
+		g.cfg.Logger.Info("processing jobs no longer wait: leaving them to the newer configuration again", "this", g.cfg.Fingerprint)
+	}
+	go g.applyQueue()
+}
