@@ -23,6 +23,11 @@ type processingQueue struct {
 	name    string
 	config  river.QueueConfig
 	removed bool
+	// unsure: an Add or Remove failed, and River may hold a producer that
+	// does not run (an Add whose start failed stays in the client; a
+	// Remove cut short leaves its producer stopping). The next attempt
+	// removes it before anything else.
+	unsure bool
 }
 
 // queueStopTimeout bounds the wait for the processing jobs running when
@@ -40,7 +45,7 @@ func (g *Generation) attach(queues *river.QueueBundle, name string, config river
 // applyQueue brings the processing queue in line with the latest look:
 // removed while outdated, worked otherwise. It reads the state under the
 // queue's lock, so calls that overlap end in the latest state; one that
-// fails is tried again after a look's interval.
+// fails is tried again after a look's interval, from a clean removal.
 func (g *Generation) applyQueue() {
 	q := g.queue.Load()
 	if q == nil {
@@ -49,27 +54,39 @@ func (g *Generation) applyQueue() {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	remove := g.outdated.Load() && !g.stalled.Load()
-	if remove == q.removed {
+	if remove == q.removed && !q.unsure {
 		return
 	}
-	var err error
-	if remove {
-		ctx, cancel := context.WithTimeout(context.Background(), queueStopTimeout)
-		err = q.queues.Remove(ctx, q.name)
-		cancel()
-		var notFound *river.QueueNotFoundError
-		if errors.As(err, &notFound) {
-			err = nil
+	err := q.remove()
+	if err == nil && !remove {
+		if err = q.queues.Add(q.name, q.config); err == nil {
+			q.removed = false
 		}
-	} else {
-		err = q.queues.Add(q.name, q.config)
 	}
 	if err != nil {
+		q.unsure = true
 		g.cfg.Logger.Warn("processing queue not switched; trying again", "remove", remove, "error", err)
 		time.AfterFunc(g.cfg.Every, g.applyQueue)
 		return
 	}
-	q.removed = remove
+	q.unsure = false
+}
+
+// remove removes the queue's producer if the client has one, and waits
+// for its running jobs.
+func (q *processingQueue) remove() error {
+	if q.removed && !q.unsure {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), queueStopTimeout)
+	defer cancel()
+	err := q.queues.Remove(ctx, q.name)
+	var notFound *river.QueueNotFoundError
+	if err == nil || errors.As(err, &notFound) {
+		q.removed = true
+		return nil
+	}
+	return err
 }
 
 // stallAfter is how long processing jobs may wait with none running,
