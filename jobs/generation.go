@@ -143,6 +143,7 @@ func (g *Generation) Prepare(ctx context.Context) error {
 // client works jobs: a process that cannot must not draw the processing
 // of older ones to itself.
 func (g *Generation) Start(ctx context.Context) error {
+	g.riverWorks()
 	newest, err := g.look(ctx)
 	if err != nil {
 		return err

@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -28,7 +29,24 @@ type processingQueue struct {
 	// Remove cut short leaves its producer stopping). The next attempt
 	// removes it before anything else.
 	unsure bool
+	// removeAfter (Unix ns) holds a removal back until River's start is
+	// done (startGrace).
+	removeAfter atomic.Int64
 }
+
+// riverWorks notes that the River client has just started: a removal of
+// the processing queue waits startGrace.
+func (g *Generation) riverWorks() {
+	if q := g.queue.Load(); q != nil {
+		q.removeAfter.Store(time.Now().Add(startGrace).UnixNano())
+	}
+}
+
+// startGrace is how long after River starts working a removal of the
+// processing queue waits. River's client, once started, waits for each
+// producer it started to say so; a producer removed before it is waited
+// for never says so, and the client's Stop would hang (river v0.51.2).
+const startGrace = time.Second
 
 // queueStopTimeout bounds the wait for the processing jobs running when
 // the process becomes outdated (Remove waits for them); a stop that takes
@@ -77,6 +95,9 @@ func (g *Generation) applyQueue() {
 func (q *processingQueue) remove() error {
 	if q.removed && !q.unsure {
 		return nil
+	}
+	if wait := time.Until(time.Unix(0, q.removeAfter.Load())); wait > 0 {
+		time.Sleep(wait)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), queueStopTimeout)
 	defer cancel()

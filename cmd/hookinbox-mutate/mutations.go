@@ -641,6 +641,30 @@ var coreMutations = []Mutation{
 		Run:  "^TestEveryDeliveryAfterTheNewConfigStartsReachesTheNewDestination$",
 	},
 	{
+		// A removal right after River starts hangs River's Stop.
+		Name:    "queue-removed-during-river-start",
+		Promise: promiseRolling,
+		File:    "jobs/generation_queue.go",
+		Edits: []Edit{{
+			Find:    "	if wait := time.Until(time.Unix(0, q.removeAfter.Load())); wait > 0 {",
+			Replace: "	if wait := time.Until(time.Unix(0, q.removeAfter.Load())); false && wait > 0 {",
+		}},
+		Pkgs: []string{"./jobs"},
+		Run:  "^TestProcessingQueueSwitchRecoversFromARefusal$",
+	},
+	{
+		// A refused switch is tried again as if River were in step.
+		Name:    "queue-switch-retried-unclean",
+		Promise: promiseRolling,
+		File:    "jobs/generation_queue.go",
+		Edits: []Edit{{
+			Find:    "	if q.removed && !q.unsure {",
+			Replace: "	if q.removed {",
+		}},
+		Pkgs: []string{"./jobs"},
+		Run:  "^TestProcessingQueueSwitchRecoversFromARefusal$",
+	},
+	{
 		Name:    "wedged-newer-config-stalls-processing",
 		Promise: promiseRolling,
 		File:    "jobs/generation_queue.go",
