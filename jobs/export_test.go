@@ -15,11 +15,14 @@ var (
 	ReindexedIndexes    = reindexedIndexes
 	DroppedRiverIndexes = droppedRiverIndexes
 	KeyRest             = keyRest
+	KeyPace             = keyPace
+	RetentionInsertOpts = retentionInsertOpts
 )
 
 const (
-	PartitionKeyRate = partitionKeyRate
-	DetachedComment  = detachedComment
+	MinKeyPace      = minKeyPace
+	MaxKeyPace      = maxKeyPace
+	DetachedComment = detachedComment
 )
 
 // CompleteProcessedTx is completeTx for jobs whose deliveries were
@@ -58,4 +61,11 @@ func EnsurePartition(ctx context.Context, pool *pgxpool.Pool, span time.Duration
 		return "", 0, 0, err
 	}
 	return p.name, p.lo, p.hi, err
+}
+
+// RetirePartitions drops the partitions a pass as of now would, and
+// leaves their keys.
+func (w *RetentionWorker) RetirePartitions(ctx context.Context, now time.Time) error {
+	_, err := w.retirePartitions(ctx, now.Add(-w.cfg.Default))
+	return err
 }

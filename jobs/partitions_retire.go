@@ -82,11 +82,14 @@ func (w *RetentionWorker) retire(ctx context.Context, p partition, cutoff time.T
 	if undecided || busy {
 		return 0, false, nil
 	}
-	if err := w.pool.QueryRow(ctx, "SELECT count(*) FROM "+pgx.Identifier{p.name}.Sanitize()).Scan(&rows); err != nil {
+	var filled float64 // seconds between its first delivery and its last
+	if err := w.pool.QueryRow(ctx, "SELECT count(*), coalesce(extract(epoch FROM max(received_at) - min(received_at)), 0)::float8 FROM "+
+		pgx.Identifier{p.name}.Sanitize()).Scan(&rows, &filled); err != nil {
 		return 0, false, err
 	}
+	pace := keyPace(rows, time.Duration(filled*float64(time.Second)))
 	for attempt := 0; attempt < 3; attempt++ {
-		dropped, err = w.drop(ctx, p, cutoff)
+		dropped, err = w.drop(ctx, p, cutoff, pace)
 		if !isLockTimeout(err) {
 			return rows, dropped, err
 		}
@@ -101,29 +104,55 @@ func (w *RetentionWorker) retire(ctx context.Context, p partition, cutoff time.T
 // partitionKeyBatch bounds a batch of a dropped partition's keys.
 const partitionKeyBatch = 1000
 
-// partitionKeyRate paces the deletes of dropped partitions' keys, in keys
-// a second. They need no hurry: their deliveries are gone, and a resend of
-// one is answered as a duplicate until its key goes. So they are spread
-// over minutes beside ingest rather than in its way, at a rate well above
-// what one day's partition needs (2,000/s is 170 million keys a day).
-const partitionKeyRate = 2000
+// minKeyPace is the slowest pace, in keys a second, for a dropped
+// partition's keys: a small or slowly filled partition's keys go within
+// minutes or hours, not days.
+const minKeyPace = 100
+
+// maxKeyPace bounds the pace of a partition filled in a moment. Between
+// windows the deletes still rest RetentionConfig.Pause at least.
+const maxKeyPace = 1_000_000
+
+// keyPace is the pace, in keys a second, for the keys of a dropped
+// partition of n deliveries received over filled: twice the rate they
+// came in. They need no hurry (their deliveries are gone, and a resend of
+// one is answered as a duplicate until its key goes), so they are spread
+// beside ingest rather than in its way; but partitions are dropped about
+// as often as they filled, so the keys of each must go faster than they
+// came, or the table grows without end. At twice the rate they go in half
+// the time their partition took to fill.
+func keyPace(n int64, filled time.Duration) int32 {
+	if filled <= 0 {
+		return maxKeyPace
+	}
+	pace := 2 * float64(n) / filled.Seconds()
+	return int32(min(max(pace, minKeyPace), maxKeyPace))
+}
 
 // keyRest is how long to rest after deleting n keys in took, so that the
-// deletes keep to partitionKeyRate: at least pause.
-func keyRest(n int64, took, pause time.Duration) time.Duration {
-	return max(pause, time.Duration(n)*time.Second/partitionKeyRate-took)
+// deletes keep to pace keys a second: at least pause.
+func keyRest(n int64, took, pause time.Duration, pace int32) time.Duration {
+	return max(pause, time.Duration(n)*time.Second/time.Duration(pace)-took)
+}
+
+// retiredRange is a dropped partition's ids whose keys are still to be
+// deleted: [Next, Hi), at Pace keys a second.
+type retiredRange struct {
+	Lo, Hi, Next int64
+	Pace         int32
 }
 
 // deleteRetiredKeys deletes the keys of every dropped partition, a window
 // of partitionKeyBatch ids at a time, resting after each that deleted any
-// (keyRest), and forgets each range once its keys are gone. A pass cut
+// (keyRest, at the pace its drop set), and forgets each range once its
+// keys are gone. A pass cut
 // short leaves the rest to the next, from the window it stopped at.
 func (w *RetentionWorker) deleteRetiredKeys(ctx context.Context) (int64, error) {
 	rows, err := w.pool.Query(ctx, partitionRetiredListSQL)
 	if err != nil {
 		return 0, err
 	}
-	ranges, err := pgx.CollectRows(rows, pgx.RowToStructByPos[struct{ Lo, Hi, Next int64 }])
+	ranges, err := pgx.CollectRows(rows, pgx.RowToStructByPos[retiredRange])
 	if err != nil {
 		return 0, err
 	}
@@ -141,7 +170,7 @@ func (w *RetentionWorker) deleteRetiredKeys(ctx context.Context) (int64, error) 
 			if n == 0 {
 				continue // ids no delivery took (a duplicate's insert takes one too)
 			}
-			if err := sleep(ctx, keyRest(n, time.Since(start), w.cfg.Pause)); err != nil {
+			if err := sleep(ctx, keyRest(n, time.Since(start), w.cfg.Pause, r.Pace)); err != nil {
 				return total, err
 			}
 		}
@@ -156,7 +185,7 @@ func (w *RetentionWorker) deleteRetiredKeys(ctx context.Context) (int64, error) 
 // lock released, drops it. An insert that took an id of p before p was
 // judged and commits only now is seen here, after the lock: the lock
 // waits for its transaction.
-func (w *RetentionWorker) drop(ctx context.Context, p partition, cutoff time.Time) (dropped bool, err error) {
+func (w *RetentionWorker) drop(ctx context.Context, p partition, cutoff time.Time, pace int32) (dropped bool, err error) {
 	err = pgx.BeginFunc(ctx, w.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, "SET LOCAL lock_timeout = '"+partitionLockTimeout+"'"); err != nil {
 			return err
@@ -182,7 +211,7 @@ func (w *RetentionWorker) drop(ctx context.Context, p partition, cutoff time.Tim
 		if err := tx.QueryRow(ctx, "SELECT min(id), max(id) FROM "+pgx.Identifier{p.name}.Sanitize()).Scan(&first, &last); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, "INSERT INTO inbox_retired (lo, hi, next) VALUES ($1, $2, $3)", p.lo, last+1, first); err != nil {
+		if _, err := tx.Exec(ctx, "INSERT INTO inbox_retired (lo, hi, next, keys_per_second) VALUES ($1, $2, $3, $4)", p.lo, last+1, first, pace); err != nil {
 			return err
 		}
 		// Detached now, dropped after the lock is released: a drop frees

@@ -2,6 +2,7 @@ package jobs_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"testing"
 	"time"
@@ -255,7 +256,7 @@ func TestRetentionDeletesDroppedKeysFromWhereItStopped(t *testing.T) {
 	_, err := b.pool.Exec(ctx, `INSERT INTO inbox_key (source, delivery_id, inbox_id, payload_sha256, origin)
 		SELECT 'github', 'gone-' || g, g, '\x00', 'webhook' FROM generate_series(10, 2509) g`)
 	require.NoError(t, err)
-	_, err = b.pool.Exec(ctx, "INSERT INTO inbox_retired (lo, hi, next) VALUES (1, 2510, 1200)")
+	_, err = b.pool.Exec(ctx, "INSERT INTO inbox_retired (lo, hi, next, keys_per_second) VALUES (1, 2510, 1200, 2000)")
 	require.NoError(t, err)
 
 	res := b.retention(t)
@@ -264,14 +265,78 @@ func TestRetentionDeletesDroppedKeysFromWhereItStopped(t *testing.T) {
 	require.Zero(t, b.count(t, "SELECT count(*) FROM inbox_retired"))
 }
 
-// The keys of dropped partitions are deleted at PartitionKeyRate at most,
-// the time a window's delete took counted, with pause between windows at
-// least.
-func TestKeyRestKeepsTheRate(t *testing.T) {
+// A dropped partition's keys are deleted at the pace its drop recorded:
+// 200 keys at 100 a second take two seconds.
+func TestRetentionDeletesDroppedKeysAtTheirPace(t *testing.T) {
+	t.Parallel()
+	b := setupRetention(t)
+	ctx := context.Background()
+	_, err := b.pool.Exec(ctx, `INSERT INTO inbox_key (source, delivery_id, inbox_id, payload_sha256, origin)
+		SELECT 'github', 'gone-' || g, g, '\x00', 'webhook' FROM generate_series(1, 200) g;
+		INSERT INTO inbox_retired (lo, hi, next, keys_per_second) VALUES (1, 201, 1, 100)`)
+	require.NoError(t, err)
+
+	start := time.Now()
+	res := b.retention(t)
+	require.EqualValues(t, 200, res.PartitionKeysDeleted)
+	require.GreaterOrEqual(t, time.Since(start), 1900*time.Millisecond)
+}
+
+// The keys of a dropped partition are deleted at its pace, the time a
+// window's delete took counted, with pause between windows at least.
+func TestKeyRestKeepsThePace(t *testing.T) {
 	t.Parallel()
 	const pause = 100 * time.Millisecond
-	require.Equal(t, 400*time.Millisecond, jobs.KeyRest(1000, 100*time.Millisecond, pause))
-	require.Equal(t, pause, jobs.KeyRest(1000, 600*time.Millisecond, pause), "a slow delete rests pause")
-	require.Equal(t, pause, jobs.KeyRest(10, 0, pause))
-	require.Equal(t, time.Second, jobs.KeyRest(2*jobs.PartitionKeyRate, time.Second, pause))
+	require.Equal(t, 400*time.Millisecond, jobs.KeyRest(1000, 100*time.Millisecond, pause, 2000))
+	require.Equal(t, pause, jobs.KeyRest(1000, 600*time.Millisecond, pause, 2000), "a slow delete rests pause")
+	require.Equal(t, pause, jobs.KeyRest(10, 0, pause, 2000))
+	require.Equal(t, 900*time.Millisecond, jobs.KeyRest(100, 100*time.Millisecond, pause, 100))
+	require.Equal(t, pause, jobs.KeyRest(1000, 0, pause, jobs.MaxKeyPace))
+}
+
+// A dropped partition's keys go at twice the rate its deliveries came in:
+// in half the time it took to fill, so that retiring keys keeps up with
+// any sustained ingest. Not slower than MinKeyPace, and a partition
+// filled in a moment is bounded by pause only.
+func TestKeyPaceIsTwiceTheFill(t *testing.T) {
+	t.Parallel()
+	require.EqualValues(t, 4000, jobs.KeyPace(2_000_000, 1000*time.Second))
+	require.EqualValues(t, 2*173_000_000/86_400, jobs.KeyPace(173_000_000, 24*time.Hour), "a day at 2,000 a second")
+	require.EqualValues(t, jobs.MinKeyPace, jobs.KeyPace(1_000_000, 24*time.Hour), "a day at 12 a second")
+	require.EqualValues(t, jobs.MaxKeyPace, jobs.KeyPace(5, 0))
+	require.EqualValues(t, jobs.MaxKeyPace, jobs.KeyPace(100_000_000, time.Second))
+}
+
+// The drop records its partition's pace, from the receipt times of the
+// deliveries it held: 60 received 10 ms apart (0.59 s), so 203 keys a
+// second; 3 received over 9 days, so MinKeyPace.
+func TestRetentionPacesADroppedPartitionsKeysByItsFill(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		n    int
+		step string
+		want int
+	}{
+		{"fast", 60, "10 milliseconds", 203},
+		{"slow", 3, "4.5 days", jobs.MinKeyPace},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			b := setupRetention(t)
+			ctx := context.Background()
+			for i := range tc.n {
+				b.row(t, "github", fmt.Sprintf("d-%d", i), "processed", 40*day)
+			}
+			_, err := b.pool.Exec(ctx, "UPDATE inbox SET received_at = $1::timestamptz + (id - (SELECT min(id) FROM inbox)) * $2::interval", b.now.Add(-40*day), tc.step)
+			require.NoError(t, err)
+			b.closeFirstPartition(t)
+			w := jobs.NewRetentionWorker(b.pool, jobs.RetentionConfig{
+				Inbox: map[string]time.Duration{"github": 30 * day}, IdempotencyKeys: day,
+			}, time.Minute, nil)
+			require.NoError(t, w.RetirePartitions(ctx, b.now))
+			require.Equal(t, tc.want, b.count(t, "SELECT keys_per_second FROM inbox_retired"))
+			require.Equal(t, tc.n, b.count(t, "SELECT count(*) FROM inbox_key"), "kept for the pass's end")
+		})
+	}
 }

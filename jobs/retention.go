@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
 )
 
 var (
@@ -96,9 +97,20 @@ func (RetentionArgs) Kind() string { return "retention" }
 // retentionPeriodicJob schedules the pass every period, and once at start.
 func retentionPeriodicJob(every time.Duration) *river.PeriodicJob {
 	return river.NewPeriodicJob(river.PeriodicInterval(every), func() (river.JobArgs, *river.InsertOpts) {
-		// Unique per period: a slow pass and the next tick never overlap.
-		return RetentionArgs{}, &river.InsertOpts{UniqueOpts: river.UniqueOpts{ByPeriod: every}}
+		return RetentionArgs{}, retentionInsertOpts()
 	}, &river.PeriodicJobOpts{RunOnStart: true})
+}
+
+// retentionInsertOpts makes the pass unique while it lives: a tick while
+// a pass runs, or waits to carry on (it snoozes between slices), adds
+// none. Unique per period alone, a pass longer than the period (a
+// partition's keys go at their pace for hours) would meet the next tick's,
+// and each would delete at that pace.
+func retentionInsertOpts() *river.InsertOpts {
+	return &river.InsertOpts{UniqueOpts: river.UniqueOpts{ByState: []rivertype.JobState{
+		rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRetryable,
+		rivertype.JobStateRunning, rivertype.JobStateScheduled,
+	}}}
 }
 
 // RetentionResult is what one pass did.

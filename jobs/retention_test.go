@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/hookinbox/hookinbox/ingest"
@@ -141,4 +143,37 @@ func TestRetentionHoldsARowWithAQueuedReplay(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, jobs.RetentionResult{InboxHeld: 1}, res)
 	require.Equal(t, []string{"gh-replayed"}, b.remaining(t))
+}
+
+// fixedClock is River's clock, set by the test.
+type fixedClock struct{ now time.Time }
+
+func (c *fixedClock) Now() time.Time       { return c.now }
+func (c *fixedClock) NowOrNil() *time.Time { return &c.now }
+
+// A pass that lives (running, or snoozed between slices of its work)
+// keeps every later tick from adding another, however many periods
+// later: two passes at once would each delete a dropped partition's keys
+// at its pace. Once it is done, the next tick adds one.
+func TestRetentionPassIsUniqueWhileItLives(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := testdb.New(t)
+	clock := &fixedClock{now: time.Now()}
+	client, err := river.NewClient(riverpgxv5.New(pool), &river.Config{Test: river.TestConfig{Time: clock}})
+	require.NoError(t, err)
+	insert := func() bool {
+		t.Helper()
+		res, err := client.Insert(ctx, jobs.RetentionArgs{}, jobs.RetentionInsertOpts())
+		require.NoError(t, err)
+		return !res.UniqueSkippedAsDuplicate
+	}
+	require.True(t, insert())
+	_, err = pool.Exec(ctx, "UPDATE river_job SET state = 'scheduled', scheduled_at = now() + interval '1 second'")
+	require.NoError(t, err)
+	clock.now = clock.now.Add(3 * time.Hour)
+	require.False(t, insert(), "snoozed three hours into its work")
+	_, err = pool.Exec(ctx, "UPDATE river_job SET state = 'completed', finalized_at = now()")
+	require.NoError(t, err)
+	require.True(t, insert())
 }

@@ -48,8 +48,9 @@ type retentionPhase struct {
 }
 
 // retentionKeyPace is the pace, in keys a second, at which retention
-// deletes a dropped partition's keys (jobs' partitionKeyRate): it sets
-// how long the drop pass runs.
+// deletes the history's keys once its partition is dropped: twice the rate
+// they came in (jobs' keyPace), and the history's deliveries were
+// received 1 ms apart. It sets how long the drop pass runs.
 const retentionKeyPace = 2000
 
 // aloneFor is how long ingest runs alone: as long as the drop pass, so
