@@ -106,7 +106,7 @@ func parseOptions(args []string) (options, error) {
 	fs.IntVar(&o.retentionRows, "retention-rows", 1_000_000, "retention scenario: expired deliveries to retire")
 	fs.Float64Var(&o.retentionRate, "retention-rate", 0, "retention scenario: steady ingest rate, deliveries/s (0: half pgbench's one-delivery rate)")
 	fs.DurationVar(&o.retentionAlone, "retention-alone", 0, "retention scenario: how long ingest runs alone, before the drop pass and again after it, the baseline of the passes' ratios "+
-		"(0: as long as the drop pass is expected to take, -retention-rows at retention's 2,000 keys/s, and at least -duration)")
+		"(0: as long as the drop pass is expected to take, -retention-rows keys at 2,000 a second, twice the rate the history came in, and at least -duration)")
 	fs.IntVar(&o.steadyConns, "steady-connections", 96, "steady scenario: connections of the open loop")
 	fs.Float64Var(&o.steadyStep, "steady-step", 0.25, "steady scenario: each step adds this fraction of pgbench's one-delivery tps to the load")
 	fs.Float64Var(&o.steadyMax, "steady-max", 3, "steady scenario: the highest load tried, as a fraction of pgbench's tps")
