@@ -145,8 +145,8 @@ type retiredRange struct {
 // deleteRetiredKeys deletes the keys of every dropped partition, a window
 // of partitionKeyBatch ids at a time, resting after each that deleted any
 // (keyRest, at the pace its drop set), and forgets each range once its
-// keys are gone. A pass cut
-// short leaves the rest to the next, from the window it stopped at.
+// keys are gone. A pass cut short leaves the rest to the next, from the
+// window it stopped at.
 func (w *RetentionWorker) deleteRetiredKeys(ctx context.Context) (int64, error) {
 	rows, err := w.pool.Query(ctx, partitionRetiredListSQL)
 	if err != nil {
