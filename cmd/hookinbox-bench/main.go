@@ -45,6 +45,9 @@ type options struct {
 	upgradeRows    int
 	retentionRate  float64
 	retentionAlone time.Duration
+	// retentionPrefill is how many recent deliveries the retention
+	// scenario writes into the partition new deliveries go to.
+	retentionPrefill int
 
 	steadyConns int
 	steadyStep  float64
@@ -107,6 +110,8 @@ func parseOptions(args []string) (options, error) {
 	fs.Float64Var(&o.retentionRate, "retention-rate", 0, "retention scenario: steady ingest rate, deliveries/s (0: half pgbench's one-delivery rate)")
 	fs.DurationVar(&o.retentionAlone, "retention-alone", 0, "retention scenario: how long ingest runs alone, before the drop pass and again after it, the baseline of the passes' ratios "+
 		"(0: as long as the drop pass is expected to take, -retention-rows keys at 2,000 a second, twice the rate the history came in, and at least -duration)")
+	fs.IntVar(&o.retentionPrefill, "retention-prefill", 0, "retention scenario: processed deliveries received 1 ms apart up to now, written into the partition new deliveries go to before the phases, "+
+		"so that it is large from the start, as a day's partition is when retention runs, and the phases' inbox grows by a smaller share (0: none)")
 	fs.IntVar(&o.steadyConns, "steady-connections", 96, "steady scenario: connections of the open loop")
 	fs.Float64Var(&o.steadyStep, "steady-step", 0.25, "steady scenario: each step adds this fraction of pgbench's one-delivery tps to the load")
 	fs.Float64Var(&o.steadyMax, "steady-max", 3, "steady scenario: the highest load tried, as a fraction of pgbench's tps")
@@ -144,8 +149,8 @@ func parseOptions(args []string) (options, error) {
 		return o, errors.New("-dup-share must be in [0, 1)")
 	case !slices.Contains(scenarios, o.scenario):
 		return o, fmt.Errorf("-scenario %q: want one of %s", o.scenario, strings.Join(scenarios, ", "))
-	case o.steadyBase < 0 || o.steadyWarm < 0 || o.steadyDur < 0 || o.steadyPrefill < 0:
-		return o, errors.New("-steady-base, -steady-warmup, -steady-duration and -steady-prefill must not be negative")
+	case o.steadyBase < 0 || o.steadyWarm < 0 || o.steadyDur < 0 || o.steadyPrefill < 0 || o.retentionPrefill < 0:
+		return o, errors.New("-steady-base, -steady-warmup, -steady-duration, -steady-prefill and -retention-prefill must not be negative")
 	case o.pgSample != 0 && o.pgSample < time.Second:
 		return o, errors.New("-pg-sample must be 0 (off) or at least 1s")
 	case o.steadyConns < 1 || o.steadyStep <= 0 || o.steadyMax < o.steadyStep:

@@ -10,8 +10,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-//go:embed sql/steady_prefill.sql
-var steadyPrefillSQL string
+//go:embed sql/prefill.sql
+var prefillSQL string
 
 //go:embed sql/prefill_partition_top.sql
 var prefillPartitionTopSQL string
@@ -29,9 +29,9 @@ const prefillPartition = 1_000_000
 // and the completed River jobs River keeps for a day. A fresh database
 // measures a young inbox, whose indexes fit the buffer pool and whose
 // insert-driven vacuums come every minute; this is the other end.
-func prefill(ctx context.Context, db *pgxpool.Pool, issues []payload, n int, progress func(string, ...any)) (float64, error) {
+func prefill(ctx context.Context, db *pgxpool.Pool, event string, bodies []payload, n int, progress func(string, ...any)) (float64, error) {
 	t0 := time.Now()
-	progress("prefill: %d deliveries of history (1 ms apart, up to now)", n)
+	progress("prefill: %d %s deliveries of history (1 ms apart, up to now)", n, event)
 	// One connection: the bodies go to a temporary table once.
 	conn, err := db.Acquire(ctx)
 	if err != nil {
@@ -41,8 +41,8 @@ func prefill(ctx context.Context, db *pgxpool.Pool, issues []payload, n int, pro
 	if _, err := conn.Exec(ctx, "CREATE TEMPORARY TABLE prefill_payload (i int PRIMARY KEY, body bytea NOT NULL, resource_key text NOT NULL)"); err != nil {
 		return 0, fmt.Errorf("prefill: %w", err)
 	}
-	rows := make([][]any, len(issues))
-	for i, p := range issues {
+	rows := make([][]any, len(bodies))
+	for i, p := range bodies {
 		rows[i] = []any{i, p.body, issueResourceKey(i)}
 	}
 	if _, err := conn.CopyFrom(ctx, pgx.Identifier{"prefill_payload"}, []string{"i", "body", "resource_key"}, pgx.CopyFromRows(rows)); err != nil {
@@ -53,7 +53,7 @@ func prefill(ctx context.Context, db *pgxpool.Pool, issues []payload, n int, pro
 		if err := partitionAhead(ctx, conn, int64(to-from+1)); err != nil {
 			return 0, fmt.Errorf("prefill rows %d–%d: %w", from, to, err)
 		}
-		if _, err := conn.Exec(ctx, steadyPrefillSQL, from, to, n, len(issues)); err != nil {
+		if _, err := conn.Exec(ctx, prefillSQL, from, to, n, len(bodies), event); err != nil {
 			return 0, fmt.Errorf("prefill rows %d–%d: %w", from, to, err)
 		}
 	}

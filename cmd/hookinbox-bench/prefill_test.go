@@ -26,7 +26,7 @@ func TestPrefill(t *testing.T) {
 	require.NoError(t, db.QueryRow(ctx, prefillPartitionTopSQL).Scan(&next, &top))
 	_, err = db.Exec(ctx, "SELECT setval('inbox_id_seq', $1)", top-10)
 	require.NoError(t, err)
-	_, err = prefill(ctx, db, issues, n, func(string, ...any) {})
+	_, err = prefill(ctx, db, "issues", issues, n, func(string, ...any) {})
 	require.NoError(t, err)
 
 	count := func(sql string, args ...any) int {

@@ -24,6 +24,10 @@ type retentionResult struct {
 	Rows         int     `json:"expired_rows"`
 	PayloadBytes int     `json:"expired_payload_bytes"`
 	Rate         float64 `json:"ingest_rate_per_sec"`
+	// PrefillRows are the recent deliveries written into the current
+	// partition before the phases (-retention-prefill), in PrefillSeconds.
+	PrefillRows    int     `json:"prefill_rows,omitempty"`
+	PrefillSeconds float64 `json:"prefill_seconds,omitempty"`
 	// Without is the open loop alone; Drop and Batch are the same loop
 	// while a pass retires the history, as a partition of its own and as
 	// rows among the new deliveries. After is the loop alone again, once
@@ -92,6 +96,12 @@ func runRetention(ctx context.Context, opts options, root string, progress func(
 	part, err := seedExpiredPartition(ctx, r.db, opts.retentionRows, progress)
 	if err != nil {
 		return err
+	}
+	if opts.retentionPrefill > 0 {
+		if res.PrefillSeconds, err = prefill(ctx, r.db, "push", r.payloads, opts.retentionPrefill, progress); err != nil {
+			return err
+		}
+		res.PrefillRows = opts.retentionPrefill
 	}
 	r.settle(ctx, progress)
 	gen := newGenerator(svc.webhookURL, "push", r.payloads, opts.concurrency, opts.dupShare)

@@ -22,6 +22,12 @@ type statementStat struct {
 	RowsPerCal float64 `json:"rows_per_call"`
 	// WALPerCall is the WAL bytes the statement wrote per call.
 	WALPerCall float64 `json:"wal_bytes_per_call"`
+	// FPIPerCall is the full-page images among that WAL, per call.
+	FPIPerCall float64 `json:"wal_fpi_per_call"`
+	// DirtiedPerCall and WrittenPerCall are the shared buffers it dirtied,
+	// and the dirty ones it wrote out itself to make room, per call.
+	DirtiedPerCall float64 `json:"blocks_dirtied_per_call"`
+	WrittenPerCall float64 `json:"blocks_written_per_call"`
 	// PlanMs is the time spent planning it, with -pg-setting
 	// pg_stat_statements.track_planning=on (0 otherwise): a statement
 	// planned for its arguments each time pays it on every call.
@@ -59,7 +65,8 @@ func (s statementStats) read(ctx context.Context) []statementStat {
 		return nil
 	}
 	rows, err := s.db.Query(ctx, `SELECT query, calls, total_exec_time, mean_exec_time, rows::float8 / greatest(calls, 1),
-			wal_bytes::float8 / greatest(calls, 1), total_plan_time
+			wal_bytes::float8 / greatest(calls, 1), total_plan_time, wal_fpi::float8 / greatest(calls, 1),
+			shared_blks_dirtied::float8 / greatest(calls, 1), shared_blks_written::float8 / greatest(calls, 1)
 		FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
 		ORDER BY total_exec_time + total_plan_time DESC LIMIT 12`)
 	if err != nil {
@@ -67,7 +74,7 @@ func (s statementStats) read(ctx context.Context) []statementStat {
 	}
 	var top []statementStat
 	var st statementStat
-	_, _ = pgx.ForEachRow(rows, []any{&st.Query, &st.Calls, &st.TotalMs, &st.MeanMs, &st.RowsPerCal, &st.WALPerCall, &st.PlanMs}, func() error {
+	_, _ = pgx.ForEachRow(rows, []any{&st.Query, &st.Calls, &st.TotalMs, &st.MeanMs, &st.RowsPerCal, &st.WALPerCall, &st.PlanMs, &st.FPIPerCall, &st.DirtiedPerCall, &st.WrittenPerCall}, func() error {
 		top = append(top, st)
 		return nil
 	})
@@ -101,13 +108,14 @@ func printStatementTable(w io.Writer, phase string, top []statementStat) {
 	}
 	fmt.Fprintf(w, "\nstatements by database time, %s (pg_stat_statements)\n", phase)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "total ms\tplan ms\tcalls\tmean ms\trows/call\tWAL B/call\t query\n")
+	fmt.Fprintf(tw, "total ms\tplan ms\tcalls\tmean ms\trows/call\tWAL B/call\tFPI/call\tdirtied/call\twritten/call\t query\n")
 	for _, st := range top {
 		q := strings.TrimSpace(spaces.ReplaceAllString(st.Query, " "))
 		if len(q) > 90 {
 			q = q[:90] + "…"
 		}
-		fmt.Fprintf(tw, "%.0f\t%.0f\t%d\t%.3f\t%.1f\t%.0f\t %s\n", st.TotalMs, st.PlanMs, st.Calls, st.MeanMs, st.RowsPerCal, st.WALPerCall, q)
+		fmt.Fprintf(tw, "%.0f\t%.0f\t%d\t%.3f\t%.1f\t%.0f\t%.2f\t%.2f\t%.2f\t %s\n", st.TotalMs, st.PlanMs, st.Calls, st.MeanMs, st.RowsPerCal,
+			st.WALPerCall, st.FPIPerCall, st.DirtiedPerCall, st.WrittenPerCall, q)
 	}
 	tw.Flush()
 }

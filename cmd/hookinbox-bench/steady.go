@@ -162,7 +162,7 @@ func runSteady(ctx context.Context, opts options, root string, progress func(str
 		if res.FreshSteps, res.FreshMaxSustained, err = steps(strings.TrimSuffix(out, ".json") + "-fresh.json"); err != nil {
 			return err
 		}
-		if res.PrefillSeconds, err = prefill(ctx, r.db, issues, opts.steadyPrefill, progress); err != nil {
+		if res.PrefillSeconds, err = prefill(ctx, r.db, "issues", issues, opts.steadyPrefill, progress); err != nil {
 			return err
 		}
 		res.PrefillRows = opts.steadyPrefill
