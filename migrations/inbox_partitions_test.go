@@ -126,3 +126,23 @@ func TestPartitionsTakeTheInboxStatisticsTargets(t *testing.T) {
 		WHERE attrelid = 'inbox_p5000000'::regclass AND attnum > 0`).Scan(&sampled))
 	require.Equal(t, 10, sampled)
 }
+
+// Migration 029 keeps a range of keys dropped before it at the old fixed
+// pace, and gives the same to a drop by an older replica during a rolling
+// deploy, whose insert names no pace.
+func TestRetiredRangesBeforeThePaceKeepTheOldOne(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool, apply := riverMigrated(t)
+	apply(1, 28)
+	_, err := pool.Exec(ctx, "INSERT INTO inbox_retired (lo, hi, next) VALUES (1, 1000, 1)")
+	require.NoError(t, err)
+	apply(29, 29)
+	_, err = pool.Exec(ctx, "INSERT INTO inbox_retired (lo, hi, next) VALUES (1000, 2000, 1000)")
+	require.NoError(t, err, "an older replica's drop")
+	rows, err := pool.Query(ctx, "SELECT keys_per_second FROM inbox_retired ORDER BY lo")
+	require.NoError(t, err)
+	paces, err := pgx.CollectRows(rows, pgx.RowTo[int32])
+	require.NoError(t, err)
+	require.Equal(t, []int32{2000, 2000}, paces)
+}
