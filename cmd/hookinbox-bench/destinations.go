@@ -451,6 +451,10 @@ func printDestinations(w io.Writer, res destinationsResult) {
 	printStatementTable(w, "the open loop with the destination", res.With.Statements)
 	printStatementTable(w, "the backlog sent under traffic", res.Traffic.Statements)
 	printStatementTable(w, "sending the backlog", dr.Statements)
+	if len(res.Traffic.PGSamples) > 0 {
+		fmt.Fprintln(w, "\nserver counters, the backlog sent under traffic (-pg-sample)")
+		printPGSamples(w, res.Traffic.PGSamples)
+	}
 	if res.Profile != "" {
 		fmt.Fprintf(w, "\nCPU profile of serve sending the backlog: go tool pprof -top %s\n", res.Profile)
 	}

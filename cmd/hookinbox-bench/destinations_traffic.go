@@ -34,6 +34,9 @@ type destTraffic struct {
 	// Statements are the database's top statements over the second
 	// loop (-pg-stats).
 	Statements []statementStat `json:"statements,omitempty"`
+	// PGSamples are the server's counters every -pg-sample over the
+	// second loop.
+	PGSamples []pgSample `json:"pg_samples,omitempty"`
 }
 
 // destRunUnderTraffic pauses the destination, runs the open loop at rate
@@ -68,7 +71,9 @@ func destRunUnderTraffic(ctx context.Context, r *rig, svc *service, gen *generat
 	drained := make(chan time.Duration, 1)
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	go func() { drained <- watchHeld(watchCtx, r, tr.HeldUpTo, resumed, recv, &tr.Sent) }()
+	sampled := sampleDuring(ctx, db, r.opts.pgSample, progress)
 	tr.Draining = gen.openLoop(ctx, rate, d)
+	tr.PGSamples = sampled()
 	tr.DrainingCPU = end()
 	tr.LoopSent = recv.requests.Load()
 	tr.Statements = stats.read(ctx)

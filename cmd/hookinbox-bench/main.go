@@ -124,9 +124,9 @@ func parseOptions(args []string) (options, error) {
 		"(after the step's CHECKPOINT, when every first write of a page logs the whole page); its ack p99 is reported apart")
 	fs.DurationVar(&o.steadyDur, "steady-duration", 0, "steady scenario: how long each step is measured (0: -duration); "+
 		"a step of minutes holds the load through the checkpoints and autovacuum rounds a 20s step may miss")
-	fs.DurationVar(&o.pgSample, "pg-sample", 0, "steady and retention scenarios: read the server's counters this often during each step (retention: each phase) and print them "+
+	fs.DurationVar(&o.pgSample, "pg-sample", 0, "steady, retention and destinations scenarios: read the server's counters this often during each step (retention: each phase; destinations: the backlog sent under traffic) and print them "+
 		"(the machine's busy share, blocks read into the buffer pool and by which relation, backend and checkpoint writes, WAL MB/s and full-page images, "+
-		"checkpoints started, what vacuum and analyze are working on; ms per WAL sync with -pg-setting track_wal_io_timing=on; 0: off)")
+		"checkpoints started, what vacuum and analyze are working on, the oldest snapshot held; ms per WAL sync with -pg-setting track_wal_io_timing=on; 0: off)")
 	fs.IntVar(&o.destInFlight, "dest-in-flight", 32, "destinations and kafka scenarios: the destination's max_in_flight, and the bare client's connections (kafka: the bare producer's goroutines)")
 	fs.Float64Var(&o.destLoad, "dest-load", 0.5, "destinations scenario: the open-loops' rate, as a fraction of pgbench's tps")
 	fs.IntVar(&o.kafkaMessages, "kafka-messages", 100_000, "kafka scenario: messages in the pre-filled topic, each one delivery and one send")

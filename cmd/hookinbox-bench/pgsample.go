@@ -47,6 +47,8 @@ type pgCounters struct {
 	relationsRead  map[string]int64 // "table", "table (TOAST)", "index" → blocks read, added ones included
 	relationsSize  map[string]int64 // the same relations' sizes in blocks
 	autovacuumsNow int64            // autovacuum workers running at the moment
+	horizonXIDs    int64            // how far back the oldest snapshot of another backend of this database reaches, in transaction ids
+	horizonHolder  string           // that backend: its type, state and statement's start
 	kernel         kernelWriteback  // the machine's dirty page cache and disk writes
 }
 
@@ -84,6 +86,14 @@ type pgSample struct {
 	// kernel's periodic writeback (kernel_writeback.go).
 	KernelDirtyMB float64 `json:"kernel_dirty_mb,omitempty"`
 	DiskMBPerSec  float64 `json:"disk_write_mb_per_s,omitempty"`
+	// HorizonXIDs is how many transactions back the oldest snapshot of
+	// another backend reached at the interval's end, and HorizonHolder
+	// that backend. No vacuum, nor an index scan marking entries dead,
+	// removes a row version that snapshot may see: while one is held, a
+	// table updated in place (the destination's slots, its due sends)
+	// grows by every update, and each read walks the dead versions.
+	HorizonXIDs   int64  `json:"horizon_xids,omitempty"`
+	HorizonHolder string `json:"horizon_holder,omitempty"`
 }
 
 // backendWait is the mean number of active backends in one wait event.
@@ -172,7 +182,13 @@ const pgCountersSQL = `SELECT
 	(SELECT coalesce(string_agg(m.what || ' ' || coalesce(c.relname, m.datname || '.' || m.relid) || ' (' || m.phase || ')', ', '), '')
 		FROM (SELECT 'vacuum' AS what, datname, relid, phase FROM pg_stat_progress_vacuum
 			UNION ALL SELECT 'analyze', datname, relid, phase FROM pg_stat_progress_analyze) m
-		LEFT JOIN pg_class c ON c.oid = m.relid AND m.datname = current_database())`
+		LEFT JOIN pg_class c ON c.oid = m.relid AND m.datname = current_database()),
+	coalesce((SELECT max(age(backend_xmin)) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()), 0),
+	coalesce((SELECT backend_type || ' ' || coalesce(state, '') || coalesce(' ' || wait_event, '') || ', in its statement for '
+			|| round(extract(epoch FROM clock_timestamp() - query_start) * 1000) || ' ms: '
+			|| left(regexp_replace(query, '\s+', ' ', 'g'), 60)
+		FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_xmin IS NOT NULL
+		ORDER BY age(backend_xmin) DESC LIMIT 1), '')`
 
 // relationsReadSQL counts each relation's block reads and size. A
 // partition counts as its partitioned table, and a partition's index as
@@ -193,7 +209,8 @@ func readPGCounters(ctx context.Context, db *pgxpool.Pool) (pgCounters, error) {
 	c.kernel = readKernelWriteback()
 	if err := db.QueryRow(ctx, pgCountersSQL).Scan(&c.blocksRead, &c.backendWrites, &c.cleanerWrites,
 		&c.walBytes, &c.walSyncs, &c.walSyncMs, &c.autovacuumsNow,
-		&c.walFPI, &c.checkpoints, &c.ckptWrites, &c.checkpointer, &c.maintaining); err != nil {
+		&c.walFPI, &c.checkpoints, &c.ckptWrites, &c.checkpointer, &c.maintaining,
+		&c.horizonXIDs, &c.horizonHolder); err != nil {
 		return c, fmt.Errorf("pg-sample: %w", err)
 	}
 	rows, err := db.Query(ctx, relationsReadSQL)
@@ -234,6 +251,8 @@ func (c pgCounters) since(prev pgCounters, start time.Time) pgSample {
 		Maintaining:    c.maintaining,
 		KernelDirtyMB:  float64(c.kernel.dirtyBytes) / 1e6,
 		DiskMBPerSec:   per(c.kernel.writtenBytes, prev.kernel.writtenBytes) / 1e6,
+		HorizonXIDs:    c.horizonXIDs,
+		HorizonHolder:  c.horizonHolder,
 	}
 	if busy, all := c.cpuBusy-prev.cpuBusy, c.cpuBusy-prev.cpuBusy+c.cpuIdle-prev.cpuIdle; all > 0 {
 		s.MachineBusy = busy / all
@@ -347,6 +366,9 @@ func printPGSamples(w io.Writer, samples []pgSample) {
 				waits[i] = fmt.Sprintf("%s %.1f", w.Event, w.Mean)
 			}
 			maintaining += "; " + strings.Join(waits, ", ")
+		}
+		if s.HorizonHolder != "" {
+			maintaining += fmt.Sprintf("; oldest snapshot %d xids back: %s", s.HorizonXIDs, s.HorizonHolder)
 		}
 		busy := "   –" // results written before the busy share was read
 		if s.MachineBusy > 0 {

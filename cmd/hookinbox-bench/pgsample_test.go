@@ -98,6 +98,35 @@ func TestReadPGCounters(t *testing.T) {
 	require.NotEmpty(t, later.checkpointer)
 }
 
+// The oldest snapshot another backend holds is read, with what holds it:
+// here a transaction left open while three others commit.
+func TestReadPGCountersHorizon(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := testdb.New(t)
+	holder, err := db.Begin(ctx)
+	require.NoError(t, err)
+	defer func() { _ = holder.Rollback(ctx) }()
+	_, err = holder.Exec(ctx, "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+	require.NoError(t, err)
+	_, err = holder.Exec(ctx, "SELECT 1 FROM inbox LIMIT 1")
+	require.NoError(t, err)
+	for range 3 {
+		_, err := db.Exec(ctx, "SELECT txid_current()")
+		require.NoError(t, err)
+	}
+	c, err := readPGCounters(ctx, db)
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, c.horizonXIDs, int64(3))
+	require.Contains(t, c.horizonHolder, "client backend idle in transaction")
+	require.Contains(t, c.horizonHolder, "SELECT 1 FROM inbox LIMIT 1")
+
+	var out bytes.Buffer
+	printPGSamples(&out, []pgSample{c.since(pgCounters{at: c.at.Add(-time.Second)}, c.at)})
+	require.Contains(t, out.String(), "oldest snapshot ")
+	require.Contains(t, out.String(), " xids back: client backend idle in transaction")
+}
+
 // readPGCountersUntil reads the counters until done accepts them: the
 // server reports some of them a while after the work that moves them.
 func readPGCountersUntil(t *testing.T, db *pgxpool.Pool, done func(pgCounters) bool, msg string) pgCounters {
