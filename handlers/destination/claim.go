@@ -105,17 +105,28 @@ func (s *Service) claimTx(ctx context.Context, tx pgx.Tx, d *dest, instance, hol
 			now          time.Time
 			wantedBy     *string
 		)
-		if err := tx.QueryRow(ctx, stateClaimLockSQL, pgnamed.Args{"destination": d.Name}).Scan(
-			&paused, &open, &nextProbe, &lastSlot, &now, &wantedBy); err != nil {
-			return fmt.Errorf("lock state: %w", err)
+		var inFlight, mine int
+		// One round trip: the count runs after the lock is taken, in a
+		// statement of its own, so it sees the claims committed before.
+		b := &pgx.Batch{}
+		b.Queue(stateClaimLockSQL, pgnamed.Args{"destination": d.Name}).QueryRow(func(row pgx.Row) error {
+			if err := row.Scan(&paused, &open, &nextProbe, &lastSlot, &now, &wantedBy); err != nil {
+				return fmt.Errorf("lock state: %w", err)
+			}
+			return nil
+		})
+		b.Queue(inFlightSQL, pgnamed.Args{"destination": d.Name, "instance": instance}).QueryRow(func(row pgx.Row) error {
+			if err := row.Scan(&inFlight, &mine); err != nil {
+				return fmt.Errorf("count requests in flight: %w", err)
+			}
+			return nil
+		})
+		if err := tx.SendBatch(ctx, b).Close(); err != nil {
+			return err
 		}
 		if paused {
 			out.paused = true
 			return nil
-		}
-		var inFlight, mine int
-		if err := tx.QueryRow(ctx, inFlightSQL, pgnamed.Args{"destination": d.Name, "instance": instance}).Scan(&inFlight, &mine); err != nil {
-			return fmt.Errorf("count requests in flight: %w", err)
 		}
 		free := d.MaxInFlight - inFlight
 		if free <= 0 {

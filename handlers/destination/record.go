@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/hookinbox/hookinbox/internal/pgnamed"
 )
@@ -128,28 +129,27 @@ func (s *Service) recordTx(ctx context.Context, tx pgx.Tx, d *dest, results []re
 	}
 	sends, outcomes := rec.sends, rec.outcomes
 	err := func() error {
-		if len(cut) > 0 {
-			ids, slots, holders := make([]int64, len(cut)), make([]int32, len(cut)), make([]string, len(cut))
-			for i, r := range cut {
-				ids[i], slots[i], holders[i] = r.send.ID, r.send.slot, r.send.holder
-			}
-			if _, err := tx.Exec(ctx, claimsReleaseSQL, pgnamed.Args{
-				"destination": d.Name, "ids": ids, "slots": slots, "holders": holders,
-			}); err != nil {
-				return fmt.Errorf("release claims: %w", err)
+		// The common statements go in one round trip: a flush is on the
+		// sender's path between a slot's request and its next one.
+		b := &pgx.Batch{}
+		queueReleaseClaims(b, d, cut)
+		var moved map[int64]bool
+		var tally circuitTally
+		if len(sends) > 0 {
+			queueRecordSends(b, d, sends, outcomes, &moved)
+			queueAttempts(b, sends, outcomes)
+			tally = tallyCircuit(sends)
+			tally.queueSuccess(b, d)
+		}
+		if b.Len() > 0 {
+			if err := tx.SendBatch(ctx, b).Close(); err != nil {
+				return err
 			}
 		}
 		if len(sends) == 0 {
 			return nil
 		}
-		moved, err := recordSends(ctx, tx, d, sends, outcomes)
-		if err != nil {
-			return err
-		}
-		if err := insertAttempts(ctx, tx, sends, outcomes); err != nil {
-			return err
-		}
-		closed, opened, err := s.recordCircuit(ctx, tx, d, sends)
+		closed, opened, err := s.recordCircuit(ctx, tx, d, tally)
 		if err != nil {
 			return err
 		}
@@ -179,8 +179,24 @@ func (s *Service) recordTx(ctx context.Context, tx pgx.Tx, d *dest, results []re
 	return rec, err
 }
 
-// insertAttempts records every request made, in one statement.
-func insertAttempts(ctx context.Context, tx pgx.Tx, sends []result, outcomes []outcome) error {
+// queueReleaseClaims queues the release of the claims of requests cut
+// short by shutdown.
+func queueReleaseClaims(b *pgx.Batch, d *dest, cut []result) {
+	if len(cut) == 0 {
+		return
+	}
+	ids, slots, holders := make([]int64, len(cut)), make([]int32, len(cut)), make([]string, len(cut))
+	for i, r := range cut {
+		ids[i], slots[i], holders[i] = r.send.ID, r.send.slot, r.send.holder
+	}
+	b.Queue(claimsReleaseSQL, pgnamed.Args{
+		"destination": d.Name, "ids": ids, "slots": slots, "holders": holders,
+	}).Exec(func(pgconn.CommandTag) error { return nil })
+}
+
+// queueAttempts queues the record of every request made, in one
+// statement.
+func queueAttempts(b *pgx.Batch, sends []result, outcomes []outcome) {
 	var (
 		ids                 []int64
 		attempts, durations []int32
@@ -204,21 +220,17 @@ func insertAttempts(ctx context.Context, tx pgx.Tx, sends []result, outcomes []o
 		probes = append(probes, r.res.probe)
 	}
 	if len(ids) == 0 {
-		return nil
+		return
 	}
-	_, err := tx.Exec(ctx, attemptsInsertSQL, pgnamed.Args{
+	b.Queue(attemptsInsertSQL, pgnamed.Args{
 		"send_ids": ids, "attempts": attempts, "attempted_ats": at, "duration_ms": durations,
 		"statuses": statuses, "errors": errs, "responses": responses, "stales": stales, "probes": probes,
-	})
-	if err != nil {
-		return fmt.Errorf("record attempts: %w", err)
-	}
-	return nil
+	}).Exec(func(pgconn.CommandTag) error { return nil })
 }
 
-// recordSends moves every send to its outcome in one statement and
-// returns the ones it moved.
-func recordSends(ctx context.Context, tx pgx.Tx, d *dest, sends []result, outcomes []outcome) (map[int64]bool, error) {
+// queueRecordSends queues the move of every send to its outcome, in one
+// statement, and sets moved to the sends it moved.
+func queueRecordSends(b *pgx.Batch, d *dest, sends []result, outcomes []outcome, moved *map[int64]bool) {
 	n := len(sends)
 	var (
 		ids       = make([]int64, n)
@@ -244,34 +256,38 @@ func recordSends(ctx context.Context, tx pgx.Tx, d *dest, sends []result, outcom
 			due[i] = &t
 		}
 	}
-	rows, err := tx.Query(ctx, sendsRecordSQL, pgnamed.Args{
+	b.Queue(sendsRecordSQL, pgnamed.Args{
 		"destination": d.Name, "ids": ids, "slots": slots, "holders": holders, "states": states, "attempted": attempted, "stales": stales,
 		"last_statuses": statuses, "last_errors": errs, "next_attempt_ats": due,
+	}).Query(func(rows pgx.Rows) error {
+		movedIDs, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+		if err != nil {
+			return fmt.Errorf("record sends: %w", err)
+		}
+		*moved = make(map[int64]bool, len(movedIDs))
+		for _, id := range movedIDs {
+			(*moved)[id] = true
+		}
+		return nil
 	})
-	if err != nil {
-		return nil, fmt.Errorf("record sends: %w", err)
-	}
-	movedIDs, err := pgx.CollectRows(rows, pgx.RowTo[int64])
-	if err != nil {
-		return nil, fmt.Errorf("record sends: %w", err)
-	}
-	moved := make(map[int64]bool, len(movedIDs))
-	for _, id := range movedIDs {
-		moved[id] = true
-	}
-	return moved, nil
 }
 
-// recordCircuit counts the requests' failures towards the circuit
-// breaker, in the order they ended: a success resets the count, so only
-// the failures after the last success count. It reports whether the
-// circuit closed (and the sends waiting for it were made due) or is open.
-func (s *Service) recordCircuit(ctx context.Context, tx pgx.Tx, d *dest, sends []result) (closed, open bool, err error) {
+// circuitTally is what a flush's requests tell the circuit breaker, in
+// the order they ended: a success resets the failure count, so only the
+// failures after the last success count.
+type circuitTally struct {
+	anyOK       bool
+	failures    int
+	lastFailure *result
+	closed      bool // the success closed an open circuit (set once the batch ran)
+}
+
+// tallyCircuit counts the requests' successes and the failures after the
+// last success.
+func tallyCircuit(sends []result) circuitTally {
 	var (
-		lastOK      time.Time
-		anyOK       bool
-		failures    int
-		lastFailure *result
+		t      circuitTally
+		lastOK time.Time
 	)
 	for i := range sends {
 		r := &sends[i]
@@ -279,43 +295,58 @@ func (s *Service) recordCircuit(ctx context.Context, tx pgx.Tx, d *dest, sends [
 			continue
 		}
 		end := r.res.at.Add(r.res.took)
-		if r.res.ok() && (!anyOK || end.After(lastOK)) {
-			lastOK, anyOK = end, true
+		if r.res.ok() && (!t.anyOK || end.After(lastOK)) {
+			lastOK, t.anyOK = end, true
 		}
 	}
 	for i := range sends {
 		r := &sends[i]
-		if r.skipped || r.gone || r.res.ok() || (anyOK && !r.res.at.Add(r.res.took).After(lastOK)) {
+		if r.skipped || r.gone || r.res.ok() || (t.anyOK && !r.res.at.Add(r.res.took).After(lastOK)) {
 			continue
 		}
-		failures++
-		if lastFailure == nil || r.res.at.After(lastFailure.res.at) {
-			lastFailure = r
+		t.failures++
+		if t.lastFailure == nil || r.res.at.After(t.lastFailure.res.at) {
+			t.lastFailure = r
 		}
 	}
-	if anyOK {
-		err := tx.QueryRow(ctx, circuitSuccessSQL, pgnamed.Args{"destination": d.Name}).Scan(&closed)
-		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-			return false, false, fmt.Errorf("close circuit: %w", err)
+	return t
+}
+
+// queueSuccess queues the reset of the failure count a success makes,
+// which tells whether it closed the circuit.
+func (t *circuitTally) queueSuccess(b *pgx.Batch, d *dest) {
+	if !t.anyOK {
+		return
+	}
+	b.Queue(circuitSuccessSQL, pgnamed.Args{"destination": d.Name}).QueryRow(func(row pgx.Row) error {
+		if err := row.Scan(&t.closed); err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("close circuit: %w", err)
 		}
-		if closed {
-			// The sends that waited for the circuit go now, at the
-			// configured rate, instead of at their retries' time.
-			if _, err := tx.Exec(ctx, sendsWakeSQL, pgnamed.Args{"destination": d.Name}); err != nil {
-				return false, false, fmt.Errorf("wake waiting sends: %w", err)
-			}
+		return nil
+	})
+}
+
+// recordCircuit finishes what the tally's success began: the sends that
+// waited for a closed circuit are woken, and the failures after the last
+// success counted. It reports whether the circuit closed or is open.
+func (s *Service) recordCircuit(ctx context.Context, tx pgx.Tx, d *dest, t circuitTally) (closed, open bool, err error) {
+	if t.closed {
+		// The sends that waited for the circuit go now, at the
+		// configured rate, instead of at their retries' time.
+		if _, err := tx.Exec(ctx, sendsWakeSQL, pgnamed.Args{"destination": d.Name}); err != nil {
+			return false, false, fmt.Errorf("wake waiting sends: %w", err)
 		}
 	}
-	if failures > 0 {
-		msg := lastFailure.res.describe()
+	if t.failures > 0 {
+		msg := t.lastFailure.res.describe()
 		if err := tx.QueryRow(ctx, circuitFailureSQL, pgnamed.Args{
-			"destination": d.Name, "failures": failures, "attempted_at": lastFailure.res.at, "last_error": msg,
+			"destination": d.Name, "failures": t.failures, "attempted_at": t.lastFailure.res.at, "last_error": msg,
 			"threshold": d.Circuit.Failures, "probe_every": d.Circuit.ProbeEvery,
 		}).Scan(&open); err != nil {
 			return false, false, fmt.Errorf("count failures: %w", err)
 		}
 	}
-	return closed, open, nil
+	return t.closed, open, nil
 }
 
 // finishOrderedTx ends an ordered send's turn: on success it moves
