@@ -81,4 +81,30 @@ var brokerAndRouteMutations = []Mutation{
 		Pkgs: []string{"./handlers/destination"},
 		Run:  "^TestRouteFilterAndTransform$",
 	},
+	{
+		Name:    "ordered-turn-freed-early",
+		Promise: promiseOrderedSends,
+		File:    "handlers/destination/sql/chain_finish_many.sql",
+		// The turn is freed even as the next send is made due: a send
+		// enqueued meanwhile finds the resource free and goes beside it.
+		Edits: []Edit{{
+			Find:    "busy = n.next_id IS NOT NULL,",
+			Replace: "busy = false,",
+		}},
+		Pkgs: []string{"./handlers/destination"},
+		Run:  "^TestOrderedSendsOneResourceAtATime$",
+	},
+	{
+		Name:    "ordered-sent-not-advanced",
+		Promise: promiseOrderedSends,
+		File:    "handlers/destination/sql/chain_finish_many.sql",
+		// What the destination got never moves: no older event is told
+		// stale.
+		Edits: []Edit{{
+			Find:    "    SET sent_at = CASE WHEN n.succeeded AND NOT n.at_is_receipt",
+			Replace: "    SET sent_at = CASE WHEN false",
+		}},
+		Pkgs: []string{"./handlers/destination"},
+		Run:  "^(TestOrderedSendsOneResourceAtATime|TestSkipStaleDoesNotSendOlderEvents)$",
+	},
 }

@@ -3,7 +3,6 @@ package destination
 import (
 	"context"
 	_ "embed"
-	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
@@ -20,8 +19,6 @@ var (
 	chainLockSQL string
 	//go:embed sql/chain_set_busy.sql
 	chainSetBusySQL string
-	//go:embed sql/chain_next.sql
-	chainNextSQL string
 )
 
 // chainKey names one (destination, resource) of an ordered route.
@@ -34,7 +31,7 @@ func (k chainKey) args() pgnamed.Args {
 // scheduleTx makes a waiting send due, in tx. An ordered send becomes due
 // only when no other send of its (destination, resource) is in progress;
 // otherwise it stays waiting, and the send in progress hands on the turn
-// when it is done (finishChainTx).
+// when it is done (finishOrderedTx).
 func (s *Service) scheduleTx(ctx context.Context, tx pgx.Tx, sd sendRow) error {
 	if sd.Ordered {
 		k := chainKey{sd.Destination, sd.Source, sd.Resource.Key}
@@ -61,28 +58,6 @@ func startTx(ctx context.Context, tx pgx.Tx, sendID int64) error {
 		return fmt.Errorf("start send: %w", err)
 	}
 	return nil
-}
-
-// finishChainTx hands the turn of a finished ordered send's (destination,
-// resource) to the next waiting send, or frees it. It reports whether a
-// send became due.
-func finishChainTx(ctx context.Context, tx pgx.Tx, k chainKey) (bool, error) {
-	var busy bool
-	if err := tx.QueryRow(ctx, chainLockSQL, k.args()).Scan(&busy); err != nil {
-		return false, fmt.Errorf("lock resource turn: %w", err)
-	}
-	var (
-		next int64
-		dest string
-	)
-	err := tx.QueryRow(ctx, chainNextSQL, k.args()).Scan(&next, &dest)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return false, setBusy(ctx, tx, k, false)
-	}
-	if err != nil {
-		return false, fmt.Errorf("next send of the resource: %w", err)
-	}
-	return true, startTx(ctx, tx, next)
 }
 
 func setBusy(ctx context.Context, tx pgx.Tx, k chainKey, busy bool) error {

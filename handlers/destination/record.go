@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -27,8 +26,10 @@ var (
 	circuitSuccessSQL string
 	//go:embed sql/sends_wake.sql
 	sendsWakeSQL string
-	//go:embed sql/resource_sent_advance.sql
-	resourceSentAdvanceSQL string
+	//go:embed sql/chain_lock_many.sql
+	chainLockManySQL string
+	//go:embed sql/chain_finish_many.sql
+	chainFinishManySQL string
 	//go:embed sql/claims_release.sql
 	claimsReleaseSQL string
 )
@@ -99,6 +100,13 @@ func outcomeOf(d *dest, r result) outcome {
 	return o
 }
 
+// orderedEnd is an ordered send whose turn ends: it succeeded, or failed
+// or was skipped for good.
+type orderedEnd struct {
+	send      *loadedSend
+	succeeded bool
+}
+
 // recorded is what recordTx stored, to report once it commits.
 type recorded struct {
 	sends    []result
@@ -154,26 +162,17 @@ func (s *Service) recordTx(ctx context.Context, tx pgx.Tx, d *dest, results []re
 			return err
 		}
 		rec.opened, rec.closed, rec.woke = opened, closed, closed
-		// The resources' turn rows are locked in one order, (source,
-		// resource), so two transactions finishing several never wait on
-		// each other crosswise.
-		var finished []int
+		var finished []orderedEnd
 		for i, r := range sends {
 			if moved[r.send.ID] && r.send.Ordered && outcomes[i].state != "pending" {
-				finished = append(finished, i)
+				finished = append(finished, orderedEnd{send: r.send, succeeded: outcomes[i].state == "succeeded"})
 			}
 		}
-		slices.SortFunc(finished, func(a, b int) int {
-			ka, kb := sends[a].send.chain(d.Name), sends[b].send.chain(d.Name)
-			return cmp.Or(cmp.Compare(ka.source, kb.source), cmp.Compare(ka.resource, kb.resource))
-		})
-		for _, i := range finished {
-			handed, err := s.finishOrderedTx(ctx, tx, d, sends[i].send, outcomes[i].state)
-			if err != nil {
-				return err
-			}
-			rec.woke = rec.woke || handed
+		handed, err := finishOrderedTx(ctx, tx, d, finished)
+		if err != nil {
+			return err
 		}
+		rec.woke = rec.woke || handed
 		return nil
 	}()
 	return rec, err
@@ -349,20 +348,39 @@ func (s *Service) recordCircuit(ctx context.Context, tx pgx.Tx, d *dest, t circu
 	return t.closed, open, nil
 }
 
-// finishOrderedTx ends an ordered send's turn: on success it moves
-// forward what the destination got of the resource, then hands the turn
-// on. It reports whether a waiting send became due.
-func (s *Service) finishOrderedTx(ctx context.Context, tx pgx.Tx, d *dest, send *loadedSend, state string) (bool, error) {
-	k := send.chain(d.Name)
-	if state == "succeeded" {
-		if _, err := tx.Exec(ctx, resourceSentAdvanceSQL, pgnamed.Args{
-			"destination": k.destination, "source": k.source, "resource_key": k.resource,
-			"event_at": send.Resource.At, "event_received_at": send.Resource.ReceivedAt, "at_is_receipt": send.Resource.AtIsReceipt,
-		}); err != nil {
-			return false, fmt.Errorf("record what the destination got: %w", err)
-		}
+// finishOrderedTx ends the turns of finished ordered sends, in one round
+// trip: on success what the destination got of each resource moves
+// forward, then each resource's turn is handed on or freed. It reports
+// whether a waiting send became due.
+func finishOrderedTx(ctx context.Context, tx pgx.Tx, d *dest, finished []orderedEnd) (bool, error) {
+	if len(finished) == 0 {
+		return false, nil
 	}
-	return finishChainTx(ctx, tx, k)
+	n := len(finished)
+	var (
+		sources, resources = make([]string, n), make([]string, n)
+		succeeded, receipt = make([]bool, n), make([]bool, n)
+		at, receivedAt     = make([]time.Time, n), make([]time.Time, n)
+	)
+	for i, f := range finished {
+		sources[i], resources[i], succeeded[i] = f.send.Source, *f.send.ResourceKey, f.succeeded
+		at[i], receivedAt[i], receipt[i] = f.send.Resource.At, f.send.Resource.ReceivedAt, f.send.Resource.AtIsReceipt
+	}
+	var handed bool
+	b := &pgx.Batch{}
+	b.Queue(chainLockManySQL, pgnamed.Args{"destination": d.Name, "sources": sources, "resource_keys": resources}).
+		Exec(func(pgconn.CommandTag) error { return nil })
+	b.Queue(chainFinishManySQL, pgnamed.Args{
+		"destination": d.Name, "sources": sources, "resource_keys": resources, "succeeded": succeeded,
+		"event_ats": at, "event_received_ats": receivedAt, "at_is_receipts": receipt,
+	}).Exec(func(tag pgconn.CommandTag) error {
+		handed = tag.RowsAffected() > 0
+		return nil
+	})
+	if err := tx.SendBatch(ctx, b).Close(); err != nil {
+		return false, fmt.Errorf("hand on resource turns: %w", err)
+	}
+	return handed, nil
 }
 
 // report tells metrics and the log what the recorded results were.
