@@ -27,7 +27,7 @@ const destName = "bench-receiver"
 var destSecret = "whsec_" + base64.StdEncoding.EncodeToString([]byte("hookinbox-bench-receiver"))
 
 // destConfig is the destination and its route: every issues delivery of
-// the source, unordered, no rate limit.
+// the source, no rate limit, ordered by issue with -dest-ordered.
 const destConfig = `destinations:
   - name: %s
     url: %q
@@ -38,6 +38,7 @@ routes:
   - source: github
     events: ["issues"]
     to: [%s]
+    ordered: %t
 `
 
 // sendsLimit bounds each wait for a destination's sends to finish.
@@ -176,7 +177,7 @@ func runDestinations(ctx context.Context, opts options, root string, progress fu
 
 	progress("with the destination (max_in_flight %d, rate_limit 0, signed)", opts.destInFlight)
 	svc, err := r.startWith(ctx, serviceOptions{Role: "all", Name: "destination",
-		Extra: fmt.Sprintf(destConfig, destName, recv.url, destSecret, opts.destInFlight, destName)})
+		Extra: fmt.Sprintf(destConfig, destName, recv.url, destSecret, opts.destInFlight, destName, opts.destOrdered)})
 	if err != nil {
 		return err
 	}
@@ -375,10 +376,19 @@ func sendsLeft(ctx context.Context, db *pgxpool.Pool) (bool, error) {
 	return left, err
 }
 
+// routeOrder names the route's order: results files written before
+// -dest-ordered have none, and were unordered.
+func routeOrder(options map[string]any) string {
+	if ordered, _ := options["dest_ordered"].(bool); ordered {
+		return "ordered"
+	}
+	return "unordered"
+}
+
 func printDestinations(w io.Writer, res destinationsResult) {
 	printHeader(w, "destinations", res.runInfo)
-	fmt.Fprintf(w, "traffic   GitHub issues (payloads %v–%v B), %.0f%% duplicates; the destination: max_in_flight %d, rate_limit 0, signed (secret), route issues, unordered\n",
-		res.Options["payload_min"], res.Options["payload_max"], 100*res.Options["dup_share"].(float64), res.MaxInFlight)
+	fmt.Fprintf(w, "traffic   GitHub issues (payloads %v–%v B), %.0f%% duplicates; the destination: max_in_flight %d, rate_limit 0, signed (secret), route issues, %s\n",
+		res.Options["payload_min"], res.Options["payload_max"], 100*res.Options["dup_share"].(float64), res.MaxInFlight, routeOrder(res.Options))
 	fmt.Fprintf(w, "pgbench   %.0f tps (one delivery's transaction, %d clients; %s); open loops at %.0f/s (%.2f×), %v connections, %v\n\n",
 		res.Pgbench.TPS, res.Pgbench.Clients, pgbenchOther(res.Pgbench, res.PgbenchCPU), res.Rate, res.Options["dest_load"],
 		res.Options["concurrency"], res.Options["duration"])

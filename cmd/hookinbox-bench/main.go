@@ -61,6 +61,7 @@ type options struct {
 	pgSample      time.Duration
 
 	destInFlight int
+	destOrdered  bool
 	destLoad     float64
 
 	kafkaMessages   int
@@ -128,6 +129,7 @@ func parseOptions(args []string) (options, error) {
 		"(the machine's busy share, blocks read into the buffer pool and by which relation, backend and checkpoint writes, WAL MB/s and full-page images, "+
 		"checkpoints started, what vacuum and analyze are working on, the oldest snapshot held; ms per WAL sync with -pg-setting track_wal_io_timing=on; 0: off)")
 	fs.IntVar(&o.destInFlight, "dest-in-flight", 32, "destinations and kafka scenarios: the destination's max_in_flight, and the bare client's connections (kafka: the bare producer's goroutines)")
+	fs.BoolVar(&o.destOrdered, "dest-ordered", false, "destinations scenario: the route is ordered (each issue's events one at a time, in order) instead of unordered")
 	fs.Float64Var(&o.destLoad, "dest-load", 0.5, "destinations scenario: the open-loops' rate, as a fraction of pgbench's tps")
 	fs.IntVar(&o.kafkaMessages, "kafka-messages", 100_000, "kafka scenario: messages in the pre-filled topic, each one delivery and one send")
 	fs.IntVar(&o.kafkaPartitions, "kafka-partitions", 6, "kafka scenario: partitions of each topic")
