@@ -92,7 +92,7 @@ var brokerAndRouteMutations = []Mutation{
 			Replace: "busy = false,",
 		}},
 		Pkgs: []string{"./handlers/destination"},
-		Run:  "^TestOrderedSendsOneResourceAtATime$",
+		Run:  "^TestAnOrderedSendArrivingMidChainWaitsItsTurn$",
 	},
 	{
 		Name:    "ordered-sent-not-advanced",
@@ -106,5 +106,18 @@ var brokerAndRouteMutations = []Mutation{
 		}},
 		Pkgs: []string{"./handlers/destination"},
 		Run:  "^(TestOrderedSendsOneResourceAtATime|TestSkipStaleDoesNotSendOlderEvents)$",
+	},
+	{
+		Name:    "ordered-turn-taken-when-busy",
+		Promise: promiseOrderedSends,
+		File:    "handlers/destination/sql/chain_take_turn.sql",
+		// Every ordered send takes the turn, whether or not another of its
+		// resource is in progress.
+		Edits: []Edit{{
+			Find:    "    WHERE NOT destination_resource.busy\n",
+			Replace: "\n",
+		}},
+		Pkgs: []string{"./handlers/destination"},
+		Run:  "^(TestOrderedSendsOneResourceAtATime|TestAnOrderedSendArrivingMidChainWaitsItsTurn)$",
 	},
 }

@@ -90,6 +90,31 @@ func TestOrderedSendsOneResourceAtATime(t *testing.T) {
 	require.Zero(t, b.count(t, "SELECT count(*) FROM destination_resource WHERE busy"))
 }
 
+// A send that arrives while its resource's turn has just been handed on
+// waits for the send in progress: the turn stays taken as it passes from
+// one send to the next, and the newcomer's processing finds it so.
+func TestAnOrderedSendArrivingMidChainWaitsItsTurn(t *testing.T) {
+	t.Parallel()
+	b := setupWith(t, setupOpts{dest: patient, route: func(r *destination.Route) { r.Ordered = true }})
+	const hold = 300 * time.Millisecond
+	b.recv.SetFallback(receiver.Action{Delay: hold})
+	base := time.Now().Add(-time.Hour).Truncate(time.Second)
+	first, _ := b.deliver(t, "invoice.updated", "inv_mid", base)
+	second, _ := b.deliver(t, "invoice.updated", "inv_mid", base.Add(time.Minute))
+	b.waitSend(t, first, "succeeded")
+	// The second send is in flight for hold now; the third arrives.
+	third, _ := b.deliver(t, "invoice.updated", "inv_mid", base.Add(2*time.Minute))
+	for _, id := range []string{second, third} {
+		b.waitSend(t, id, "succeeded")
+	}
+	reqs := b.recv.Requests()
+	require.Len(t, reqs, 3)
+	for i := 1; i < len(reqs); i++ {
+		require.GreaterOrEqual(t, reqs[i].At.Sub(reqs[i-1].At), hold, "request %d began before the one before it was answered", i)
+	}
+	require.Equal(t, 1, b.recv.MaxInFlight())
+}
+
 // skip_stale: an event older than what the destination got is not sent.
 func TestSkipStaleDoesNotSendOlderEvents(t *testing.T) {
 	t.Parallel()

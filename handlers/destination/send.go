@@ -35,10 +35,6 @@ type loadedSend struct {
 	startAt                                    time.Time // its rate slot
 }
 
-func (l *loadedSend) chain(destination string) chainKey {
-	return chainKey{destination, l.Source, *l.ResourceKey}
-}
-
 // response is what one request got.
 type response struct {
 	at         time.Time
