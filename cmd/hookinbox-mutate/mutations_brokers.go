@@ -110,12 +110,12 @@ var brokerAndRouteMutations = []Mutation{
 	{
 		Name:    "ordered-turn-taken-when-busy",
 		Promise: promiseOrderedSends,
-		File:    "handlers/destination/sql/chain_take_turn.sql",
+		File:    "handlers/destination/sql/chain_start.sql",
 		// Every ordered send takes the turn, whether or not another of its
 		// resource is in progress.
 		Edits: []Edit{{
-			Find:    "    WHERE NOT destination_resource.busy\n",
-			Replace: "\n",
+			Find:    "AND NOT busy AND EXISTS",
+			Replace: "AND EXISTS",
 		}},
 		Pkgs: []string{"./handlers/destination"},
 		Run:  "^(TestOrderedSendsOneResourceAtATime|TestAnOrderedSendArrivingMidChainWaitsItsTurn)$",

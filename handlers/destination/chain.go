@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/hookinbox/hookinbox/internal/pgnamed"
 )
@@ -13,25 +14,46 @@ import (
 var (
 	//go:embed sql/send_start.sql
 	sendStartSQL string
-	//go:embed sql/chain_take_turn.sql
-	chainTakeTurnSQL string
+	//go:embed sql/chain_claim.sql
+	chainClaimSQL string
+	//go:embed sql/chain_lock.sql
+	chainLockSQL string
+	//go:embed sql/chain_start.sql
+	chainStartSQL string
 )
 
 // scheduleTx makes a waiting send due, in tx. An ordered send becomes due
 // only when no other send of its (destination, resource) is in progress;
 // otherwise it stays waiting, and the send in progress hands on the turn
-// when it is done (finishOrderedTx). One statement takes the turn and
-// starts the send: it is on processing's path, once per ordered send.
+// when it is done (finishOrderedTx).
 func (s *Service) scheduleTx(ctx context.Context, tx pgx.Tx, sd sendRow) error {
 	if !sd.Ordered {
 		return startTx(ctx, tx, sd.ID)
 	}
-	if _, err := tx.Exec(ctx, chainTakeTurnSQL, pgnamed.Args{
-		"destination": sd.Destination, "source": sd.Source, "resource_key": sd.Resource.Key, "id": sd.ID,
-	}); err != nil {
+	b := &pgx.Batch{}
+	for _, q := range turnStatements(sd) {
+		b.Queue(q.SQL, q.Arguments...).Exec(func(pgconn.CommandTag) error { return nil })
+	}
+	if err := tx.SendBatch(ctx, b).Close(); err != nil {
 		return fmt.Errorf("take resource turn: %w", err)
 	}
 	return nil
+}
+
+// turnStatements take a waiting ordered send's turn if it is free: the
+// resource's row made and locked, then, in a statement that sees every
+// turn handed on before the lock, the turn taken and the send started.
+// None needs the result of another, so processing defers them with the
+// send's insert: an ordered send costs it no round trip of its own.
+func turnStatements(sd sendRow) []*pgx.QueuedQuery {
+	res := pgnamed.Args{"destination": sd.Destination, "source": sd.Source, "resource_key": sd.Resource.Key}
+	start := pgnamed.Args{"destination": sd.Destination, "source": sd.Source, "resource_key": sd.Resource.Key,
+		"delivery_id": sd.DeliveryID}
+	return []*pgx.QueuedQuery{
+		{SQL: chainClaimSQL, Arguments: []any{res}},
+		{SQL: chainLockSQL, Arguments: []any{res}},
+		{SQL: chainStartSQL, Arguments: []any{start}},
+	}
 }
 
 // startTx makes a send due now.

@@ -270,35 +270,32 @@ func (s *Service) insertSend(ctx context.Context, e *handlers.Event, t target, e
 		"resource_key": resourceKey, "event_at": e.Resource.At, "event_received_at": e.Resource.ReceivedAt,
 		"at_is_receipt": e.Resource.AtIsReceipt, "state": state, "last_error": lastError, "trace_parent": traceParentOf(ctx),
 	}
-	if !ordered && evalErr == nil {
+	if evalErr == nil {
 		// Nothing here depends on whether the row is new, so the insert
-		// travels with the delivery's closing statements instead of a
-		// round trip of its own: with a destination at half the
-		// database's rate, one round trip per send was the processing's
-		// largest statement after the inbox's (bench/README.md,
-		// "Destinations").
+		// (and an ordered send's turn) travels with the delivery's closing
+		// statements instead of a round trip of its own: with a
+		// destination at half the database's rate, one round trip per send
+		// was the processing's largest statement after the inbox's
+		// (bench/README.md, "Destinations").
 		e.Defer(sendInsertSQL, args)
+		if ordered {
+			for _, q := range turnStatements(sd) {
+				e.Defer(q.SQL, q.Arguments...)
+			}
+		}
 		s.hint(t.destination)
 		return nil
 	}
+	// A failed route is counted and logged once, for a new send only.
 	err := e.Tx.QueryRow(ctx, sendInsertSQL, args).Scan(&sd.ID)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return nil // sent (or being sent) already: the same key, nothing new
+		return nil // recorded already: the same key, nothing new
 	}
 	if err != nil {
 		return fmt.Errorf("destination %s: record send: %w", t.destination, err)
 	}
-	if evalErr != nil {
-		s.cfg.Observe(t.destination, outcomeRouteFailed, 0)
-		e.Logger.Warn("destination: route failed to evaluate; send recorded failed", "destination", t.destination, "error", evalErr)
-		return nil
-	}
-	if ordered {
-		if err := s.scheduleTx(ctx, e.Tx, sd); err != nil {
-			return fmt.Errorf("destination %s: %w", t.destination, err)
-		}
-	}
-	s.hint(t.destination)
+	s.cfg.Observe(t.destination, outcomeRouteFailed, 0)
+	e.Logger.Warn("destination: route failed to evaluate; send recorded failed", "destination", t.destination, "error", evalErr)
 	return nil
 }
 
