@@ -16,8 +16,6 @@ var (
 	sendStartSQL string
 	//go:embed sql/chain_claim.sql
 	chainClaimSQL string
-	//go:embed sql/chain_lock.sql
-	chainLockSQL string
 	//go:embed sql/chain_start.sql
 	chainStartSQL string
 )
@@ -41,7 +39,7 @@ func (s *Service) scheduleTx(ctx context.Context, tx pgx.Tx, sd sendRow) error {
 }
 
 // turnStatements take a waiting ordered send's turn if it is free: the
-// resource's row made and locked, then, in a statement that sees every
+// resource's row made or locked, then, in a statement that sees every
 // turn handed on before the lock, the turn taken and the send started.
 // None needs the result of another, so processing defers them with the
 // send's insert: an ordered send costs it no round trip of its own.
@@ -51,7 +49,6 @@ func turnStatements(sd sendRow) []*pgx.QueuedQuery {
 		"delivery_id": sd.DeliveryID}
 	return []*pgx.QueuedQuery{
 		{SQL: chainClaimSQL, Arguments: []any{res}},
-		{SQL: chainLockSQL, Arguments: []any{res}},
 		{SQL: chainStartSQL, Arguments: []any{start}},
 	}
 }
