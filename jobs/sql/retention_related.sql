@@ -33,6 +33,9 @@ WITH steps AS (
                                                   WHERE updated_at < @cutoff AND (source = ANY(@sources)) = @include
                                                     AND NOT busy
                                                   LIMIT @batch)
+      -- Again on the row itself: a row a send's turn took while this
+      -- waited for its lock is read anew here, not in the subquery.
+      AND NOT busy AND updated_at < @cutoff
     RETURNING 1
 )
 SELECT (SELECT count(*) FROM steps) + (SELECT count(*) FROM versions) + (SELECT count(*) FROM sends) + (SELECT count(*) FROM turns)
