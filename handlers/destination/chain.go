@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/hookinbox/hookinbox/internal/pgnamed"
 )
@@ -30,7 +29,7 @@ func (s *Service) scheduleTx(ctx context.Context, tx pgx.Tx, sd sendRow) error {
 	}
 	b := &pgx.Batch{}
 	for _, q := range turnStatements(sd) {
-		b.Queue(q.SQL, q.Arguments...).Exec(func(pgconn.CommandTag) error { return nil })
+		b.Queue(q.SQL, q.Arguments...)
 	}
 	if err := tx.SendBatch(ctx, b).Close(); err != nil {
 		return fmt.Errorf("take resource turn: %w", err)

@@ -122,7 +122,7 @@ func (s *Service) claimTx(ctx context.Context, tx pgx.Tx, d *dest, instance, hol
 			return nil
 		})
 		if err := tx.SendBatch(ctx, b).Close(); err != nil {
-			return err
+			return fmt.Errorf("lock state, count requests in flight: %w", err)
 		}
 		if paused {
 			out.paused = true

@@ -150,8 +150,10 @@ func (s *Service) recordTx(ctx context.Context, tx pgx.Tx, d *dest, results []re
 			tally.queueSuccess(b, d)
 		}
 		if b.Len() > 0 {
+			// A statement queued without a callback fails here unwrapped:
+			// say what the batch was doing.
 			if err := tx.SendBatch(ctx, b).Close(); err != nil {
-				return err
+				return fmt.Errorf("record outcomes, attempts and the circuit: %w", err)
 			}
 		}
 		if len(sends) == 0 {
@@ -190,7 +192,7 @@ func queueReleaseClaims(b *pgx.Batch, d *dest, cut []result) {
 	}
 	b.Queue(claimsReleaseSQL, pgnamed.Args{
 		"destination": d.Name, "ids": ids, "slots": slots, "holders": holders,
-	}).Exec(func(pgconn.CommandTag) error { return nil })
+	})
 }
 
 // queueAttempts queues the record of every request made, in one
@@ -224,7 +226,7 @@ func queueAttempts(b *pgx.Batch, sends []result, outcomes []outcome) {
 	b.Queue(attemptsInsertSQL, pgnamed.Args{
 		"send_ids": ids, "attempts": attempts, "attempted_ats": at, "duration_ms": durations,
 		"statuses": statuses, "errors": errs, "responses": responses, "stales": stales, "probes": probes,
-	}).Exec(func(pgconn.CommandTag) error { return nil })
+	})
 }
 
 // queueRecordSends queues the move of every send to its outcome, in one
@@ -368,8 +370,7 @@ func finishOrderedTx(ctx context.Context, tx pgx.Tx, d *dest, finished []ordered
 	}
 	var handed bool
 	b := &pgx.Batch{}
-	b.Queue(chainLockManySQL, pgnamed.Args{"destination": d.Name, "sources": sources, "resource_keys": resources}).
-		Exec(func(pgconn.CommandTag) error { return nil })
+	b.Queue(chainLockManySQL, pgnamed.Args{"destination": d.Name, "sources": sources, "resource_keys": resources})
 	b.Queue(chainFinishManySQL, pgnamed.Args{
 		"destination": d.Name, "sources": sources, "resource_keys": resources, "succeeded": succeeded,
 		"event_ats": at, "event_received_ats": receivedAt, "at_is_receipts": receipt,
