@@ -5,8 +5,10 @@ import (
 	"math/rand/v2"
 	"net"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -16,11 +18,21 @@ import (
 // the next outgoing connection too (the tests' many PostgreSQL clients),
 // and once one took it between the check and the server's bind ("the
 // address is already in use", TestServeAdminMetricsAndRiverUI).
+//
+// The port stays reserved until t ends, by a lock on a file named after it
+// that every test process on the machine honours: between the draw and the
+// server's bind, another test's draw could otherwise land on the same port
+// (TestServeRelaysWebhooksToKafkaAndNATS once lost its admin port so). The
+// lock is the kernel's, so a test process that dies releases it.
 func FreeAddr(t testing.TB) string {
 	t.Helper()
 	low, high := 10000, ephemeralLow()
 	for range 100 {
-		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", low+rand.IntN(high-low)))
+		port := low + rand.IntN(high-low)
+		if !reserve(t, port) {
+			continue // another test holds it
+		}
+		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
 		if err != nil {
 			continue // taken: draw another
 		}
@@ -30,6 +42,25 @@ func FreeAddr(t testing.TB) string {
 	}
 	t.Fatal("testproc: no free port below the ephemeral range in 100 draws")
 	return ""
+}
+
+// reserve takes the machine-wide lock on port until t ends, or reports that
+// another test process holds it.
+func reserve(t testing.TB, port int) bool {
+	dir := filepath.Join(os.TempDir(), "hookinbox-test-ports")
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		t.Fatalf("testproc: port reservations: %v", err)
+	}
+	f, err := os.OpenFile(filepath.Join(dir, strconv.Itoa(port)), os.O_CREATE|os.O_RDWR, 0o666)
+	if err != nil {
+		t.Fatalf("testproc: port reservations: %v", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return false
+	}
+	t.Cleanup(func() { f.Close() }) // closing the file releases the lock
+	return true
 }
 
 // ephemeralLow is the first port of Linux's ephemeral range, or Linux's
