@@ -127,6 +127,44 @@ func TestPartitionsTakeTheInboxStatisticsTargets(t *testing.T) {
 	require.Equal(t, 10, sampled)
 }
 
+// Every partition, made before migration 030 or after it, and its TOAST
+// table are vacuumed after each 100,000 inserts, not after a fifth of
+// the partition is new.
+func TestPartitionsAreVacuumedEveryHundredThousandInserts(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool, apply := riverMigrated(t)
+	apply(1, 29)
+	_, err := pool.Exec(ctx, "SELECT inbox_partition_create(5000000, 6000000)")
+	require.NoError(t, err)
+	apply(30, 30)
+	_, err = pool.Exec(ctx, "SELECT inbox_partition_create(6000000, 7000000)")
+	require.NoError(t, err)
+
+	rows, err := pool.Query(ctx, `
+		SELECT c.relname, coalesce(c.reloptions, '{}'), coalesce(t.reloptions, '{}')
+		FROM pg_inherits i
+		JOIN pg_class c ON c.oid = i.inhrelid
+		JOIN pg_class t ON t.oid = c.reltoastrelid
+		WHERE i.inhparent IN ('inbox'::regclass, 'inbox_outcome'::regclass)
+		ORDER BY 1`)
+	require.NoError(t, err)
+	type settings struct {
+		Table       string
+		Heap, Toast []string
+	}
+	got, err := pgx.CollectRows(rows, pgx.RowToStructByPos[settings])
+	require.NoError(t, err)
+	want := []string{"autovacuum_vacuum_insert_scale_factor=0", "autovacuum_vacuum_insert_threshold=100000"}
+	var names []string
+	for _, s := range got {
+		names = append(names, s.Table)
+		require.Subset(t, s.Heap, want, s.Table)
+		require.Subset(t, s.Toast, want, s.Table+"'s TOAST table")
+	}
+	require.Subset(t, names, []string{"inbox_overflow", "inbox_p5000000", "inbox_p6000000", "inbox_outcome_p5000000", "inbox_outcome_p6000000"})
+}
+
 // Migration 029 keeps a range of keys dropped before it at the old fixed
 // pace, and gives the same to a drop by an older replica during a rolling
 // deploy, whose insert names no pace.
