@@ -38,6 +38,8 @@ var aheadSteps = []aheadStep{
 	aheadTx(26, "026_inbox_key_follow.sql"),
 	{version: 26, name: "inbox_key copy", run: copyInboxKeys},
 	aheadIndex(27, "027_handler_step_job_idx.sql"),
+	aheadTx(31, "031_destination_send_in_line_column.sql"),
+	aheadIndex(31, "031_destination_send_in_line_idx.sql"),
 }
 
 // PrepareResult says what Prepare did.

@@ -110,15 +110,44 @@ var brokerAndRouteMutations = []Mutation{
 	{
 		Name:    "ordered-turn-taken-when-busy",
 		Promise: promiseOrderedSends,
-		File:    "handlers/destination/sql/chain_start.sql",
-		// Every ordered send takes the turn, whether or not another of its
-		// resource is in progress.
+		File:    "handlers/destination/sql/chain_line_up.sql",
+		// A new ordered send takes its resource's turn whether or not
+		// another of its resource is in progress.
 		Edits: []Edit{{
-			Find:    "AND NOT busy AND EXISTS",
-			Replace: "AND EXISTS",
+			Find:    "    WHERE NOT r.busy\n",
+			Replace: "    WHERE true\n",
 		}},
 		Pkgs: []string{"./handlers/destination"},
 		Run:  "^(TestOrderedSendsOneResourceAtATime|TestAnOrderedSendArrivingMidChainWaitsItsTurn)$",
+	},
+	{
+		Name:    "ordered-line-up-starts-all",
+		Promise: promiseOrderedSends,
+		File:    "handlers/destination/sql/chain_line_up.sql",
+		// Every new send of a resource whose turn is free is made due,
+		// not only its first.
+		Edits: []Edit{{
+			Find:    "LEFT JOIN first f ON f.id = a.id",
+			Replace: "LEFT JOIN first f ON f.source = a.source AND f.resource_key = a.resource_key",
+		}},
+		Pkgs: []string{"./handlers/destination"},
+		Run:  "^TestOrderedSendsOneResourceAtATime$",
+	},
+	{
+		Name:    "ordered-retry-jumps-the-line",
+		Promise: promiseOrderedSends,
+		File:    "handlers/destination/sql/send_retry_reset.sql",
+		// An operator's retry makes an ordered send due at once, beside
+		// its resource's send in progress.
+		Edits: []Edit{{
+			Find:    "SET state = CASE WHEN s.ordered AND s.resource_key IS NOT NULL THEN 'waiting' ELSE 'pending' END,",
+			Replace: "SET state = 'pending',",
+		}, {
+			Find:    "next_attempt_at = CASE WHEN s.ordered AND s.resource_key IS NOT NULL THEN s.next_attempt_at ELSE now() END,",
+			Replace: "next_attempt_at = now(),",
+		}},
+		Pkgs: []string{"./handlers/destination"},
+		Run:  "^TestARetriedOrderedSendWaitsForTheSendInProgress$",
 	},
 	{
 		Name:    "retention-deletes-taken-turn",

@@ -1,61 +1,32 @@
 package destination
 
 import (
-	"context"
 	_ "embed"
-	"fmt"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/hookinbox/hookinbox/internal/pgnamed"
 )
 
-var (
-	//go:embed sql/send_start.sql
-	sendStartSQL string
-	//go:embed sql/chain_claim.sql
-	chainClaimSQL string
-	//go:embed sql/chain_start.sql
-	chainStartSQL string
-)
+//go:embed sql/chain_line_up.sql
+var chainLineUpSQL string
 
-// scheduleTx makes a waiting send due, in tx. An ordered send becomes due
-// only when no other send of its (destination, resource) is in progress;
-// otherwise it stays waiting, and the send in progress hands on the turn
-// when it is done (finishOrderedTx).
-func (s *Service) scheduleTx(ctx context.Context, tx pgx.Tx, sd sendRow) error {
-	if !sd.Ordered {
-		return startTx(ctx, tx, sd.ID)
-	}
-	b := &pgx.Batch{}
-	for _, q := range turnStatements(sd) {
-		b.Queue(q.SQL, q.Arguments...)
-	}
-	if err := tx.SendBatch(ctx, b).Close(); err != nil {
-		return fmt.Errorf("take resource turn: %w", err)
-	}
-	return nil
-}
+// lineUpLimit bounds the new ordered sends one claim puts in line. Under
+// a steady stream of them a claim comes every few milliseconds, so the
+// bound is met only by a backlog, and the next claim follows at once.
+const lineUpLimit = 1000
 
-// turnStatements take a waiting ordered send's turn if it is free: the
-// resource's row made or locked, then, in a statement that sees every
-// turn handed on before the lock, the turn taken and the send started.
-// None needs the result of another, so processing defers them with the
-// send's insert: an ordered send costs it no round trip of its own.
-func turnStatements(sd sendRow) []*pgx.QueuedQuery {
-	res := pgnamed.Args{"destination": sd.Destination, "source": sd.Source, "resource_key": sd.Resource.Key}
-	start := pgnamed.Args{"destination": sd.Destination, "source": sd.Source, "resource_key": sd.Resource.Key,
-		"delivery_id": sd.DeliveryID}
-	return []*pgx.QueuedQuery{
-		{SQL: chainClaimSQL, Arguments: []any{res}},
-		{SQL: chainStartSQL, Arguments: []any{start}},
-	}
-}
-
-// startTx makes a send due now.
-func startTx(ctx context.Context, tx pgx.Tx, sendID int64) error {
-	if _, err := tx.Exec(ctx, sendStartSQL, pgnamed.Args{"id": sendID}); err != nil {
-		return fmt.Errorf("start send: %w", err)
-	}
-	return nil
+// queueLineUp queues, for a claim holding the destination's state row, the
+// statement that puts the ordered sends processing enqueued in their
+// resources' lines: due at once where the turn is free, behind the send
+// in progress otherwise. Processing takes no turn itself: it would hold
+// the turn's row until its batch commits, and the sender handing turns on
+// would wait for it. *more is set when the bound left some for the next
+// claim.
+func queueLineUp(b *pgx.Batch, d *dest, more *bool) {
+	b.Queue(chainLineUpSQL, pgnamed.Args{"destination": d.Name, "limit": lineUpLimit}).Exec(func(tag pgconn.CommandTag) error {
+		*more = tag.RowsAffected() >= lineUpLimit
+		return nil
+	})
 }

@@ -87,6 +87,8 @@ type claimResult struct {
 	// replicas' requests in flight), is when claiming may succeed.
 	retryIn time.Duration
 	paused  bool
+	// more: new ordered sends are left for the next claim to put in line.
+	more bool
 }
 
 // claimTx takes up to want due sends of d in tx for the sender instance.
@@ -106,8 +108,11 @@ func (s *Service) claimTx(ctx context.Context, tx pgx.Tx, d *dest, instance, hol
 			wantedBy     *string
 		)
 		var inFlight, mine int
+		var more bool
 		// One round trip: the count runs after the lock is taken, in a
-		// statement of its own, so it sees the claims committed before.
+		// statement of its own, so it sees the claims committed before;
+		// then new ordered sends are put in line, so that those made due
+		// are claimed below.
 		b := &pgx.Batch{}
 		b.Queue(stateClaimLockSQL, pgnamed.Args{"destination": d.Name}).QueryRow(func(row pgx.Row) error {
 			if err := row.Scan(&paused, &open, &nextProbe, &lastSlot, &now, &wantedBy); err != nil {
@@ -121,9 +126,11 @@ func (s *Service) claimTx(ctx context.Context, tx pgx.Tx, d *dest, instance, hol
 			}
 			return nil
 		})
+		queueLineUp(b, d, &more)
 		if err := tx.SendBatch(ctx, b).Close(); err != nil {
-			return fmt.Errorf("lock state, count requests in flight: %w", err)
+			return fmt.Errorf("lock state, count requests in flight, line up ordered sends: %w", err)
 		}
+		out.more = more
 		if paused {
 			out.paused = true
 			return nil

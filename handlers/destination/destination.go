@@ -272,17 +272,13 @@ func (s *Service) insertSend(ctx context.Context, e *handlers.Event, t target, e
 	}
 	if evalErr == nil {
 		// Nothing here depends on whether the row is new, so the insert
-		// (and an ordered send's turn) travels with the delivery's closing
-		// statements instead of a round trip of its own: with a
-		// destination at half the database's rate, one round trip per send
-		// was the processing's largest statement after the inbox's
-		// (bench/README.md, "Destinations").
+		// travels with the delivery's closing statements instead of a
+		// round trip of its own: with a destination at half the
+		// database's rate, one round trip per send was the processing's
+		// largest statement after the inbox's (bench/README.md,
+		// "Destinations"). An ordered send's turn is the sender's to give
+		// (queueLineUp).
 		e.Defer(sendInsertSQL, args)
-		if ordered {
-			for _, q := range turnStatements(sd) {
-				e.Defer(q.SQL, q.Arguments...)
-			}
-		}
 		s.hint(t.destination)
 		return nil
 	}
@@ -301,8 +297,8 @@ func (s *Service) insertSend(ctx context.Context, e *handlers.Event, t target, e
 
 func ptr[T any](v T) *T { return &v }
 
-// initialState is a new send's: an ordered one waits for its resource's
-// turn (scheduleTx), any other is due at once.
+// initialState is a new send's: an ordered one waits for the sender to put
+// it in its resource's line (queueLineUp), any other is due at once.
 func initialState(ordered bool) string {
 	if ordered {
 		return "waiting"

@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-
-	"github.com/hookinbox/hookinbox/handlers"
 )
 
 var (
@@ -18,8 +16,6 @@ var (
 	outcomeCountsSQL string
 	//go:embed sql/state_set_paused.sql
 	stateSetPausedSQL string
-	//go:embed sql/send_retry_pick.sql
-	sendRetryPickSQL string
 	//go:embed sql/send_retry_reset.sql
 	sendRetryResetSQL string
 	//go:embed sql/sends_of_delivery.sql
@@ -143,49 +139,20 @@ const MaxRetry = 10_000
 
 // RetryFailedTx sends again, with their same keys, a destination's sends
 // that failed for good at or after since: each starts a fresh retry
-// schedule. Ordered sends take their turn behind their resource's send in
-// progress. It returns how many it took.
+// schedule. The sender puts ordered sends in their resources' lines,
+// behind the send in progress. It returns how many it took.
 func (s *Service) RetryFailedTx(ctx context.Context, tx pgx.Tx, name string, since time.Time) (int, error) {
 	if _, ok := s.dests[name]; !ok {
 		return 0, ErrNotFound
 	}
-	rows, err := tx.Query(ctx, sendRetryPickSQL, pgx.NamedArgs{"destination": name, "since": since, "limit": MaxRetry})
+	tag, err := tx.Exec(ctx, sendRetryResetSQL, pgx.NamedArgs{"destination": name, "since": since, "limit": MaxRetry})
 	if err != nil {
 		return 0, err
 	}
-	type picked struct {
-		sendRow
-		resourceKey *string
-	}
-	var sends []picked
-	for rows.Next() {
-		var p picked
-		if err := rows.Scan(&p.ID, &p.Source, &p.DeliveryID, &p.Ordered, &p.resourceKey); err != nil {
-			rows.Close()
-			return 0, err
-		}
-		p.Destination = name
-		if p.resourceKey != nil {
-			p.Resource = handlers.Resource{Key: *p.resourceKey}
-		}
-		p.Ordered = p.Ordered && p.resourceKey != nil
-		sends = append(sends, p)
-	}
-	if err := rows.Err(); err != nil {
-		return 0, err
-	}
-	for _, p := range sends {
-		if _, err := tx.Exec(ctx, sendRetryResetSQL, pgx.NamedArgs{"id": p.ID}); err != nil {
-			return 0, err
-		}
-		if err := s.scheduleTx(ctx, tx, p.sendRow); err != nil {
-			return 0, err
-		}
-	}
-	if len(sends) > 0 {
+	if tag.RowsAffected() > 0 {
 		s.hint(name)
 	}
-	return len(sends), nil
+	return int(tag.RowsAffected()), nil
 }
 
 // Send is one destination's send of a delivery, with its attempts.

@@ -1,6 +1,7 @@
 package destination_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -8,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/hookinbox/hookinbox/handlers/destination"
@@ -112,6 +114,42 @@ func TestAnOrderedSendArrivingMidChainWaitsItsTurn(t *testing.T) {
 	for i := 1; i < len(reqs); i++ {
 		require.GreaterOrEqual(t, reqs[i].At.Sub(reqs[i-1].At), hold, "request %d began before the one before it was answered", i)
 	}
+	require.Equal(t, 1, b.recv.MaxInFlight())
+}
+
+// An operator's retry of a failed ordered send puts it back in its
+// resource's line: it waits for the send in progress, never goes beside
+// it.
+func TestARetriedOrderedSendWaitsForTheSendInProgress(t *testing.T) {
+	t.Parallel()
+	b := setupWith(t, setupOpts{route: func(r *destination.Route) { r.Ordered = true }, dest: func(d *destination.Destination) {
+		patient(d)
+		d.Retry = destination.Retry{Schedule: []time.Duration{20 * time.Millisecond}}
+		d.Circuit.Failures = 100
+	}})
+	const hold = 500 * time.Millisecond
+	b.recv.Script(receiver.Fail, receiver.Fail)
+	b.recv.SetFallback(receiver.Action{Delay: hold})
+	base := time.Now().Add(-time.Hour).Truncate(time.Second)
+	failed, _ := b.deliver(t, "invoice.updated", "inv_r", base)
+	require.Equal(t, "failed", b.waitSend(t, failed, "succeeded", "failed"))
+	next, _ := b.deliver(t, "invoice.updated", "inv_r", base.Add(time.Minute))
+	require.Eventually(t, func() bool { return len(b.recv.Requests()) == 3 }, 10*time.Second, 5*time.Millisecond,
+		"the next send's request never began")
+
+	var n int
+	require.NoError(t, pgx.BeginFunc(context.Background(), b.pool, func(tx pgx.Tx) error {
+		var err error
+		n, err = b.svc.RetryFailedTx(context.Background(), tx, "app", time.Now().Add(-time.Hour))
+		return err
+	}))
+	require.Equal(t, 1, n)
+	for _, id := range []string{next, failed} {
+		require.Equal(t, "succeeded", b.waitSend(t, id, "succeeded"))
+	}
+	reqs := b.recv.Requests()
+	require.Len(t, reqs, 4)
+	require.GreaterOrEqual(t, reqs[3].At.Sub(reqs[2].At), hold, "the retried send began before the one in progress was answered")
 	require.Equal(t, 1, b.recv.MaxInFlight())
 }
 

@@ -26,6 +26,8 @@ var (
 	circuitSuccessSQL string
 	//go:embed sql/sends_wake.sql
 	sendsWakeSQL string
+	//go:embed sql/state_lock.sql
+	stateLockSQL string
 	//go:embed sql/chain_lock_many.sql
 	chainLockManySQL string
 	//go:embed sql/chain_finish_many.sql
@@ -351,9 +353,12 @@ func (s *Service) recordCircuit(ctx context.Context, tx pgx.Tx, d *dest, t circu
 }
 
 // finishOrderedTx ends the turns of finished ordered sends, in one round
-// trip: on success what the destination got of each resource moves
-// forward, then each resource's turn is handed on or freed. It reports
-// whether a waiting send became due.
+// trip: the destination's state row is locked, so that no claim puts new
+// sends in line meanwhile, then the resources' rows (chain_lock_many.sql);
+// the next statement sees every send put in line before. On success what
+// the destination got of each resource moves forward, and each resource's
+// turn is handed on or freed. It reports whether a waiting send became
+// due.
 func finishOrderedTx(ctx context.Context, tx pgx.Tx, d *dest, finished []orderedEnd) (bool, error) {
 	if len(finished) == 0 {
 		return false, nil
@@ -370,6 +375,7 @@ func finishOrderedTx(ctx context.Context, tx pgx.Tx, d *dest, finished []ordered
 	}
 	var handed bool
 	b := &pgx.Batch{}
+	b.Queue(stateLockSQL, pgnamed.Args{"destination": d.Name})
 	b.Queue(chainLockManySQL, pgnamed.Args{"destination": d.Name, "sources": sources, "resource_keys": resources})
 	b.Queue(chainFinishManySQL, pgnamed.Args{
 		"destination": d.Name, "sources": sources, "resource_keys": resources, "succeeded": succeeded,

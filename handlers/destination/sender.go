@@ -213,9 +213,10 @@ func (sn *sender) run(stop, requests context.Context) {
 
 // cycle records results and claims up to room sends, in one transaction,
 // and starts the claimed sends' requests. It returns how many it started,
-// when to claim again if that is known (0: poll), and whether a send
-// became due by the outcomes (a resource's turn handed on, the circuit
-// closed). Recording is tried again a few times; then the claims expire
+// when to claim again if that is known (0: poll), and whether to claim
+// again at once: a send became due by the outcomes (a resource's turn
+// handed on, the circuit closed), or new ordered sends are left to put in
+// line. Recording is tried again a few times; then the claims expire
 // and the sends are made again, with the same keys.
 func (sn *sender) cycle(stop, requests context.Context, results []result, room int) (int, time.Duration, bool) {
 	s, d := sn.svc, sn.d
@@ -259,7 +260,7 @@ func (sn *sender) cycle(stop, requests context.Context, results []result, room i
 				sn.inFlight++
 				go sn.make(requests, l)
 			}
-			return len(got.sends), got.retryIn, rec.woke
+			return len(got.sends), got.retryIn, rec.woke || got.more
 		}
 		if len(results) == 0 {
 			if stop.Err() == nil {

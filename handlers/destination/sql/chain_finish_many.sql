@@ -1,8 +1,12 @@
--- Ends the turns of finished ordered sends, their resources' rows locked
--- (chain_lock_many.sql): on success what the destination got of the
--- resource moves forward (never back) on the clock the event was ordered
--- by; then the resource's first waiting send is made due, or the resource
--- is freed. RETURNING names the sends made due.
+-- Ends the turns of finished ordered sends, the destination's state row
+-- locked (state_lock.sql), as it is wherever this version's senders take
+-- or hand on a turn, and the turns' rows (chain_lock_many.sql):
+-- on success what the destination got of the resource moves forward
+-- (never back) on the clock the event was ordered by; then the resource's
+-- first waiting send is made due, or the resource is freed. That send may
+-- be one processing enqueued and no claim has put in line yet
+-- (chain_line_up.sql): it is due now, and in line. RETURNING names the
+-- sends made due.
 WITH v AS (
     SELECT * FROM unnest(@sources::text[], @resource_keys::text[], @succeeded::bool[], @event_ats::timestamptz[],
                          @event_received_ats::timestamptz[], @at_is_receipts::bool[])
@@ -30,7 +34,7 @@ WITH v AS (
     FROM next n
     WHERE r.destination = @destination AND r.source = n.source AND r.resource_key = n.resource_key
 )
-UPDATE destination_send s SET state = 'pending', next_attempt_at = now()
+UPDATE destination_send s SET state = 'pending', next_attempt_at = now(), in_line = true
 FROM next n
 WHERE s.id = n.next_id
 RETURNING s.id

@@ -1,4 +1,20 @@
--- A failed send starts over: the same key, a fresh retry schedule and age.
-UPDATE destination_send
-SET state = 'waiting', attempts = 0, created_at = now(), finished_at = NULL
-WHERE id = @id
+-- Failed sends an operator asks to send again, oldest first, start over:
+-- the same key, a fresh retry schedule and age. An unordered one is due
+-- now; an ordered one waits, for the sender to put it in its resource's
+-- line (chain_line_up.sql). The sends are locked before they are read
+-- again, so two retries of the same sends cannot both take them.
+WITH picked AS (
+    SELECT id
+    FROM destination_send
+    WHERE destination = @destination AND state = 'failed' AND finished_at >= @since
+    ORDER BY id
+    LIMIT @limit
+    FOR UPDATE
+)
+UPDATE destination_send s
+SET state = CASE WHEN s.ordered AND s.resource_key IS NOT NULL THEN 'waiting' ELSE 'pending' END,
+    next_attempt_at = CASE WHEN s.ordered AND s.resource_key IS NOT NULL THEN s.next_attempt_at ELSE now() END,
+    in_line = NOT (s.ordered AND s.resource_key IS NOT NULL),
+    attempts = 0, created_at = now(), finished_at = NULL
+FROM picked
+WHERE s.id = picked.id AND s.state = 'failed'
