@@ -43,13 +43,7 @@ func TestExhaustedSendFailsAndAnOperatorRetries(t *testing.T) {
 	require.Contains(t, lastErr, "HTTP 500")
 
 	b.recv.SetFallback(receiver.Apply)
-	var n int
-	require.NoError(t, pgx.BeginFunc(context.Background(), b.pool, func(tx pgx.Tx) error {
-		var err error
-		n, err = b.svc.RetryFailedTx(context.Background(), tx, "app", time.Now().Add(-time.Hour))
-		return err
-	}))
-	require.Equal(t, 1, n)
+	require.Equal(t, 1, b.retryFailed(t))
 	require.Equal(t, "succeeded", b.waitSend(t, id, "succeeded"))
 	key := destination.Key("billing", id, "app")
 	for _, r := range b.recv.Requests() {

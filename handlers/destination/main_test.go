@@ -193,3 +193,16 @@ func (b *bundle) count(t *testing.T, sql string, args ...any) int {
 	require.NoError(t, b.pool.QueryRow(context.Background(), sql, args...).Scan(&n))
 	return n
 }
+
+// retryFailed retries the failed sends of the last hour, as an operator's
+// retry does, and returns how many it took.
+func (b *bundle) retryFailed(t *testing.T) int {
+	t.Helper()
+	var n int
+	require.NoError(t, pgx.BeginFunc(context.Background(), b.pool, func(tx pgx.Tx) error {
+		var err error
+		n, err = b.svc.RetryFailedTx(context.Background(), tx, "app", time.Now().Add(-time.Hour))
+		return err
+	}))
+	return n
+}

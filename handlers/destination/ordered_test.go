@@ -1,7 +1,6 @@
 package destination_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -9,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/hookinbox/hookinbox/handlers/destination"
@@ -137,13 +135,7 @@ func TestARetriedOrderedSendWaitsForTheSendInProgress(t *testing.T) {
 	require.Eventually(t, func() bool { return len(b.recv.Requests()) == 3 }, 10*time.Second, 5*time.Millisecond,
 		"the next send's request never began")
 
-	var n int
-	require.NoError(t, pgx.BeginFunc(context.Background(), b.pool, func(tx pgx.Tx) error {
-		var err error
-		n, err = b.svc.RetryFailedTx(context.Background(), tx, "app", time.Now().Add(-time.Hour))
-		return err
-	}))
-	require.Equal(t, 1, n)
+	require.Equal(t, 1, b.retryFailed(t))
 	for _, id := range []string{next, failed} {
 		require.Equal(t, "succeeded", b.waitSend(t, id, "succeeded"))
 	}

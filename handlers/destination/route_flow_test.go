@@ -55,12 +55,7 @@ func TestRouteErrorIsAFailedSendRetriedAfterTheFix(t *testing.T) {
 	fixed := setupWith(t, setupOpts{pool: broken.pool, recv: broken.recv, route: func(r *destination.Route) {
 		r.Filter = `has(body.data.amount) ? body.data.amount > 100 : true`
 	}})
-	tx, err := fixed.pool.Begin(ctx)
-	require.NoError(t, err)
-	n, err := fixed.svc.RetryFailedTx(ctx, tx, "app", time.Now().Add(-time.Hour))
-	require.NoError(t, err)
-	require.Equal(t, 1, n)
-	require.NoError(t, tx.Commit(ctx))
+	require.Equal(t, 1, fixed.retryFailed(t))
 	fixed.waitSend(t, id, "succeeded")
 	require.Len(t, fixed.recv.Requests(), 1)
 }
