@@ -33,8 +33,6 @@ var (
 	partitionBusySQL string
 	//go:embed sql/partition_keys_delete.sql
 	partitionKeysDeleteSQL string
-	//go:embed sql/partition_keys_summarize.sql
-	partitionKeysSummarizeSQL string
 	//go:embed sql/partition_retired_list.sql
 	partitionRetiredListSQL string
 	//go:embed sql/partition_replays_delete.sql

@@ -135,31 +135,6 @@ func keyRest(n int64, took, pause time.Duration, pace int32) time.Duration {
 	return max(pause, time.Duration(n)*time.Second/time.Duration(pace)-took)
 }
 
-// keySummaryEvery is how often deleting keys summarizes the keys inserted
-// meanwhile (summarizeKeys): a window's delete reads every unsummarized
-// range, and ingest adds them as the deletes go on.
-const keySummaryEvery = 30 * time.Second
-
-// summarizeKeys summarizes the ranges of inbox_key the BRIN index on
-// inbox_id has not, so that deleting a window of old keys reads their
-// pages and not the newest keys' too. It waits at most 100 ms for the
-// table's SHARE UPDATE EXCLUSIVE lock: an autovacuum of inbox_key holds it
-// (and summarizes as it goes), and waiting a second would cancel that
-// vacuum. Where the lock is busy, the deletes go on unsummarized.
-func (w *RetentionWorker) summarizeKeys(ctx context.Context) error {
-	err := pgx.BeginFunc(ctx, w.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, "SET LOCAL lock_timeout = '100ms'"); err != nil {
-			return err
-		}
-		_, err := tx.Exec(ctx, partitionKeysSummarizeSQL)
-		return err
-	})
-	if err != nil && !isLockTimeout(err) {
-		return fmt.Errorf("summarize keys: %w", err)
-	}
-	return nil
-}
-
 // retiredRange is a dropped partition's ids whose keys are still to be
 // deleted: [Next, Hi), at Pace keys a second.
 type retiredRange struct {
@@ -182,18 +157,9 @@ func (w *RetentionWorker) deleteRetiredKeys(ctx context.Context) (int64, error) 
 		return 0, err
 	}
 	window := int64(min(w.cfg.BatchSize, partitionKeyBatch))
-	var (
-		total      int64
-		summarized time.Time
-	)
+	var total int64
 	for _, r := range ranges {
 		for from := r.Next; from < r.Hi; from += window {
-			if time.Since(summarized) >= keySummaryEvery {
-				if err := w.summarizeKeys(ctx); err != nil {
-					return total, err
-				}
-				summarized = time.Now()
-			}
 			var n int64
 			args := pgx.NamedArgs{"lo": r.Lo, "from": from, "to": min(from+window, r.Hi)}
 			start := time.Now()

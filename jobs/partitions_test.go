@@ -265,25 +265,6 @@ func TestRetentionDeletesDroppedKeysFromWhereItStopped(t *testing.T) {
 	require.Zero(t, b.count(t, "SELECT count(*) FROM inbox_retired"))
 }
 
-// Before it deletes a dropped partition's keys, retention summarizes the
-// keys' BRIN index: a range it has not summarized is read by every
-// window's delete, and ingest adds such ranges until the table's next
-// vacuum.
-func TestRetentionSummarizesTheKeysBeforeDeletingThem(t *testing.T) {
-	t.Parallel()
-	b := setupRetention(t)
-	ctx := context.Background()
-	_, err := b.pool.Exec(ctx, `INSERT INTO inbox_key (source, delivery_id, inbox_id, payload_sha256, origin)
-		SELECT 'github', 'k-' || g, g, '\x00', 'webhook' FROM generate_series(1, 20000) g`)
-	require.NoError(t, err)
-	_, err = b.pool.Exec(ctx, "INSERT INTO inbox_retired (lo, hi, next, keys_per_second) VALUES (1, 1001, 1, 100000)")
-	require.NoError(t, err)
-
-	res := b.retention(t)
-	require.EqualValues(t, 1000, res.PartitionKeysDeleted)
-	require.Zero(t, b.count(t, "SELECT brin_summarize_new_values('inbox_key_inbox_id_brin')"), "ranges the pass left unsummarized")
-}
-
 // A dropped partition's keys are deleted at the pace its drop recorded:
 // 200 keys at 100 a second take two seconds.
 func TestRetentionDeletesDroppedKeysAtTheirPace(t *testing.T) {

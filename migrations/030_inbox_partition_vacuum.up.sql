@@ -55,14 +55,3 @@ BEGIN
     EXECUTE format('ALTER TABLE %I DROP CONSTRAINT %I', o, o || '_range');
 END
 $$;
-
--- inbox_key's BRIN index on inbox_id, by which retention finds a dropped
--- partition's keys, is summarized as each range of its pages fills
--- (autovacuum does it at its next visit), not only when the table is
--- vacuumed. A range not summarized answers "maybe" to every lookup: with a
--- million keys inserted since the last vacuum, each window of 1,000 old
--- keys retention deleted read 20,000 pages in 180 ms, against 48 pages in
--- 1 ms summarized, and the pass cost ingest beside it more than the
--- deletes themselves. Retention also summarizes what is left before it
--- deletes (jobs/partitions_retire.go, summarizeKeys).
-ALTER INDEX inbox_key_inbox_id_brin SET (autosummarize = on);
