@@ -140,10 +140,10 @@ var brokerAndRouteMutations = []Mutation{
 		// An operator's retry makes an ordered send due at once, beside
 		// its resource's send in progress.
 		Edits: []Edit{{
-			Find:    "SET state = CASE WHEN s.ordered AND s.resource_key IS NOT NULL THEN 'waiting' ELSE 'pending' END,",
+			Find:    "SET state = CASE WHEN p.lines_up THEN 'waiting' ELSE 'pending' END,",
 			Replace: "SET state = 'pending',",
 		}, {
-			Find:    "next_attempt_at = CASE WHEN s.ordered AND s.resource_key IS NOT NULL THEN s.next_attempt_at ELSE now() END,",
+			Find:    "next_attempt_at = CASE WHEN p.lines_up THEN s.next_attempt_at ELSE now() END,",
 			Replace: "next_attempt_at = now(),",
 		}},
 		Pkgs: []string{"./handlers/destination"},

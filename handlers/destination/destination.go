@@ -249,11 +249,6 @@ func (s *Service) enqueue(ctx context.Context, e *handlers.Event) error {
 // filter could not be evaluated.
 func (s *Service) insertSend(ctx context.Context, e *handlers.Event, t target, evalErr error) error {
 	ordered := t.route.Ordered && e.Resource.Key != "" && evalErr == nil
-	sd := sendRow{
-		Destination: t.destination, Source: e.Source, DeliveryID: e.DeliveryID, InboxID: e.InboxID,
-		EventType: e.EventType, Key: Key(e.Source, e.DeliveryID, t.destination), Ordered: ordered,
-		SkipStale: ordered && t.route.SkipStale, Resource: e.Resource,
-	}
 	// The resource is kept for every send (a Kafka destination keys by
 	// it, a route's expressions read it); only an ordered one waits on it.
 	var resourceKey, lastError *string
@@ -265,9 +260,10 @@ func (s *Service) insertSend(ctx context.Context, e *handlers.Event, t target, e
 		state, lastError = "failed", ptr(evalErr.Error())
 	}
 	args := pgx.NamedArgs{
-		"destination": sd.Destination, "source": sd.Source, "delivery_id": sd.DeliveryID, "inbox_id": sd.InboxID,
-		"event_type": sd.EventType, "key": sd.Key, "ordered": sd.Ordered, "skip_stale": sd.SkipStale,
-		"resource_key": resourceKey, "event_at": e.Resource.At, "event_received_at": e.Resource.ReceivedAt,
+		"destination": t.destination, "source": e.Source, "delivery_id": e.DeliveryID, "inbox_id": e.InboxID,
+		"event_type": e.EventType, "key": Key(e.Source, e.DeliveryID, t.destination), "ordered": ordered,
+		"skip_stale": ordered && t.route.SkipStale, "resource_key": resourceKey,
+		"event_at": e.Resource.At, "event_received_at": e.Resource.ReceivedAt,
 		"at_is_receipt": e.Resource.AtIsReceipt, "state": state, "last_error": lastError, "trace_parent": traceParentOf(ctx),
 	}
 	if evalErr == nil {
@@ -283,7 +279,8 @@ func (s *Service) insertSend(ctx context.Context, e *handlers.Event, t target, e
 		return nil
 	}
 	// A failed route is counted and logged once, for a new send only.
-	err := e.Tx.QueryRow(ctx, sendInsertSQL, args).Scan(&sd.ID)
+	var id int64
+	err := e.Tx.QueryRow(ctx, sendInsertSQL, args).Scan(&id)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil // recorded already: the same key, nothing new
 	}
@@ -304,14 +301,4 @@ func initialState(ordered bool) string {
 		return "waiting"
 	}
 	return "pending"
-}
-
-// sendRow is a send as enqueueing knows it.
-type sendRow struct {
-	ID                                   int64
-	Destination, Source, DeliveryID, Key string
-	EventType                            string
-	InboxID                              int64
-	Ordered, SkipStale                   bool
-	Resource                             handlers.Resource
 }

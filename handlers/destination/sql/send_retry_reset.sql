@@ -4,7 +4,7 @@
 -- line (chain_line_up.sql). The sends are locked before they are read
 -- again, so two retries of the same sends cannot both take them.
 WITH picked AS (
-    SELECT id
+    SELECT id, ordered AND resource_key IS NOT NULL AS lines_up
     FROM destination_send
     WHERE destination = @destination AND state = 'failed' AND finished_at >= @since
     ORDER BY id
@@ -12,9 +12,9 @@ WITH picked AS (
     FOR UPDATE
 )
 UPDATE destination_send s
-SET state = CASE WHEN s.ordered AND s.resource_key IS NOT NULL THEN 'waiting' ELSE 'pending' END,
-    next_attempt_at = CASE WHEN s.ordered AND s.resource_key IS NOT NULL THEN s.next_attempt_at ELSE now() END,
-    in_line = NOT (s.ordered AND s.resource_key IS NOT NULL),
+SET state = CASE WHEN p.lines_up THEN 'waiting' ELSE 'pending' END,
+    next_attempt_at = CASE WHEN p.lines_up THEN s.next_attempt_at ELSE now() END,
+    in_line = NOT p.lines_up,
     attempts = 0, created_at = now(), finished_at = NULL
-FROM picked
-WHERE s.id = picked.id AND s.state = 'failed'
+FROM picked p
+WHERE s.id = p.id AND s.state = 'failed'
