@@ -30,8 +30,9 @@ var (
 var errRowVanished = errors.New("vanished during insert")
 
 // RecordManyTx records deliveries as Record does, each with the outcome
-// Record would give it alone, in one round trip of two statements and one
-// job insert: the batched form of RecordTx. A delivery id repeated within
+// Record would give it alone, in one round trip of three statements (the
+// key generations' fence, the insert, the read) and one job insert: the
+// batched form of RecordTx. A delivery id repeated within
 // ds is decided in order, the first occurrence as if it came first.
 func (in *Inbox) RecordManyTx(ctx context.Context, tx pgx.Tx, ds []Delivery) ([]Recorded, []error, error) {
 	rb, err := newRecordBatch(ds)
@@ -128,13 +129,14 @@ func newRecordBatch(ds []Delivery) (*recordBatch, error) {
 	return rb, nil
 }
 
-// queue adds the insert and the read of what is stored to b, so they
-// travel in one round trip. The read is a statement of its own, so in
+// queue adds the key generations' fence, the insert and the read of what
+// is stored to b, so they travel in one round trip. The read is a statement of its own, so in
 // READ COMMITTED it takes a new snapshot after the insert: it sees a row
 // that a concurrent transaction committed while the insert waited on it
 // (the insert then did nothing). It reads every key, as which ones the
 // insert will skip is not known yet; a key's own new row is ignored.
 func (rb *recordBatch) queue(b *pgx.Batch) {
+	b.Queue(keyFenceSQL)
 	b.Queue(inboxInsertManySQL, pgnamed.Args{
 		"sources": rb.sources, "delivery_ids": rb.ids, "event_types": rb.types, "occurred_ats": rb.occurred,
 		"headers": rb.headers, "payloads": rb.payloads, "payload_sha256s": rb.sums, "origins": rb.origins,
@@ -226,6 +228,9 @@ type storedRow struct {
 // readInsertAndFind reads the batch's insert (the rows it created) and
 // find (every key's stored row, the new ones included).
 func readInsertAndFind(res pgx.BatchResults) (map[inboxKey]int64, map[inboxKey]storedRow, error) {
+	if _, err := res.Exec(); err != nil {
+		return nil, nil, fmt.Errorf("take the key generations' fence: %w", err)
+	}
 	rows, err := res.Query()
 	if err != nil {
 		return nil, nil, fmt.Errorf("insert inbox rows: %w", err)

@@ -298,8 +298,8 @@ func TestInboxFindManyProbesTheUniqueIndex(t *testing.T) {
 	plan := testdb.GenericPlan(t, pool, string(findSQL), pgx.NamedArgs{
 		"sources": []string{"github", "github", "github"}, "delivery_ids": []string{"d-1", "d-2", "new"},
 	})
-	require.Contains(t, plan, "Index Scan using inbox_key_pkey", plan)
-	require.NotContains(t, plan, "Seq Scan on inbox_key", plan)
+	require.Contains(t, plan, "Index Scan on inbox_key_g0_pkey", plan)
+	require.NotContains(t, plan, "Seq Scan", plan)
 }
 
 // River's insert notification, sent after the batch's COMMIT (which

@@ -27,6 +27,8 @@ var (
 	inboxFindSQL string
 	//go:embed sql/inbox_payload.sql
 	inboxPayloadSQL string
+	//go:embed sql/key_fence.sql
+	keyFenceSQL string
 )
 
 // ErrDeliveryConflict means the source already sent this delivery id with a
@@ -146,7 +148,9 @@ func (in *Inbox) Record(ctx context.Context, d Delivery) (Recorded, error) {
 }
 
 // RecordTx is Record inside the caller's transaction: the row and its job
-// exist exactly when tx commits.
+// exist exactly when tx commits. From the insert on, tx holds a lock that
+// the job opening the inbox's next key generation waits for (every few
+// weeks, for the longest retention): keep it short.
 func (in *Inbox) RecordTx(ctx context.Context, tx pgx.Tx, d Delivery) (Recorded, error) {
 	sum := sha256.Sum256(d.Payload)
 	var occurredAt *time.Time
@@ -168,8 +172,7 @@ func (in *Inbox) RecordTx(ctx context.Context, tx pgx.Tx, d Delivery) (Recorded,
 		"body_key":       d.bodyKey(sum),
 	}
 
-	var id int64
-	err := tx.QueryRow(ctx, inboxInsertSQL, args).Scan(&id)
+	id, err := insertKeyAndRow(ctx, tx, args)
 	switch {
 	case err == nil:
 		res, err := in.jobs.InsertTx(ctx, tx, jobs.ProcessDeliveryArgs{InboxID: id}, nil)
@@ -249,4 +252,22 @@ func storedHeaders(h http.Header) http.Header {
 		out[k] = v
 	}
 	return out
+}
+
+// insertKeyAndRow takes the key generations' fence and runs the insert, in
+// one round trip: pgx.ErrNoRows when the key was not new.
+func insertKeyAndRow(ctx context.Context, tx pgx.Tx, args pgnamed.Args) (int64, error) {
+	b := &pgx.Batch{}
+	b.Queue(keyFenceSQL)
+	b.Queue(inboxInsertSQL, args)
+	res := tx.SendBatch(ctx, b)
+	var id int64
+	_, err := res.Exec()
+	if err == nil {
+		err = res.QueryRow().Scan(&id)
+	}
+	if cerr := res.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	return id, err
 }

@@ -14,15 +14,12 @@ import (
 var (
 	ReindexedIndexes    = reindexedIndexes
 	DroppedRiverIndexes = droppedRiverIndexes
-	KeyRest             = keyRest
-	KeyPace             = keyPace
 	RetentionInsertOpts = retentionInsertOpts
 )
 
 const (
-	MinKeyPace      = minKeyPace
-	MaxKeyPace      = maxKeyPace
-	DetachedComment = detachedComment
+	DetachedComment  = detachedComment
+	KeyGenerationIDs = keyGenerationIDs
 )
 
 // CompleteProcessedTx is completeTx for jobs whose deliveries were
@@ -68,4 +65,15 @@ func EnsurePartition(ctx context.Context, pool *pgxpool.Pool, span time.Duration
 func (w *RetentionWorker) RetirePartitions(ctx context.Context, now time.Time) error {
 	_, err := w.retirePartitions(ctx, now.Add(-w.cfg.Default))
 	return err
+}
+
+// OpenKeyGeneration opens the next generation of the inbox's keys if the
+// current one has been open for every, and returns its table ("" when
+// none was due). It waits up to 10 s for the key generations' fence.
+func OpenKeyGeneration(ctx context.Context, pool *pgxpool.Pool, every time.Duration, now time.Time) (string, error) {
+	g, err := openKeyGeneration(ctx, pool, every, 24*time.Hour, 1000, now, "10s")
+	if g == nil {
+		return "", err
+	}
+	return g.name(), err
 }

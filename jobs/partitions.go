@@ -31,10 +31,6 @@ var (
 	partitionUndecidedSQL string
 	//go:embed sql/partition_busy.sql
 	partitionBusySQL string
-	//go:embed sql/partition_keys_delete.sql
-	partitionKeysDeleteSQL string
-	//go:embed sql/partition_retired_list.sql
-	partitionRetiredListSQL string
 	//go:embed sql/partition_replays_delete.sql
 	partitionReplaysDeleteSQL string
 	//go:embed sql/partition_detached_list.sql
@@ -159,13 +155,9 @@ func ensurePartition(ctx context.Context, pool *pgxpool.Pool, span time.Duration
 	if newest.lo > math.MinInt64 && next < newest.hi-(newest.hi-newest.lo)/2 {
 		return nil, nil
 	}
-	width := minIDs
-	var first *int64
-	if err := pool.QueryRow(ctx, partitionTrafficSQL, pgx.NamedArgs{"since": now.Add(-span)}).Scan(&first); err != nil && !errors.Is(err, pgx.ErrNoRows) {
+	width, err := partitionWidth(ctx, pool, span, minIDs, now, next)
+	if err != nil {
 		return nil, err
-	}
-	if first != nil {
-		width = max(width, next-*first)
 	}
 	var overflowMax *int64
 	if err := pool.QueryRow(ctx, partitionOverflowMaxSQL).Scan(&overflowMax); err != nil {
@@ -181,7 +173,43 @@ func ensurePartition(ctx context.Context, pool *pgxpool.Pool, span time.Duration
 		lo = next + width/10 + 1000
 	}
 	p := partition{name: "inbox_p" + strconv.FormatInt(lo, 10), lo: lo, hi: lo + width}
-	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+	if err := createPartition(ctx, pool, p); err != nil {
+		return nil, err
+	}
+	return &p, nil
+}
+
+// partitionWidth is how many ids the inbox took in the last span, next
+// being the next it hands out: at least minIDs. The ids of a span that
+// began in an earlier key generation are counted in both, those of the
+// earlier one up to the last it holds.
+func partitionWidth(ctx context.Context, pool *pgxpool.Pool, span time.Duration, minIDs int64, now time.Time, next int64) (int64, error) {
+	var first *int64
+	if err := pool.QueryRow(ctx, partitionTrafficSQL, pgx.NamedArgs{"since": now.Add(-span)}).Scan(&first); err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return 0, err
+	}
+	if first == nil {
+		return minIDs, nil
+	}
+	gens, err := listKeyGenerations(ctx, pool)
+	if err != nil {
+		return 0, err
+	}
+	cur, err := currentKeyGeneration(gens, next)
+	if err != nil || *first >= cur.lo {
+		return max(minIDs, next-*first), err
+	}
+	var last int64
+	if err := pool.QueryRow(ctx, "SELECT coalesce(max(id), $1) FROM inbox WHERE id < $2", *first, cur.lo).Scan(&last); err != nil {
+		return 0, err
+	}
+	return max(minIDs, next-cur.lo+last+1-*first), nil
+}
+
+// createPartition makes p, waiting partitionLockTimeout at most for the
+// inbox's lock.
+func createPartition(ctx context.Context, pool *pgxpool.Pool, p partition) error {
+	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, "SET LOCAL lock_timeout = '"+partitionLockTimeout+"'"); err != nil {
 			return err
 		}
@@ -189,12 +217,13 @@ func ensurePartition(ctx context.Context, pool *pgxpool.Pool, span time.Duration
 		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("make partition %s [%d, %d): %w", p.name, p.lo, p.hi, err)
+		return fmt.Errorf("make partition %s [%d, %d): %w", p.name, p.lo, p.hi, err)
 	}
-	return &p, nil
+	return nil
 }
 
-// InboxPartitionsArgs makes the inbox's next partition when it is due.
+// InboxPartitionsArgs opens the next generation of the inbox's keys and
+// makes the inbox's next partition, each when it is due.
 // River's leader enqueues it every minute.
 type InboxPartitionsArgs struct{}
 
@@ -218,7 +247,19 @@ func (w *inboxPartitionsWorker) Work(ctx context.Context, _ *river.Job[InboxPart
 	if w.logger == nil {
 		w.logger = slog.New(slog.DiscardHandler)
 	}
-	p, err := ensurePartition(ctx, w.pool, w.cfg.PartitionSpan, w.cfg.PartitionMin, time.Now())
+	now := time.Now()
+	g, err := openKeyGeneration(ctx, w.pool, w.cfg.KeyGeneration, w.cfg.PartitionSpan, w.cfg.PartitionMin, now, partitionLockTimeout)
+	if isLockTimeout(err) {
+		w.logger.Info("inbox partitions: the inbox is busy; opening the next key generation next minute", "error", err)
+		err = nil
+	}
+	if err != nil {
+		return err
+	}
+	if g != nil {
+		w.logger.Info("inbox key generation opened", "generation", g.name(), "from_id", g.lo, "to_id", g.hi)
+	}
+	p, err := ensurePartition(ctx, w.pool, w.cfg.PartitionSpan, w.cfg.PartitionMin, now)
 	if isLockTimeout(err) {
 		w.logger.Info("inbox partitions: the inbox is busy; trying again next minute", "error", err)
 		return nil

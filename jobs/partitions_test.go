@@ -2,8 +2,6 @@ package jobs_test
 
 import (
 	"context"
-	"fmt"
-	"net/http"
 	"testing"
 	"time"
 
@@ -64,8 +62,9 @@ func (b *retentionBundle) retention(t *testing.T) jobs.RetentionResult {
 }
 
 // A closed partition whose deliveries are all expired and processed is
-// dropped whole, with its outcomes, keys and replay records; a resend of
-// one of them is then new. The open partition's deliveries stay.
+// dropped whole, with its outcomes and replay records; their keys stay
+// with their generation, so a resend of one is still a duplicate. The
+// open partition's deliveries stay.
 func TestRetentionDropsAnExpiredPartition(t *testing.T) {
 	t.Parallel()
 	b := setupRetention(t)
@@ -80,18 +79,16 @@ func TestRetentionDropsAnExpiredPartition(t *testing.T) {
 	require.Greater(t, young, int64(1000000), "stored in the next partition")
 
 	res := b.retention(t)
-	require.Equal(t, jobs.RetentionResult{InboxDeleted: 4, PartitionsDropped: 1, PartitionKeysDeleted: 3}, res,
+	require.Equal(t, jobs.RetentionResult{InboxDeleted: 4, PartitionsDropped: 1}, res,
 		"the partition's three, and the next one's expired delivery by batch")
 	require.Equal(t, []string{"inbox_overflow", "inbox_p0", "inbox_p1000001"}, b.partitions(t))
 	require.Empty(t, b.remaining(t))
-	require.Zero(t, b.count(t, "SELECT count(*) FROM inbox_key"))
+	require.Equal(t, 3, b.count(t, "SELECT count(*) FROM inbox_key"), "the dropped partition's; the batch deleted its delivery's key")
 	require.Zero(t, b.count(t, "SELECT count(*) FROM inbox_outcome"))
 	require.Zero(t, b.count(t, "SELECT count(*) FROM replay"))
 	require.Zero(t, b.count(t, "SELECT count(*) FROM pg_class WHERE relname IN ('inbox_p1', 'inbox_outcome_p1')"), "detached, then dropped")
 
-	rec, err := b.inbox.Record(ctx, ingest.Delivery{Source: "github", DeliveryID: "old-1", EventType: "push", Headers: http.Header{}, Payload: []byte(`{}`)})
-	require.NoError(t, err)
-	require.Equal(t, ingest.OutcomeAccepted, rec.Outcome)
+	require.Equal(t, ingest.OutcomeDuplicate, b.resend(t, "old-1", ingest.Delivery{}).Outcome)
 }
 
 // A partition a drop detached but did not drop (its process stopped
@@ -245,98 +242,4 @@ func TestPartitionsAreMadeAheadOfTheIds(t *testing.T) {
 	require.Greater(t, lo, over)
 	require.EqualValues(t, "inbox_p", name[:len("inbox_p")])
 	require.GreaterOrEqual(t, hi-lo, over-600001, "the last hour's ids")
-}
-
-// The keys of a dropped partition are deleted from where a pass cut short
-// stopped (inbox_retired.next), and the range is forgotten once done.
-func TestRetentionDeletesDroppedKeysFromWhereItStopped(t *testing.T) {
-	t.Parallel()
-	b := setupRetention(t)
-	ctx := context.Background()
-	_, err := b.pool.Exec(ctx, `INSERT INTO inbox_key (source, delivery_id, inbox_id, payload_sha256, origin)
-		SELECT 'github', 'gone-' || g, g, '\x00', 'webhook' FROM generate_series(10, 2509) g`)
-	require.NoError(t, err)
-	_, err = b.pool.Exec(ctx, "INSERT INTO inbox_retired (lo, hi, next, keys_per_second) VALUES (1, 2510, 1200, 2000)")
-	require.NoError(t, err)
-
-	res := b.retention(t)
-	require.EqualValues(t, 1310, res.PartitionKeysDeleted, "ids 1200 to 2509")
-	require.Equal(t, 1190, b.count(t, "SELECT count(*) FROM inbox_key"), "those before next were done already")
-	require.Zero(t, b.count(t, "SELECT count(*) FROM inbox_retired"))
-}
-
-// A dropped partition's keys are deleted at the pace its drop recorded:
-// 200 keys at 100 a second take two seconds.
-func TestRetentionDeletesDroppedKeysAtTheirPace(t *testing.T) {
-	t.Parallel()
-	b := setupRetention(t)
-	ctx := context.Background()
-	_, err := b.pool.Exec(ctx, `INSERT INTO inbox_key (source, delivery_id, inbox_id, payload_sha256, origin)
-		SELECT 'github', 'gone-' || g, g, '\x00', 'webhook' FROM generate_series(1, 200) g;
-		INSERT INTO inbox_retired (lo, hi, next, keys_per_second) VALUES (1, 201, 1, 100)`)
-	require.NoError(t, err)
-
-	start := time.Now()
-	res := b.retention(t)
-	require.EqualValues(t, 200, res.PartitionKeysDeleted)
-	require.GreaterOrEqual(t, time.Since(start), 1900*time.Millisecond)
-}
-
-// The keys of a dropped partition are deleted at its pace, the time a
-// window's delete took counted, with pause between windows at least.
-func TestKeyRestKeepsThePace(t *testing.T) {
-	t.Parallel()
-	const pause = 100 * time.Millisecond
-	require.Equal(t, 400*time.Millisecond, jobs.KeyRest(1000, 100*time.Millisecond, pause, 2000))
-	require.Equal(t, pause, jobs.KeyRest(1000, 600*time.Millisecond, pause, 2000), "a slow delete rests pause")
-	require.Equal(t, pause, jobs.KeyRest(10, 0, pause, 2000))
-	require.Equal(t, 900*time.Millisecond, jobs.KeyRest(100, 100*time.Millisecond, pause, 100))
-	require.Equal(t, pause, jobs.KeyRest(1000, 0, pause, jobs.MaxKeyPace))
-}
-
-// A dropped partition's keys go at twice the rate its deliveries came in:
-// in half the time it took to fill, so that retiring keys keeps up with
-// any sustained ingest. Not slower than MinKeyPace, and a partition
-// filled in a moment is bounded by pause only.
-func TestKeyPaceIsTwiceTheFill(t *testing.T) {
-	t.Parallel()
-	require.EqualValues(t, 4000, jobs.KeyPace(2_000_000, 1000*time.Second))
-	require.EqualValues(t, 2*173_000_000/86_400, jobs.KeyPace(173_000_000, 24*time.Hour), "a day at 2,000 a second")
-	require.EqualValues(t, jobs.MinKeyPace, jobs.KeyPace(1_000_000, 24*time.Hour), "a day at 12 a second")
-	require.EqualValues(t, jobs.MaxKeyPace, jobs.KeyPace(5, 0))
-	require.EqualValues(t, jobs.MaxKeyPace, jobs.KeyPace(100_000_000, time.Second))
-}
-
-// The drop records its partition's pace, from the receipt times of the
-// deliveries it held: 60 received 10 ms apart (0.59 s), so 203 keys a
-// second; 3 received over 9 days, so MinKeyPace.
-func TestRetentionPacesADroppedPartitionsKeysByItsFill(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		name string
-		n    int
-		step string
-		want int
-	}{
-		{"fast", 60, "10 milliseconds", 203},
-		{"slow", 3, "4.5 days", jobs.MinKeyPace},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			b := setupRetention(t)
-			ctx := context.Background()
-			for i := range tc.n {
-				b.row(t, "github", fmt.Sprintf("d-%d", i), "processed", 40*day)
-			}
-			_, err := b.pool.Exec(ctx, "UPDATE inbox SET received_at = $1::timestamptz + (id - (SELECT min(id) FROM inbox)) * $2::interval", b.now.Add(-40*day), tc.step)
-			require.NoError(t, err)
-			b.closeFirstPartition(t)
-			w := jobs.NewRetentionWorker(b.pool, jobs.RetentionConfig{
-				Inbox: map[string]time.Duration{"github": 30 * day}, IdempotencyKeys: day,
-			}, time.Minute, nil)
-			require.NoError(t, w.RetirePartitions(ctx, b.now))
-			require.Equal(t, tc.want, b.count(t, "SELECT keys_per_second FROM inbox_retired"))
-			require.Equal(t, tc.n, b.count(t, "SELECT count(*) FROM inbox_key"), "kept for the pass's end")
-		})
-	}
 }

@@ -64,6 +64,14 @@ type RetentionConfig struct {
 	// PartitionMin is the fewest ids a new partition spans. Defaults to
 	// 10,000.
 	PartitionMin int64
+	// KeyGeneration is how long one generation of the inbox's keys takes
+	// new keys before the next one opens. A generation is dropped once
+	// the inbox holds none of its deliveries, so a key lives its
+	// delivery's retention and up to KeyGeneration longer, and ingest
+	// looks a new key up in about one generation per KeyGeneration of the
+	// longest retention. Defaults to the longest retention (Default),
+	// and is 72h at least.
+	KeyGeneration time.Duration
 }
 
 func (c RetentionConfig) WithDefaults() RetentionConfig {
@@ -85,6 +93,10 @@ func (c RetentionConfig) WithDefaults() RetentionConfig {
 	if c.PartitionMin == 0 {
 		c.PartitionMin = 10_000
 	}
+	if c.KeyGeneration == 0 {
+		c.KeyGeneration = c.Default
+	}
+	c.KeyGeneration = max(c.KeyGeneration, minKeyGenerationAge)
 	return c
 }
 
@@ -104,8 +116,8 @@ func retentionPeriodicJob(every time.Duration) *river.PeriodicJob {
 // retentionInsertOpts makes the pass unique while it lives: a tick while
 // a pass runs, or waits to carry on (it snoozes between slices), adds
 // none. Unique per period alone, a pass longer than the period (a
-// partition's keys go at their pace for hours) would meet the next tick's,
-// and each would delete at that pace.
+// backlog deleted in batches, slice after slice) would meet the next
+// tick's, and the two would delete side by side.
 func retentionInsertOpts() *river.InsertOpts {
 	return &river.InsertOpts{UniqueOpts: river.UniqueOpts{ByState: []rivertype.JobState{
 		rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRetryable,
@@ -119,12 +131,12 @@ type RetentionResult struct {
 	// PartitionsDropped are inbox partitions dropped whole: every
 	// delivery of each was expired and finished.
 	PartitionsDropped int64
-	// PartitionKeysDeleted are the keys (inbox_key) of dropped
-	// partitions' deliveries, deleted after the drop.
-	PartitionKeysDeleted int64
-	InboxHeld            int64 // past retention but received, failed or with follow-up work unfinished: kept
-	RelatedDeleted       int64 // handler steps and resource versions
-	KeysDeleted          int64 // expired admin idempotency keys
+	// KeyGenerationsDropped are generations of the inbox's keys dropped
+	// whole: the inbox held none of their deliveries any more.
+	KeyGenerationsDropped int64
+	InboxHeld             int64 // past retention but received, failed or with follow-up work unfinished: kept
+	RelatedDeleted        int64 // handler steps and resource versions
+	KeysDeleted           int64 // expired admin idempotency keys
 	// ConflictsDeleted are records of conflicting deliveries past
 	// RetentionConfig.Conflicts.
 	ConflictsDeleted int64
@@ -159,7 +171,7 @@ func (w *RetentionWorker) Work(ctx context.Context, _ *river.Job[RetentionArgs])
 	if more {
 		err = nil
 	}
-	w.logger.Info("retention pass", "inbox_deleted", res.InboxDeleted, "partitions_dropped", res.PartitionsDropped, "partition_keys_deleted", res.PartitionKeysDeleted, "inbox_held", res.InboxHeld,
+	w.logger.Info("retention pass", "inbox_deleted", res.InboxDeleted, "partitions_dropped", res.PartitionsDropped, "key_generations_dropped", res.KeyGenerationsDropped, "inbox_held", res.InboxHeld,
 		"related_deleted", res.RelatedDeleted, "idempotency_keys_deleted", res.KeysDeleted, "conflicts_deleted", res.ConflictsDeleted,
 		"duration", time.Since(start).String(), "continues", more, "error", err)
 	if more {
@@ -242,10 +254,9 @@ func (w *RetentionWorker) Run(ctx context.Context, now time.Time) (RetentionResu
 	if err != nil {
 		return res, fmt.Errorf("retention: conflicts: %w", err)
 	}
-	// Last, as the longest and least urgent: their deliveries are gone.
-	res.PartitionKeysDeleted, err = w.deleteRetiredKeys(ctx)
+	res.KeyGenerationsDropped, err = w.retireKeyGenerations(ctx)
 	if err != nil {
-		return res, fmt.Errorf("retention: dropped partitions' keys: %w", err)
+		return res, fmt.Errorf("retention: key generations: %w", err)
 	}
 	return res, partsErr
 }

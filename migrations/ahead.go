@@ -40,6 +40,8 @@ var aheadSteps = []aheadStep{
 	aheadIndex(27, "027_handler_step_job_idx.sql"),
 	aheadTx(31, "031_destination_send_in_line_column.sql"),
 	aheadIndex(31, "031_destination_send_in_line_idx.sql"),
+	{version: 32, name: "inbox_key_below", run: aheadMigrationHead(32)},
+	aheadTx(32, "032_inbox_key_below_validate.sql"),
 }
 
 // PrepareResult says what Prepare did.

@@ -72,7 +72,7 @@ func TestReadPGCounters(t *testing.T) {
 	db := testdb.New(t)
 	before, err := readPGCounters(ctx, db)
 	require.NoError(t, err)
-	for _, rel := range []string{"inbox", "inbox (TOAST)", "inbox_pkey", "inbox_key_pkey", "river_job", "river_job_pkey"} {
+	for _, rel := range []string{"inbox", "inbox (TOAST)", "inbox_pkey", "inbox_key_g0_pkey", "river_job", "river_job_pkey"} {
 		require.Contains(t, before.relationsRead, rel)
 	}
 	_, err = db.Exec(ctx, `CREATE TABLE pg_sample_probe AS SELECT g AS n, repeat('x', 200) AS pad FROM generate_series(1, 20000) g`)

@@ -71,15 +71,11 @@ var coreMutations = []Mutation{
 		Name:    "ingest-lookup-before-insert",
 		Promise: promiseDuplicate,
 		File:    "ingest/sql/inbox_insert.sql",
-		// Anchored on the statement's shape, not its column list: the
-		// VALUES row becomes a SELECT guarded by a look-up, and the ON
-		// CONFLICT clause a comment.
+		// The look-up across key generations stays; the unique
+		// constraint's arbitration of concurrent inserts goes.
 		Edits: []Edit{{
-			Find:    "\n    VALUES (",
-			Replace: "\n    SELECT ",
-		}, {
-			Find:    ")\n    ON CONFLICT",
-			Replace: "\n    WHERE NOT EXISTS (SELECT 1 FROM inbox_key WHERE source = @source AND delivery_id = @delivery_id)\n    -- ON CONFLICT",
+			Find:    "\n    ON CONFLICT",
+			Replace: "\n    -- ON CONFLICT",
 		}},
 		Pkgs: []string{"./ingest"},
 		Run:  "^TestReceiveConcurrentDuplicatesYieldOneRowAndOneJob$",
@@ -92,8 +88,54 @@ var coreMutations = []Mutation{
 			Find:    "\n    ON CONFLICT",
 			Replace: "\n    -- ON CONFLICT",
 		}},
+		// Duplicates already committed are found by the look-up; the
+		// constraint decides the one whose insert is in flight.
 		Pkgs: []string{"./ingest"},
-		Run:  "^TestRecordManyTxOutcomes$",
+		Run:  "^(TestRecordManyTxOutcomes|TestRecordManyTxSeesAnOriginalCommittedDuringItsInsert)$",
+	},
+	{
+		Name:    "key-generation-unfenced",
+		Promise: promiseDuplicate,
+		File:    "ingest/sql/key_fence.sql",
+		Edits: []Edit{{
+			Find:    "SELECT pg_advisory_xact_lock_shared(26731, 1)",
+			Replace: "SELECT 1",
+		}},
+		Pkgs: []string{"./jobs"},
+		Run:  "^TestAKeyGenerationOpensBetweenInsertsNeverAcrossOne$",
+	},
+	{
+		Name:    "key-generation-lookup-skipped",
+		Promise: promiseDuplicate,
+		File:    "ingest/sql/inbox_insert.sql",
+		Edits: []Edit{{
+			Find:    "WHERE NOT EXISTS (SELECT 1 FROM inbox_key WHERE source = @source AND delivery_id = @delivery_id)",
+			Replace: "WHERE true",
+		}},
+		Pkgs: []string{"./jobs"},
+		Run:  "^TestADuplicateIsFoundInAnOlderKeyGeneration$",
+	},
+	{
+		Name:    "key-generation-batch-lookup-skipped",
+		Promise: promiseDuplicate,
+		File:    "ingest/sql/inbox_insert_many.sql",
+		Edits: []Edit{{
+			Find:    "    WHERE seen.one IS NULL",
+			Replace: "    WHERE true",
+		}},
+		Pkgs: []string{"./jobs"},
+		Run:  "^TestADuplicateIsFoundInAnOlderKeyGeneration$",
+	},
+	{
+		Name:    "key-generation-dropped-while-held",
+		Promise: promiseDuplicate,
+		File:    "jobs/sql/key_generation_held.sql",
+		Edits: []Edit{{
+			Find:    "SELECT EXISTS (SELECT 1 FROM inbox WHERE id >= @lo AND id < @hi)",
+			Replace: "SELECT false",
+		}},
+		Pkgs: []string{"./jobs"},
+		Run:  "^TestRetentionDropsAKeyGenerationOnceTheInboxHoldsNoneOfIt$",
 	},
 	{
 		Name:    "unsigned-request-stored",

@@ -1,7 +1,9 @@
--- A batch of deliveries in one statement. The unique constraints of
--- inbox_key still decide each row (inbox_insert.sql): conflicts (a retry,
+-- A batch of deliveries in one statement, each decided as inbox_insert.sql
+-- decides one. A key already in a generation of inbox_key (looked up
+-- apiece; LIMIT 1 keeps each look-up one index probe a generation, as in
+-- inbox_find_many.sql), or in conflict with a concurrent insert (a retry,
 -- the same delivery twice in the batch, or a body replayed under a new id
--- where the source dedupes bodies) insert nothing and return nothing; the
+-- where the source dedupes bodies), inserts nothing and returns nothing; the
 -- first of a batch's copies is the one stored. Each delivery stored is
 -- pending until processing decides it
 -- (migrations/016_inbox_state_tables.up.sql): its inbox_pending row is
@@ -14,8 +16,15 @@ WITH d AS (
     ORDER BY source, delivery_id, n
 ), key AS (
     INSERT INTO inbox_key (source, delivery_id, inbox_id, payload_sha256, origin, body_key)
-    SELECT source, delivery_id, nextval('inbox_id_seq'), payload_sha256, origin, body_key
+    SELECT d.source, d.delivery_id, nextval('inbox_id_seq'), d.payload_sha256, d.origin, d.body_key
     FROM (SELECT * FROM d ORDER BY n) AS d
+    LEFT JOIN LATERAL (
+        (SELECT 1 FROM inbox_key k WHERE k.source = d.source AND k.delivery_id = d.delivery_id LIMIT 1)
+        UNION ALL
+        (SELECT 1 FROM inbox_key k WHERE d.body_key IS NOT NULL AND k.source = d.source AND k.body_key = d.body_key LIMIT 1)
+        LIMIT 1
+    ) AS seen (one) ON true
+    WHERE seen.one IS NULL
     ON CONFLICT DO NOTHING
     RETURNING source, delivery_id, inbox_id
 ), stored AS (

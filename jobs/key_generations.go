@@ -1,0 +1,252 @@
+package jobs
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+var (
+	//go:embed sql/key_generation_list.sql
+	keyGenerationListSQL string
+	//go:embed sql/key_generation_fence.sql
+	keyGenerationFenceSQL string
+	//go:embed sql/key_generation_open.sql
+	keyGenerationOpenSQL string
+	//go:embed sql/key_generation_held.sql
+	keyGenerationHeldSQL string
+)
+
+// keyGenerationIDs is how many ids one generation of inbox_key spans
+// (2^40): more than any inbox takes while a generation is open, so ids
+// never run past one, and few enough that thousands of generations keep
+// every id below 2^53, which a JavaScript number holds exactly.
+const keyGenerationIDs = 1 << 40
+
+// minKeyGenerationAge is the youngest a generation is when the next opens:
+// the shortest inbox retention startup takes without allow_short_retention.
+const minKeyGenerationAge = 72 * time.Hour
+
+// keyGeneration is one generation of inbox_key: the keys of ids [lo, hi)
+// (migrations/032_inbox_key_generations.up.sql). opened is when ids began
+// to be handed out in it; nil for one made and not yet opened.
+type keyGeneration struct {
+	lo, hi int64
+	opened *time.Time
+}
+
+// name is the generation's table: inbox_key_g<lo>, and inbox_key_g0 for
+// the first, which starts at the lowest bigint.
+func (g keyGeneration) name() string {
+	if g.lo == math.MinInt64 {
+		return "inbox_key_g0"
+	}
+	return "inbox_key_g" + strconv.FormatInt(g.lo, 10)
+}
+
+func listKeyGenerations(ctx context.Context, q querier) ([]keyGeneration, error) {
+	rows, err := q.Query(ctx, keyGenerationListSQL)
+	if err != nil {
+		return nil, err
+	}
+	var gens []keyGeneration
+	for rows.Next() {
+		var g keyGeneration
+		if err := rows.Scan(&g.lo, &g.hi, &g.opened); err != nil {
+			return nil, err
+		}
+		gens = append(gens, g)
+	}
+	return gens, rows.Err()
+}
+
+// currentKeyGeneration is the generation next's id falls in.
+func currentKeyGeneration(gens []keyGeneration, next int64) (keyGeneration, error) {
+	for _, g := range gens {
+		if g.lo <= next && next < g.hi {
+			return g, nil
+		}
+	}
+	return keyGeneration{}, fmt.Errorf("inbox id %d is in no generation of inbox_key", next)
+}
+
+// openKeyGeneration opens the next generation of inbox_key once the current
+// one has been open for every, and returns it; nil when none is due. The generation
+// and the inbox partition its first ids go to are made first, then opened
+// under the key generations' fence taken exclusively (ingest/sql/key_fence.sql):
+// the sequence skips to the new generation's first id once every insert
+// in flight has committed. Ingest waits meanwhile, for the inserts it
+// waits on, lockTimeout at most (partitionLockTimeout): a busy inbox is
+// tried again the next minute.
+func openKeyGeneration(ctx context.Context, pool *pgxpool.Pool, every, span time.Duration, minIDs int64, now time.Time, lockTimeout string) (*keyGeneration, error) {
+	gens, err := listKeyGenerations(ctx, pool)
+	if err != nil {
+		return nil, err
+	}
+	next, err := nextInboxID(ctx, pool)
+	if err != nil {
+		return nil, err
+	}
+	cur, err := currentKeyGeneration(gens, next)
+	if err != nil {
+		return nil, err
+	}
+	if cur.opened != nil && now.Sub(*cur.opened) < every {
+		return nil, nil
+	}
+	g := keyGeneration{lo: cur.hi, hi: cur.hi + keyGenerationIDs}
+	if err := makeKeyGeneration(ctx, pool, gens, g); err != nil {
+		return nil, err
+	}
+	if err := makeFirstPartition(ctx, pool, g, span, minIDs, now, next); err != nil {
+		return nil, err
+	}
+	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SET LOCAL lock_timeout = '"+lockTimeout+"'"); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, keyGenerationFenceSQL); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, keyGenerationOpenSQL, pgx.NamedArgs{"lo": g.lo})
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("open key generation [%d, %d): %w", g.lo, g.hi, err)
+	}
+	return &g, nil
+}
+
+// makeKeyGeneration makes g unless an attempt that did not open it did.
+func makeKeyGeneration(ctx context.Context, pool *pgxpool.Pool, gens []keyGeneration, g keyGeneration) error {
+	for _, made := range gens {
+		if made.lo == g.lo {
+			return nil
+		}
+	}
+	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SET LOCAL lock_timeout = '"+partitionLockTimeout+"'"); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, "SELECT inbox_key_generation_create($1, $2)", g.lo, g.hi)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("make key generation [%d, %d): %w", g.lo, g.hi, err)
+	}
+	return nil
+}
+
+// makeFirstPartition makes the inbox partition that takes g's first ids,
+// as wide as ensurePartition would make the next, unless it is there.
+func makeFirstPartition(ctx context.Context, pool *pgxpool.Pool, g keyGeneration, span time.Duration, minIDs int64, now time.Time, next int64) error {
+	parts, err := listPartitions(ctx, pool)
+	if err != nil {
+		return err
+	}
+	for _, p := range parts {
+		if p.lo == g.lo {
+			return nil
+		}
+	}
+	width, err := partitionWidth(ctx, pool, span, minIDs, now, next)
+	if err != nil {
+		return err
+	}
+	return createPartition(ctx, pool, partition{name: "inbox_p" + strconv.FormatInt(g.lo, 10), lo: g.lo, hi: g.lo + width})
+}
+
+// retireKeyGenerations drops every generation of inbox_key before the
+// current one whose ids no delivery holds any more, with the inbox
+// partitions in its range (emptied, or made ahead and never used): no
+// stored delivery needs its keys, and no id of it is handed out again.
+func (w *RetentionWorker) retireKeyGenerations(ctx context.Context) (int64, error) {
+	gens, err := listKeyGenerations(ctx, w.pool)
+	if err != nil {
+		return 0, err
+	}
+	next, err := nextInboxID(ctx, w.pool)
+	if err != nil {
+		return 0, err
+	}
+	var dropped int64
+	for _, g := range gens {
+		if g.hi > next {
+			break // current, or made ahead
+		}
+		var held bool
+		if err := w.pool.QueryRow(ctx, keyGenerationHeldSQL, pgx.NamedArgs{"lo": g.lo, "hi": g.hi}).Scan(&held); err != nil || held {
+			return dropped, err
+		}
+		ok, err := w.dropKeyGeneration(ctx, g)
+		if isLockTimeout(err) {
+			w.logger.Info("retention: the inbox is busy; dropping the key generation next pass", "generation", g.name())
+			return dropped, nil
+		}
+		if err != nil || !ok {
+			return dropped, err
+		}
+		dropped++
+	}
+	return dropped, nil
+}
+
+// dropKeyGeneration detaches g and the inbox partitions in its range,
+// holding the inbox's and the keys' locks, once it has checked again
+// that no delivery holds an id of g, and drops them after.
+func (w *RetentionWorker) dropKeyGeneration(ctx context.Context, g keyGeneration) (bool, error) {
+	dropped := false
+	err := pgx.BeginFunc(ctx, w.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SET LOCAL lock_timeout = '"+partitionLockTimeout+"'"); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, "LOCK TABLE inbox, inbox_outcome, inbox_key IN ACCESS EXCLUSIVE MODE"); err != nil {
+			return err
+		}
+		var held bool
+		if err := tx.QueryRow(ctx, keyGenerationHeldSQL, pgx.NamedArgs{"lo": g.lo, "hi": g.hi}).Scan(&held); err != nil || held {
+			return err
+		}
+		parts, err := listPartitions(ctx, tx)
+		if err != nil {
+			return err
+		}
+		for _, p := range parts {
+			if p.lo >= g.lo && p.hi <= g.hi {
+				if err := detach(ctx, tx, "inbox", p.name); err != nil {
+					return err
+				}
+				if err := detach(ctx, tx, "inbox_outcome", p.outcomeName()); err != nil {
+					return err
+				}
+			}
+		}
+		if err := detach(ctx, tx, "inbox_key", g.name()); err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, "DELETE FROM inbox_key_generation WHERE lo = $1", g.lo)
+		dropped = err == nil
+		return err
+	})
+	if err != nil || !dropped {
+		return false, err
+	}
+	return true, w.dropDetached(ctx)
+}
+
+// detach detaches table from parent and marks it to be dropped once the
+// lock is released (dropDetached).
+func detach(ctx context.Context, tx pgx.Tx, parent, table string) error {
+	name := pgx.Identifier{table}.Sanitize()
+	if _, err := tx.Exec(ctx, "ALTER TABLE "+parent+" DETACH PARTITION "+name); err != nil {
+		return err
+	}
+	_, err := tx.Exec(ctx, "COMMENT ON TABLE "+name+" IS '"+detachedComment+"'")
+	return err
+}
