@@ -17,8 +17,9 @@ import (
 )
 
 // pgbenchScript is one accepted delivery's transaction as hookinbox runs
-// it: the key and inbox inserts from ingest/sql/inbox_insert.sql (with the
-// delivery's inbox_pending row), then the job insert River's InsertTx sends
+// it: the key generations' fence from ingest/sql/key_fence.sql, the key
+// (looked up first) and inbox inserts from ingest/sql/inbox_insert.sql
+// (with the delivery's inbox_pending row), then the job insert River's InsertTx sends
 // (JobInsertFastMany in riverpgxv5's river_job.sql, with River's values for
 // a process_delivery job: one-row arrays, max_attempts 25, priority 1,
 // metadata {}, no tags, no unique key).
@@ -33,9 +34,13 @@ import (
 // The delivery id is a random UUID made by the server: GitHub's GUIDs are
 // random too, so both land at random places in inbox_key's unique index.
 const pgbenchScript = `BEGIN;
-WITH key AS (
+SELECT pg_advisory_xact_lock_shared(26731, 1);
+WITH d AS (
+    SELECT gen_random_uuid()::text AS delivery_id
+), key AS (
     INSERT INTO inbox_key (source, delivery_id, inbox_id, payload_sha256, origin)
-    VALUES (:source, gen_random_uuid()::text, nextval('inbox_id_seq'), decode(:sha%[1]d, 'hex'), :origin)
+    SELECT :source, d.delivery_id, nextval('inbox_id_seq'), decode(:sha%[1]d, 'hex'), :origin FROM d
+    WHERE NOT EXISTS (SELECT 1 FROM inbox_key k WHERE k.source = :source AND k.delivery_id = d.delivery_id)
     ON CONFLICT DO NOTHING
     RETURNING source, delivery_id, inbox_id, payload_sha256
 ), stored AS (
@@ -70,10 +75,14 @@ WITH raw_job_data AS (
 // insert, then one job insert for the rows it returned (River's
 // InsertManyTx sends the same statement with n-row arrays).
 const pgbenchBatchScript = `BEGIN;
-WITH key AS (
+SELECT pg_advisory_xact_lock_shared(26731, 1);
+WITH d AS (
+    SELECT gen_random_uuid()::text AS delivery_id FROM generate_series(1, %[2]d)
+), key AS (
     INSERT INTO inbox_key (source, delivery_id, inbox_id, payload_sha256, origin)
-    SELECT :source, gen_random_uuid()::text, nextval('inbox_id_seq'), decode(:sha%[1]d, 'hex'), :origin
-    FROM generate_series(1, %[2]d)
+    SELECT :source, d.delivery_id, nextval('inbox_id_seq'), decode(:sha%[1]d, 'hex'), :origin FROM d
+    LEFT JOIN LATERAL (SELECT 1 FROM inbox_key k WHERE k.source = :source AND k.delivery_id = d.delivery_id LIMIT 1) AS seen (one) ON true
+    WHERE seen.one IS NULL
     ON CONFLICT DO NOTHING
     RETURNING source, delivery_id, inbox_id, payload_sha256
 ), ins AS (

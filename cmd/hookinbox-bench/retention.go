@@ -51,21 +51,13 @@ type retentionPhase struct {
 	PGSamples []pgSample `json:"pg_samples,omitempty"`
 }
 
-// retentionKeyPace is the pace, in keys a second, at which retention
-// deletes the history's keys once its partition is dropped: twice the rate
-// they came in (jobs' keyPace), and the history's deliveries were
-// received 1 ms apart. It sets how long the drop pass runs.
-const retentionKeyPace = 2000
-
-// aloneFor is how long ingest runs alone: as long as the drop pass, so
-// that both meet as many of the machine's periodic stalls (the kernel's
-// write-back, checkpoints, autovacuum rounds), unless -retention-alone
-// says otherwise.
+// aloneFor is how long ingest runs alone, and a pass's phase at least:
+// -duration, unless -retention-alone says otherwise.
 func aloneFor(opts options) time.Duration {
 	if opts.retentionAlone > 0 {
 		return opts.retentionAlone
 	}
-	return max(opts.duration, time.Duration(opts.retentionRows/retentionKeyPace)*time.Second)
+	return opts.duration
 }
 
 // runRetention measures retention passes as a long-running inbox meets
@@ -93,7 +85,7 @@ func runRetention(ctx context.Context, opts options, root string, progress func(
 		return err
 	}
 	defer svc.stop()
-	part, err := seedExpiredPartition(ctx, r.db, opts.retentionRows, progress)
+	part, keys, err := seedExpiredPartition(ctx, r.db, opts.retentionRows, progress)
 	if err != nil {
 		return err
 	}
@@ -112,13 +104,13 @@ func runRetention(ctx context.Context, opts options, root string, progress func(
 		return err
 	}
 	progress("ingest alone: p99 %s, %d errors", res.Without.Load.Latency.P99, res.Without.Load.Errors)
-	// Retired: the partition dropped and, after it, its keys deleted.
+	// Retired: the partition dropped and, after it, its keys' generation.
 	gone := func(ctx context.Context) (bool, error) {
 		var gone bool
-		err := r.db.QueryRow(ctx, "SELECT to_regclass($1) IS NULL AND NOT EXISTS (SELECT 1 FROM inbox_retired)", part).Scan(&gone)
+		err := r.db.QueryRow(ctx, "SELECT to_regclass($1) IS NULL AND to_regclass($2) IS NULL", part, keys).Scan(&gone)
 		return gone, err
 	}
-	if res.Drop, err = retentionPass(ctx, r, meter, gen, res.Rate, gone, progress); err != nil {
+	if res.Drop, err = retentionPass(ctx, r, meter, gen, res.Rate, alone, gone, progress); err != nil {
 		return err
 	}
 	r.settle(ctx, progress)
@@ -136,7 +128,7 @@ func runRetention(ctx context.Context, opts options, root string, progress func(
 		err := r.db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM inbox WHERE received_at < now() - interval '30 days')`).Scan(&left)
 		return !left, err
 	}
-	if res.Batch, err = retentionPass(ctx, r, meter, gen, res.Rate, deleted, progress); err != nil {
+	if res.Batch, err = retentionPass(ctx, r, meter, gen, res.Rate, alone, deleted, progress); err != nil {
 		return err
 	}
 	if err := r.db.QueryRow(ctx, `SELECT count(*) FROM inbox WHERE received_at < now() - interval '30 days'`).Scan(&res.RowsLeft); err != nil {
@@ -168,8 +160,10 @@ func retentionMeasure(ctx context.Context, r *rig, meter cpuMeter, progress func
 
 // retentionPass runs the open loop while the retention job the bench
 // enqueues (as the next tick would) runs, until done says the history is
-// retired, and for two seconds after.
-func retentionPass(ctx context.Context, r *rig, meter cpuMeter, gen *generator, rate float64,
+// retired, and for two seconds after: atLeast in all, so that the phase
+// meets as many of the machine's periodic stalls (the kernel's
+// write-back, checkpoints, autovacuum rounds) as an alone phase.
+func retentionPass(ctx context.Context, r *rig, meter cpuMeter, gen *generator, rate float64, atLeast time.Duration,
 	done func(context.Context) (bool, error), progress func(string, ...any)) (retentionPhase, error) {
 	var t1 time.Time
 	var passSecs float64
@@ -190,7 +184,7 @@ func retentionPass(ctx context.Context, r *rig, meter cpuMeter, gen *generator, 
 			}
 		}
 		passSecs = time.Since(t1).Seconds()
-		time.Sleep(2 * time.Second)
+		time.Sleep(max(2*time.Second, atLeast-2*time.Second-time.Since(t1)))
 		stopLoad()
 		return <-during
 	})
