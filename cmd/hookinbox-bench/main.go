@@ -109,8 +109,8 @@ func parseOptions(args []string) (options, error) {
 	fs.IntVar(&o.upgradeRows, "upgrade-rows", 1_000_000, "upgrade scenario: deliveries in the inbox that migration 026 makes partitioned")
 	fs.IntVar(&o.retentionRows, "retention-rows", 1_000_000, "retention scenario: expired deliveries to retire")
 	fs.Float64Var(&o.retentionRate, "retention-rate", 0, "retention scenario: steady ingest rate, deliveries/s (0: half pgbench's one-delivery rate)")
-	fs.DurationVar(&o.retentionAlone, "retention-alone", 0, "retention scenario: how long ingest runs alone, before the drop pass and again after it, the baseline of the passes' ratios "+
-		"(0: as long as the drop pass is expected to take, -retention-rows keys at 2,000 a second, twice the rate the history came in, and at least -duration)")
+	fs.DurationVar(&o.retentionAlone, "retention-alone", 0, "retention scenario: how long ingest runs alone, before the drop pass and again after it, the baseline of the passes' ratios; "+
+		"each pass's phase lasts at least as long (0: -duration)")
 	fs.IntVar(&o.retentionPrefill, "retention-prefill", 0, "retention scenario: processed deliveries received 1 ms apart up to now, written into the partition new deliveries go to before the phases, "+
 		"so that it is large from the start, as a day's partition is when retention runs, and the phases' inbox grows by a smaller share (0: none)")
 	fs.IntVar(&o.steadyConns, "steady-connections", 96, "steady scenario: connections of the open loop")
