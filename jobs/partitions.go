@@ -248,24 +248,22 @@ func (w *inboxPartitionsWorker) Work(ctx context.Context, _ *river.Job[InboxPart
 		w.logger = slog.New(slog.DiscardHandler)
 	}
 	now := time.Now()
-	g, err := openKeyGeneration(ctx, w.pool, w.cfg.KeyGeneration, w.cfg.PartitionSpan, w.cfg.PartitionMin, now, partitionLockTimeout)
-	if isLockTimeout(err) {
-		w.logger.Info("inbox partitions: the inbox is busy; opening the next key generation next minute", "error", err)
-		err = nil
-	}
-	if err != nil {
-		return err
+	g, genErr := openKeyGeneration(ctx, w.pool, w.cfg.KeyGeneration, w.cfg.PartitionSpan, w.cfg.PartitionMin, now, partitionLockTimeout)
+	if isLockTimeout(genErr) {
+		w.logger.Info("inbox partitions: the inbox is busy; opening the next key generation next minute", "error", genErr)
+		genErr = nil
 	}
 	if g != nil {
 		w.logger.Info("inbox key generation opened", "generation", g.name(), "from_id", g.lo, "to_id", g.hi)
 	}
+	// The next partition is made all the same: ingest needs it first.
 	p, err := ensurePartition(ctx, w.pool, w.cfg.PartitionSpan, w.cfg.PartitionMin, now)
 	if isLockTimeout(err) {
 		w.logger.Info("inbox partitions: the inbox is busy; trying again next minute", "error", err)
-		return nil
+		err = nil
 	}
 	if p != nil {
 		w.logger.Info("inbox partition made", "partition", p.name, "from_id", p.lo, "to_id", p.hi)
 	}
-	return err
+	return errors.Join(genErr, err)
 }
