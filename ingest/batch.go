@@ -32,8 +32,9 @@ var errRowVanished = errors.New("vanished during insert")
 // RecordManyTx records deliveries as Record does, each with the outcome
 // Record would give it alone, in one round trip of three statements (the
 // key generations' fence, the insert, the read) and one job insert: the
-// batched form of RecordTx. A delivery id repeated within
-// ds is decided in order, the first occurrence as if it came first.
+// batched form of RecordTx, and READ COMMITTED as it. A delivery id
+// repeated within ds is decided in order, the first occurrence as if it
+// came first.
 func (in *Inbox) RecordManyTx(ctx context.Context, tx pgx.Tx, ds []Delivery) ([]Recorded, []error, error) {
 	rb, err := newRecordBatch(ds)
 	if err != nil {
@@ -66,7 +67,7 @@ func (in *Inbox) recordMany(ctx context.Context, ds []Delivery) ([]Recorded, []e
 	}
 	defer conn.Release()
 	b := &pgx.Batch{}
-	b.BeginTx(pgx.TxOptions{})
+	b.BeginTx(readCommitted)
 	rb.queue(b)
 	res := conn.SendBatch(ctx, b)
 	tx := &commitCarryingTx{Tx: res.Tx()}
@@ -228,8 +229,8 @@ type storedRow struct {
 // readInsertAndFind reads the batch's insert (the rows it created) and
 // find (every key's stored row, the new ones included).
 func readInsertAndFind(res pgx.BatchResults) (map[inboxKey]int64, map[inboxKey]storedRow, error) {
-	if _, err := res.Exec(); err != nil {
-		return nil, nil, fmt.Errorf("take the key generations' fence: %w", err)
+	if err := readFence(res); err != nil {
+		return nil, nil, err
 	}
 	rows, err := res.Query()
 	if err != nil {

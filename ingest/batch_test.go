@@ -298,7 +298,7 @@ func TestInboxFindManyProbesTheUniqueIndex(t *testing.T) {
 	plan := testdb.GenericPlan(t, pool, string(findSQL), pgx.NamedArgs{
 		"sources": []string{"github", "github", "github"}, "delivery_ids": []string{"d-1", "d-2", "new"},
 	})
-	require.Contains(t, plan, "Index Scan on inbox_key_g0_pkey", plan)
+	require.Regexp(t, `Index Scan (using|on) inbox_key_g0_pkey`, plan)
 	require.NotContains(t, plan, "Seq Scan", plan)
 }
 

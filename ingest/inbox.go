@@ -31,6 +31,14 @@ var (
 	keyFenceSQL string
 )
 
+// ErrNotReadCommitted means RecordTx or RecordManyTx was given a
+// transaction that is not READ COMMITTED. Ingest looks a key up in the
+// inbox's older key generations, and a snapshot taken before the
+// transaction held the key generations' lock could miss a key stored as a
+// generation opened (docs/operations.md, "Key generations"). Nothing was
+// recorded; roll the transaction back.
+var ErrNotReadCommitted = errors.New("ingest: recording needs a READ COMMITTED transaction")
+
 // ErrDeliveryConflict means the source already sent this delivery id with a
 // different body. The stored row is left untouched.
 var ErrDeliveryConflict = errors.New("delivery id already recorded with a different payload")
@@ -139,7 +147,7 @@ func NewInbox(pool *pgxpool.Pool, jobs JobInserter) *Inbox {
 // nothing; the same id with another body is ErrDeliveryConflict.
 func (in *Inbox) Record(ctx context.Context, d Delivery) (Recorded, error) {
 	var rec Recorded
-	err := pgx.BeginFunc(ctx, in.pool, func(tx pgx.Tx) error {
+	err := pgx.BeginTxFunc(ctx, in.pool, readCommitted, func(tx pgx.Tx) error {
 		var err error
 		rec, err = in.RecordTx(ctx, tx, d)
 		return err
@@ -148,9 +156,10 @@ func (in *Inbox) Record(ctx context.Context, d Delivery) (Recorded, error) {
 }
 
 // RecordTx is Record inside the caller's transaction: the row and its job
-// exist exactly when tx commits. From the insert on, tx holds a lock that
-// the job opening the inbox's next key generation waits for (every few
-// weeks, for the longest retention): keep it short.
+// exist exactly when tx commits. tx must be READ COMMITTED
+// (ErrNotReadCommitted otherwise). From the insert on, tx holds a lock
+// that the job opening the inbox's next key generation waits for (once
+// each longest retention): keep it short.
 func (in *Inbox) RecordTx(ctx context.Context, tx pgx.Tx, d Delivery) (Recorded, error) {
 	sum := sha256.Sum256(d.Payload)
 	var occurredAt *time.Time
@@ -254,6 +263,10 @@ func storedHeaders(h http.Header) http.Header {
 	return out
 }
 
+// readCommitted is the isolation Record's own transactions ask for, so
+// that a database whose default is another still records.
+var readCommitted = pgx.TxOptions{IsoLevel: pgx.ReadCommitted}
+
 // insertKeyAndRow takes the key generations' fence and runs the insert, in
 // one round trip: pgx.ErrNoRows when the key was not new.
 func insertKeyAndRow(ctx context.Context, tx pgx.Tx, args pgnamed.Args) (int64, error) {
@@ -262,7 +275,7 @@ func insertKeyAndRow(ctx context.Context, tx pgx.Tx, args pgnamed.Args) (int64, 
 	b.Queue(inboxInsertSQL, args)
 	res := tx.SendBatch(ctx, b)
 	var id int64
-	_, err := res.Exec()
+	err := readFence(res)
 	if err == nil {
 		err = res.QueryRow().Scan(&id)
 	}
@@ -270,4 +283,17 @@ func insertKeyAndRow(ctx context.Context, tx pgx.Tx, args pgnamed.Args) (int64, 
 		err = cerr
 	}
 	return id, err
+}
+
+// readFence reads the key generations' fence's result: ErrNotReadCommitted
+// in a transaction of another isolation level.
+func readFence(res pgx.BatchResults) error {
+	var isolation string
+	if err := res.QueryRow().Scan(&isolation); err != nil {
+		return fmt.Errorf("take the key generations' fence: %w", err)
+	}
+	if isolation != "read committed" {
+		return fmt.Errorf("%w, not %s", ErrNotReadCommitted, isolation)
+	}
+	return nil
 }

@@ -139,3 +139,39 @@ func TestRecordTxCommitsRowAndJobTogether(t *testing.T) {
 		})
 	}
 }
+
+// Recording needs READ COMMITTED: a snapshot taken before the transaction
+// held the key generations' lock could miss a key stored in an older
+// generation as a new one opened. RecordTx and RecordManyTx refuse any
+// other level and record nothing; Record asks for READ COMMITTED itself,
+// whatever the database's default.
+func TestRecordingNeedsReadCommitted(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool, inbox := newInbox(t)
+	for _, level := range []pgx.TxIsoLevel{pgx.RepeatableRead, pgx.Serializable} {
+		for _, way := range []string{"RecordTx", "RecordManyTx"} {
+			err := pgx.BeginTxFunc(ctx, pool, pgx.TxOptions{IsoLevel: level}, func(tx pgx.Tx) error {
+				d := pushDelivery("not-read-committed", `{}`)
+				if way == "RecordTx" {
+					_, err := inbox.RecordTx(ctx, tx, d)
+					return err
+				}
+				_, _, err := inbox.RecordManyTx(ctx, tx, []ingest.Delivery{d})
+				return err
+			})
+			require.ErrorIs(t, err, ingest.ErrNotReadCommitted, "%s in %s", way, level)
+		}
+	}
+	_, err := pool.Exec(ctx, `DO $$ BEGIN
+		EXECUTE format('ALTER DATABASE %I SET default_transaction_isolation = %L', current_database(), 'repeatable read');
+	END $$`)
+	require.NoError(t, err)
+	pool.Reset() // new connections take the database's default
+	rec, err := inbox.Record(ctx, pushDelivery("defaults-to-repeatable-read", `{}`))
+	require.NoError(t, err)
+	require.Equal(t, ingest.OutcomeAccepted, rec.Outcome)
+	var n int
+	require.NoError(t, pool.QueryRow(ctx, "SELECT count(*) FROM inbox").Scan(&n))
+	require.Equal(t, 1, n)
+}

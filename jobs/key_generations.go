@@ -19,6 +19,8 @@ var (
 	keyGenerationFenceSQL string
 	//go:embed sql/key_generation_open.sql
 	keyGenerationOpenSQL string
+	//go:embed sql/key_generation_opened.sql
+	keyGenerationOpenedSQL string
 	//go:embed sql/key_generation_held.sql
 	keyGenerationHeldSQL string
 )
@@ -97,8 +99,23 @@ func openKeyGeneration(ctx context.Context, pool *pgxpool.Pool, every, span time
 	if err != nil {
 		return nil, err
 	}
-	if cur.opened != nil && now.Sub(*cur.opened) < every {
+	if cur.opened == nil {
+		// An open that moved the sequence and did not commit: the ids are
+		// in cur already, so it opened all the same.
+		_, err := pool.Exec(ctx, keyGenerationOpenedSQL, pgx.NamedArgs{"lo": cur.lo})
+		return nil, err
+	}
+	if now.Sub(*cur.opened) < every {
 		return nil, nil
+	}
+	var cache int64
+	if err := pool.QueryRow(ctx, "SELECT seqcache FROM pg_sequence WHERE seqrelid = 'inbox_id_seq'::regclass").Scan(&cache); err != nil {
+		return nil, err
+	}
+	if cache != 1 {
+		// A session would go on handing out the ids it cached, of the
+		// generation before, after the open.
+		return nil, fmt.Errorf("inbox_id_seq caches %d ids a session: key generations need CACHE 1 (ALTER SEQUENCE inbox_id_seq CACHE 1)", cache)
 	}
 	g := keyGeneration{lo: cur.hi, hi: cur.hi + keyGenerationIDs}
 	if err := makeKeyGeneration(ctx, pool, gens, g); err != nil {
@@ -181,18 +198,23 @@ func (w *RetentionWorker) retireKeyGenerations(ctx context.Context) (int64, erro
 			break // current, or made ahead
 		}
 		var held bool
-		if err := w.pool.QueryRow(ctx, keyGenerationHeldSQL, pgx.NamedArgs{"lo": g.lo, "hi": g.hi}).Scan(&held); err != nil || held {
+		if err := w.pool.QueryRow(ctx, keyGenerationHeldSQL, pgx.NamedArgs{"lo": g.lo, "hi": g.hi}).Scan(&held); err != nil {
 			return dropped, err
+		}
+		if held {
+			continue // a delivery retention keeps; the later ones may go
 		}
 		ok, err := w.dropKeyGeneration(ctx, g)
 		if isLockTimeout(err) {
 			w.logger.Info("retention: the inbox is busy; dropping the key generation next pass", "generation", g.name())
 			return dropped, nil
 		}
-		if err != nil || !ok {
+		if err != nil {
 			return dropped, err
 		}
-		dropped++
+		if ok {
+			dropped++
+		}
 	}
 	return dropped, nil
 }
@@ -206,7 +228,8 @@ func (w *RetentionWorker) dropKeyGeneration(ctx context.Context, g keyGeneration
 		if _, err := tx.Exec(ctx, "SET LOCAL lock_timeout = '"+partitionLockTimeout+"'"); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, "LOCK TABLE inbox, inbox_outcome, inbox_key IN ACCESS EXCLUSIVE MODE"); err != nil {
+		// inbox_key first, as ingest's statement locks it.
+		if _, err := tx.Exec(ctx, "LOCK TABLE inbox_key, inbox, inbox_outcome IN ACCESS EXCLUSIVE MODE"); err != nil {
 			return err
 		}
 		var held bool

@@ -104,14 +104,34 @@ func TestADuplicateIsFoundInAnOlderKeyGeneration(t *testing.T) {
 // again in the new one, not stored twice.
 func TestAKeyGenerationOpensBetweenInsertsNeverAcrossOne(t *testing.T) {
 	t.Parallel()
+	for _, batch := range []bool{false, true} {
+		name := "RecordTx"
+		if batch {
+			name = "RecordManyTx"
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			openBetweenInserts(t, batch)
+		})
+	}
+}
+
+func openBetweenInserts(t *testing.T, batch bool) {
 	b := setupRetention(t)
 	ctx := context.Background()
 	d := ingest.Delivery{Source: "github", DeliveryID: "in-flight", EventType: "push", Headers: http.Header{}, Payload: []byte(`{}`)}
 	tx, err := b.pool.Begin(ctx)
 	require.NoError(t, err)
 	defer tx.Rollback(ctx) //nolint:errcheck // committed below
-	first, err := b.inbox.RecordTx(ctx, tx, d)
-	require.NoError(t, err)
+	var first ingest.Recorded
+	if batch {
+		recs, _, err := b.inbox.RecordManyTx(ctx, tx, []ingest.Delivery{d})
+		require.NoError(t, err)
+		first = recs[0]
+	} else {
+		first, err = b.inbox.RecordTx(ctx, tx, d)
+		require.NoError(t, err)
+	}
 
 	opened := make(chan error, 1)
 	go func() {
@@ -139,7 +159,7 @@ func TestAKeyGenerationOpensBetweenInsertsNeverAcrossOne(t *testing.T) {
 
 // A generation before the current one stays while the inbox holds one of
 // its deliveries (here one that failed: retention keeps it), and a resend
-// of any of its deliveries is a duplicate. Once the inbox holds none, the
+// of that delivery is a duplicate. Once the inbox holds none, the
 // generation goes whole, with the inbox partitions of its ids, and a
 // resend is new.
 func TestRetentionDropsAKeyGenerationOnceTheInboxHoldsNoneOfIt(t *testing.T) {
@@ -163,7 +183,6 @@ func TestRetentionDropsAKeyGenerationOnceTheInboxHoldsNoneOfIt(t *testing.T) {
 	require.Zero(t, b.count(t, "SELECT count(*) FROM pg_class WHERE relname IN ('inbox_key_g0', 'inbox_p0', 'inbox_p1', 'inbox_outcome_p0', 'inbox_outcome_p1')"),
 		"detached, then dropped: %v", b.names(t, "SELECT relname FROM pg_class WHERE relname ~ '^inbox_(key_g|p|outcome_p)[0-9]+$'"))
 	require.Equal(t, 1, b.count(t, "SELECT count(*) FROM inbox_key_generation"))
-	require.Equal(t, ingest.OutcomeAccepted, b.resend(t, "expired", ingest.Delivery{}).Outcome)
 	require.Equal(t, ingest.OutcomeAccepted, b.resend(t, "failed", ingest.Delivery{}).Outcome)
 }
 
@@ -174,4 +193,55 @@ func (b *retentionBundle) names(t *testing.T, sql string) []string {
 	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	require.NoError(t, err)
 	return names
+}
+
+// A generation before the current one goes once the inbox holds none of
+// its deliveries, though an earlier one is still held.
+func TestALaterKeyGenerationGoesThoughAnEarlierOneIsHeld(t *testing.T) {
+	t.Parallel()
+	b := setupRetention(t)
+	b.row(t, "github", "failed", "failed", 40*day)
+	b.openKeyGeneration(t)
+	b.row(t, "github", "expired", "processed", 40*day)
+	b.openKeyGeneration(t)
+
+	res := b.retention(t)
+	require.EqualValues(t, 1, res.KeyGenerationsDropped)
+	require.Equal(t, []string{"failed"}, b.remaining(t))
+	require.Equal(t, 1, b.count(t, "SELECT count(*) FROM pg_class WHERE relname = 'inbox_key_g0'"))
+	require.Zero(t, b.count(t, "SELECT count(*) FROM pg_class WHERE relname = '"+nextKeyGeneration+"'"))
+	require.Equal(t, ingest.OutcomeDuplicate, b.resend(t, "failed", ingest.Delivery{}).Outcome)
+}
+
+// The partition made ahead for the next generation's first ids is not the
+// newest while that generation is not open: should opening it fail for
+// long, the current generation's ids still get their next partition.
+func TestAPartitionMadeForTheNextKeyGenerationLeavesTheCurrentOneItsNext(t *testing.T) {
+	t.Parallel()
+	b := setupRetention(t)
+	ctx := context.Background()
+	next := strconv.FormatInt(jobs.KeyGenerationIDs, 10)
+	_, err := b.pool.Exec(ctx, "SELECT inbox_partition_create("+next+", "+next+" + 1000); SELECT setval('inbox_id_seq', 600000)")
+	require.NoError(t, err)
+	name, lo, _, err := jobs.EnsurePartition(ctx, b.pool, time.Hour, 1000, time.Now())
+	require.NoError(t, err)
+	require.Equal(t, "inbox_p1000001", name)
+	require.EqualValues(t, 1000001, lo)
+}
+
+// An open that moved the sequence into the next generation and did not
+// commit (setval is not undone) counts as opened then: the generation
+// after it waits its span.
+func TestAKeyGenerationTheSequenceReachedIsOpen(t *testing.T) {
+	t.Parallel()
+	b := setupRetention(t)
+	ctx := context.Background()
+	next := strconv.FormatInt(jobs.KeyGenerationIDs, 10)
+	_, err := b.pool.Exec(ctx, "SELECT inbox_key_generation_create("+next+", 2 * "+next+"); SELECT setval('inbox_id_seq', "+next+", false)")
+	require.NoError(t, err)
+	name, err := jobs.OpenKeyGeneration(ctx, b.pool, 0, time.Now())
+	require.NoError(t, err)
+	require.Empty(t, name, "recorded as open, none opened after it")
+	require.Equal(t, 1, b.count(t, "SELECT count(*) FROM inbox_key_generation WHERE lo = "+next+" AND opened_at IS NOT NULL"))
+	require.EqualValues(t, jobs.KeyGenerationIDs, b.row(t, "github", "first", "processed", 0))
 }

@@ -148,9 +148,22 @@ func ensurePartition(ctx context.Context, pool *pgxpool.Pool, span time.Duration
 	if err != nil {
 		return nil, err
 	}
+	// A partition made ahead for the next key generation's first ids is
+	// not the newest until that generation opens: should opening it fail
+	// for a while, the current generation still gets its next partition.
+	gens, err := listKeyGenerations(ctx, pool)
+	if err != nil {
+		return nil, err
+	}
+	cur, err := currentKeyGeneration(gens, next)
+	if err != nil {
+		return nil, err
+	}
 	var newest partition
-	if len(parts) > 0 {
-		newest = parts[len(parts)-1]
+	for _, p := range parts {
+		if p.lo < cur.hi {
+			newest = p
+		}
 	}
 	if newest.lo > math.MinInt64 && next < newest.hi-(newest.hi-newest.lo)/2 {
 		return nil, nil

@@ -19,16 +19,20 @@
 -- same generation, whose unique index decides between them; one that took
 -- it after another committed sees that one's key.
 --
--- The existing table becomes the first generation, every id below the next
--- multiple of 2^40. Attaching it needs a valid CHECK constraint of that
--- bound, or a scan of every key while ingest waits: `hookinbox migrate
--- --prepare` adds the constraint here and validates it beforehand
+-- The existing table becomes the first generation: every id below a
+-- multiple of 2^40 at least 2^39 ids ahead of the sequence, so that the
+-- ids handed out until the next generation opens stay below it. Attaching
+-- it needs a valid CHECK constraint of that bound, or a scan of every key
+-- while ingest waits: `hookinbox migrate --prepare` adds the constraint
+-- here (a moment's lock) and validates it beforehand
 -- (ahead/032_inbox_key_below_validate.sql), without holding writes.
 DO $$
 BEGIN
     IF NOT EXISTS (SELECT 1 FROM pg_constraint WHERE conrelid = 'inbox_key'::regclass AND conname = 'inbox_key_below') THEN
         EXECUTE format('ALTER TABLE inbox_key ADD CONSTRAINT inbox_key_below CHECK (inbox_id < %s) NOT VALID',
-            ((SELECT CASE WHEN is_called THEN last_value + 1 ELSE last_value END FROM inbox_id_seq) / 1099511627776 + 1) * 1099511627776);
+            ((SELECT CASE WHEN is_called THEN last_value + 1 ELSE last_value END FROM inbox_id_seq) / 1099511627776 + 1) * 1099511627776
+            + CASE WHEN (SELECT CASE WHEN is_called THEN last_value + 1 ELSE last_value END FROM inbox_id_seq) % 1099511627776 >= 549755813888
+                   THEN 1099511627776 ELSE 0 END);
     END IF;
 END
 $$;

@@ -98,11 +98,36 @@ var coreMutations = []Mutation{
 		Promise: promiseDuplicate,
 		File:    "ingest/sql/key_fence.sql",
 		Edits: []Edit{{
-			Find:    "SELECT pg_advisory_xact_lock_shared(26731, 1)",
-			Replace: "SELECT 1",
+			Find:    "(SELECT pg_advisory_xact_lock_shared(26731, 1))",
+			Replace: "(SELECT 1)",
 		}},
 		Pkgs: []string{"./jobs"},
 		Run:  "^TestAKeyGenerationOpensBetweenInsertsNeverAcrossOne$",
+	},
+	{
+		Name:    "key-generation-batch-unfenced",
+		Promise: promiseDuplicate,
+		File:    "ingest/batch.go",
+		Edits: []Edit{{
+			Find:    "\tb.Queue(keyFenceSQL)\n\tb.Queue(inboxInsertManySQL",
+			Replace: "\tb.Queue(inboxInsertManySQL",
+		}, {
+			Find:    "\tif err := readFence(res); err != nil {\n\t\treturn nil, nil, err\n\t}\n",
+			Replace: "",
+		}},
+		Pkgs: []string{"./jobs"},
+		Run:  "^TestAKeyGenerationOpensBetweenInsertsNeverAcrossOne$",
+	},
+	{
+		Name:    "key-generation-any-isolation",
+		Promise: promiseDuplicate,
+		File:    "ingest/inbox.go",
+		Edits: []Edit{{
+			Find:    `	if isolation != "read committed" {`,
+			Replace: `	if false {`,
+		}},
+		Pkgs: []string{"./ingest"},
+		Run:  "^TestRecordingNeedsReadCommitted$",
 	},
 	{
 		Name:    "key-generation-lookup-skipped",
