@@ -57,6 +57,7 @@ func listKeyGenerations(ctx context.Context, q querier) ([]keyGeneration, error)
 	if err != nil {
 		return nil, err
 	}
+	defer rows.Close() // a Scan error returns before the rows are read out
 	var gens []keyGeneration
 	for rows.Next() {
 		var g keyGeneration
