@@ -56,9 +56,13 @@ type options struct {
 	// steadyPrefill is how many deliveries of history the steady
 	// scenario writes before its steps (0: a fresh database).
 	steadyPrefill int
-	steadyWarm    time.Duration
-	steadyDur     time.Duration
-	pgSample      time.Duration
+	// steadyPrefillAged opens a key generation after the prefill, so the
+	// history's keys sit in an older one, as they do once a generation
+	// has served the longest retention.
+	steadyPrefillAged bool
+	steadyWarm        time.Duration
+	steadyDur         time.Duration
+	pgSample          time.Duration
 
 	destInFlight int
 	destOrdered  bool
@@ -119,6 +123,8 @@ func parseOptions(args []string) (options, error) {
 	fs.IntVar(&o.steadyPrefill, "steady-prefill", 0, "steady scenario: deliveries of history to write between two runs of the steps, the first on the empty inbox "+
 		"(processed issues deliveries 1 ms apart up to now, each with its key, outcome and completed River job, then VACUUM ANALYZE), "+
 		"to compare an inbox that has run for a while with a fresh one; 0: a fresh database only")
+	fs.BoolVar(&o.steadyPrefillAged, "steady-prefill-aged", false, "steady scenario: open a new key generation after the prefill, so the history's keys are in an older one "+
+		"and every delivery's look-up probes both (as after the inbox_partitions job opens one); false: the history's keys share the current generation")
 	fs.Float64Var(&o.steadyBase, "steady-base", 0, "steady scenario: the rate the steps are fractions of, in requests/s, instead of this run's pgbench tps "+
 		"(to compare two builds at the same offered rates; pgbench still runs and is reported)")
 	fs.DurationVar(&o.steadyWarm, "steady-warmup", 5*time.Second, "steady scenario: how long each step's load runs before it is measured "+

@@ -64,6 +64,9 @@ type steadyResult struct {
 	// (-steady-prefill), in PrefillSeconds.
 	PrefillRows    int     `json:"prefill_rows,omitempty"`
 	PrefillSeconds float64 `json:"prefill_seconds,omitempty"`
+	// PrefillAged: the history's keys were in an older key generation
+	// than the steps' (-steady-prefill-aged).
+	PrefillAged bool `json:"prefill_aged,omitempty"`
 	// FreshSteps are the same steps on the empty inbox, run before the
 	// prefill, and FreshMaxSustained their highest held load.
 	FreshSteps        []steadyStep `json:"fresh_steps,omitempty"`
@@ -166,6 +169,13 @@ func runSteady(ctx context.Context, opts options, root string, progress func(str
 			return err
 		}
 		res.PrefillRows = opts.steadyPrefill
+		if opts.steadyPrefillAged {
+			progress("prefill: opening a key generation past the history")
+			if err := openKeyGeneration(ctx, r.db); err != nil {
+				return err
+			}
+			res.PrefillAged = true
+		}
 	}
 	if res.Steps, res.MaxSustained, err = steps(out); err != nil {
 		return err
@@ -346,6 +356,9 @@ func printSteady(w io.Writer, res steadyResult) {
 	if res.PrefillRows > 0 {
 		fmt.Fprintf(w, "history   %d deliveries written before the steps (-steady-prefill: outcome and completed River job each, 1 ms apart; %.0fs)\n",
 			res.PrefillRows, res.PrefillSeconds)
+		if res.PrefillAged {
+			fmt.Fprintf(w, "          its keys in an older key generation than the steps' (-steady-prefill-aged): each delivery's look-up probes both\n")
+		}
 	}
 	if res.Base != res.Pgbench.TPS {
 		fmt.Fprintf(w, "base      %.0f requests/s (-steady-base): the loads below are fractions of it, not of pgbench's tps\n", res.Base)
