@@ -245,3 +245,18 @@ func TestAKeyGenerationTheSequenceReachedIsOpen(t *testing.T) {
 	require.Equal(t, 1, b.count(t, "SELECT count(*) FROM inbox_key_generation WHERE lo = "+next+" AND opened_at IS NOT NULL"))
 	require.EqualValues(t, jobs.KeyGenerationIDs, b.row(t, "github", "first", "processed", 0))
 }
+
+// A sequence that caches ids per session would go on handing out the old
+// generation's ids after an open: the opener refuses, names the fix and
+// opens nothing.
+func TestAKeyGenerationDoesNotOpenOnACachingSequence(t *testing.T) {
+	t.Parallel()
+	b := setupRetention(t)
+	ctx := context.Background()
+	_, err := b.pool.Exec(ctx, "ALTER SEQUENCE inbox_id_seq CACHE 20")
+	require.NoError(t, err)
+	name, err := jobs.OpenKeyGeneration(ctx, b.pool, 0, time.Now())
+	require.ErrorContains(t, err, "ALTER SEQUENCE inbox_id_seq CACHE 1")
+	require.Empty(t, name)
+	require.Zero(t, b.count(t, "SELECT count(*) FROM inbox_key_generation WHERE lo = "+strconv.FormatInt(jobs.KeyGenerationIDs, 10)))
+}
