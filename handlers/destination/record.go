@@ -36,6 +36,13 @@ var (
 	claimsReleaseSQL string
 )
 
+// customPlansSQL and defaultPlansSQL bracket statements that the server
+// plans for their arguments on every call, in the sender's transaction.
+const (
+	customPlansSQL  = "SET LOCAL plan_cache_mode = force_custom_plan"
+	defaultPlansSQL = "SET LOCAL plan_cache_mode TO DEFAULT"
+)
+
 // result is what became of one claimed send in this process.
 type result struct {
 	send *loadedSend
@@ -376,6 +383,15 @@ func finishOrderedTx(ctx context.Context, tx pgx.Tx, d *dest, finished []ordered
 	var handed bool
 	b := &pgx.Batch{}
 	b.Queue(stateLockSQL, pgnamed.Args{"destination": d.Name})
+	// The turns' two statements are planned for their arguments on every
+	// call. A generic plan the server caches in a destination's first
+	// seconds, when its turn and send tables hold a few rows, scans them
+	// whole for every send, and keeps doing so as they grow until their
+	// first autoanalyze: 5–6 ms a call for a few sends, against 1.4–2.3 ms
+	// planned per call (bench/README.md, "An ordered route"). Their
+	// planning takes about 0.5 ms; the claim's statements, dearer to plan
+	// and cheap as cached, keep the default.
+	b.Queue(customPlansSQL)
 	b.Queue(chainLockManySQL, pgnamed.Args{"destination": d.Name, "sources": sources, "resource_keys": resources})
 	b.Queue(chainFinishManySQL, pgnamed.Args{
 		"destination": d.Name, "sources": sources, "resource_keys": resources, "succeeded": succeeded,
@@ -384,6 +400,7 @@ func finishOrderedTx(ctx context.Context, tx pgx.Tx, d *dest, finished []ordered
 		handed = tag.RowsAffected() > 0
 		return nil
 	})
+	b.Queue(defaultPlansSQL)
 	if err := tx.SendBatch(ctx, b).Close(); err != nil {
 		return false, fmt.Errorf("hand on resource turns: %w", err)
 	}
