@@ -133,10 +133,10 @@ func newRecordBatch(ds []Delivery) (*recordBatch, error) {
 // queue adds the key generations' fence, the insert and the read of what
 // is stored to b, so they travel in one round trip. The read is a
 // statement of its own, so in READ COMMITTED it takes a new snapshot
-// after the insert: it sees a row
-// that a concurrent transaction committed while the insert waited on it
-// (the insert then did nothing). It reads every key, as which ones the
-// insert will skip is not known yet; a key's own new row is ignored.
+// after the insert: it sees a row that a concurrent transaction committed
+// while the insert waited on it (the insert then did nothing). It reads
+// every key, as which ones the insert will skip is not known yet; a key's
+// own new row is ignored.
 func (rb *recordBatch) queue(b *pgx.Batch) {
 	b.Queue(keyFenceSQL)
 	b.Queue(inboxInsertManySQL, pgnamed.Args{
