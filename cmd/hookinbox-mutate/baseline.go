@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"regexp"
 	"sort"
 	"strings"
@@ -34,6 +35,12 @@ func baseline(ctx context.Context, dir, module string, ms []Mutation, timeout ti
 		fmt.Printf("baseline %-28s %3d tests  %s\n", p, len(r.results), round(r.elapsed))
 		if _, err := r.verdict(); err != nil || len(r.failed()) > 0 || len(r.pkgFailed) > 0 {
 			errs = append(errs, fmt.Errorf("baseline %s fails unmutated: %v %v %v", p, r.failed(), r.pkgFailed, err))
+			// The failing tests' own output: a baseline failure is a
+			// flaky or broken test, and its message is the only clue.
+			r.writeOutput(os.Stdout, r.failed())
+			for _, pkg := range r.pkgFailed {
+				r.writeOutput(os.Stdout, []string{testKey(pkg, "")})
+			}
 		}
 		for k, v := range r.results {
 			all.results[k] = v
