@@ -46,6 +46,8 @@ type setupOpts struct {
 	jobPerBatch bool
 	// jobTimeout is jobs.ClientConfig.JobTimeout; 0 for its default.
 	jobTimeout time.Duration
+	// maxConns is handlertest.Config.MaxConns; 0 for pgx's default.
+	maxConns int32
 }
 
 // jobModes runs test once with a job per delivery and once with a job per
@@ -68,7 +70,7 @@ func setupWith(t *testing.T, opts setupOpts) *testBundle {
 	logger, logs := testlog.New(t)
 	b := &testBundle{downstream: downstreamstub.New(t), log: logs}
 	b.Env = handlertest.New(t, handlertest.Config{
-		Logger: logger, JobPerBatch: opts.jobPerBatch,
+		Logger: logger, JobPerBatch: opts.jobPerBatch, MaxConns: opts.maxConns,
 		Jobs: jobs.ClientConfig{MaxAttempts: opts.maxAttempts, ProcessBatchSize: opts.batchSize, FetchPollInterval: 100 * time.Millisecond,
 			LogDeliveriesPerSecond: opts.logLines, JobTimeout: opts.jobTimeout},
 		RegisterWith: func(env *handlertest.Env, reg *handlers.Registry) error {

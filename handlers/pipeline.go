@@ -34,17 +34,23 @@ func lockKey(d Delivery, r Resource) string {
 	return fmt.Sprintf("d:%d:%s:%s", len(d.Source), d.Source, d.DeliveryID)
 }
 
-// begin locks d's resource, waiting for it, and reads its version, in one
-// round trip.
-func begin(ctx context.Context, tx pgx.Tx, d Delivery, r Resource) (stale bool, err error) {
+// begin locks d's resource and reads its version, in one round trip.
+// Unless wait, a resource another transaction holds is a
+// *ResourceBusyError (the version read then means nothing).
+func begin(ctx context.Context, tx pgx.Tx, d Delivery, r Resource, wait bool) (stale bool, err error) {
 	b := &pgx.Batch{}
-	b.Queue(resourceLockSQL, pgnamed.Args{"lock_key": lockKey(d, r)})
+	key := lockKey(d, r)
+	if wait {
+		b.Queue(resourceLockSQL, pgnamed.Args{"lock_key": key})
+	} else {
+		b.Queue(resourceTryLockSQL, pgnamed.Args{"lock_key": key})
+	}
 	readVersion := r.Key != ""
 	if readVersion {
 		b.Queue(resourceVersionGetSQL, pgnamed.Args{"source": d.Source, "resource_key": r.Key})
 	}
 	res := tx.SendBatch(ctx, b)
-	stale, err = readBegin(res, r, readVersion)
+	stale, err = readBegin(res, r, readVersion, key, wait)
 	if cerr := res.Close(); err == nil && cerr != nil {
 		err = cerr
 	}
@@ -61,9 +67,9 @@ func readCarried(res pgx.BatchResults, n int) error {
 	return nil
 }
 
-func readBegin(res pgx.BatchResults, r Resource, readVersion bool) (stale bool, err error) {
-	if _, err := res.Exec(); err != nil {
-		return false, fmt.Errorf("lock resource %q: %w", r.Key, err)
+func readBegin(res pgx.BatchResults, r Resource, readVersion bool, key string, wait bool) (stale bool, err error) {
+	if err := readLock(res, r, key, wait); err != nil {
+		return false, err
 	}
 	if !readVersion {
 		return false, nil
@@ -77,6 +83,24 @@ func readBegin(res pgx.BatchResults, r Resource, readVersion bool) (stale bool, 
 		return false, fmt.Errorf("read resource version: %w", err)
 	}
 	return r.OlderThan(v), nil
+}
+
+// readLock reads begin's lock statement.
+func readLock(res pgx.BatchResults, r Resource, key string, wait bool) error {
+	if wait {
+		if _, err := res.Exec(); err != nil {
+			return fmt.Errorf("lock resource %q: %w", r.Key, err)
+		}
+		return nil
+	}
+	var locked bool
+	if err := res.QueryRow().Scan(&locked); err != nil {
+		return fmt.Errorf("lock resource %q: %w", r.Key, err)
+	}
+	if !locked {
+		return &ResourceBusyError{LockKey: key}
+	}
+	return nil
 }
 
 // end runs the handlers' deferred statements and records the resource's

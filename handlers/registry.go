@@ -162,6 +162,19 @@ func (r *Registry) Provider(source string) string { return r.sources[source].Pro
 // delivery is then processed alone, where locks are waited for.
 var ErrResourceBusy = errors.New("handlers: the delivery's resource is locked by another transaction")
 
+// ResourceBusyError is TryProcess's ErrResourceBusy: it names the lock,
+// so that the deliveries waiting for one resource can wait their turn
+// outside the database, one at a time.
+type ResourceBusyError struct {
+	// LockKey names the resource's lock; equal keys, one resource.
+	LockKey string
+}
+
+func (e *ResourceBusyError) Error() string { return ErrResourceBusy.Error() }
+
+// Is makes errors.Is(err, ErrResourceBusy) hold.
+func (e *ResourceBusyError) Is(target error) bool { return target == ErrResourceBusy }
+
 // Matches reports whether any handler is registered for d: when none is,
 // Process records it skipped without touching the database.
 func (r *Registry) Matches(d Delivery) bool { return len(r.matching(d)) > 0 }
@@ -195,6 +208,20 @@ func (r *Registry) matching(d Delivery) []Registration {
 // for fresh events), and records the resource's new version. The caller
 // commits tx together with the delivery's outcome and the job's completion.
 func (r *Registry) Process(ctx context.Context, tx pgx.Tx, jobs JobInserter, d Delivery) (Result, error) {
+	return r.process(ctx, tx, jobs, d, true)
+}
+
+// TryProcess is Process without waiting for d's resource: when another
+// transaction holds it, it returns a *ResourceBusyError at once and has
+// done nothing but read. A caller that waits for a resource in a
+// transaction holds a pool connection while it waits; many deliveries of
+// one resource waiting so would take the pool from intake and from every
+// other resource. TryProcess lets the caller wait without one.
+func (r *Registry) TryProcess(ctx context.Context, tx pgx.Tx, jobs JobInserter, d Delivery) (Result, error) {
+	return r.process(ctx, tx, jobs, d, false)
+}
+
+func (r *Registry) process(ctx context.Context, tx pgx.Tx, jobs JobInserter, d Delivery, wait bool) (Result, error) {
 	if d.Provider == "" {
 		d.Provider = r.Provider(d.Source)
 	}
@@ -208,7 +235,7 @@ func (r *Registry) Process(ctx context.Context, tx pgx.Tx, jobs JobInserter, d D
 		d.parseGitHub()
 	}
 	res := resourceOf(&d, r.sources[d.Source].ResourceField)
-	stale, err := begin(ctx, tx, d, res)
+	stale, err := begin(ctx, tx, d, res, wait)
 	if err != nil {
 		return Result{}, err
 	}

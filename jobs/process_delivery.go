@@ -56,13 +56,14 @@ type processDeliveryWorker struct {
 	logger   *slog.Logger
 	observe  func(eventType, outcome string, d time.Duration)
 	batcher  *processBatcher     // nil: each delivery in a transaction of its own
+	gate     *resourceGate       // the deliveries processed alone, waiting for a resource
 	lines    *loglimit.PerSecond // the processed deliveries' info lines
 	retry    river.ClientRetryPolicy
 }
 
 func newProcessDeliveryWorker(pool *pgxpool.Pool, cfg ClientConfig) *processDeliveryWorker {
 	w := &processDeliveryWorker{pool: pool, registry: cfg.Registry, logger: cfg.Logger, observe: cfg.ObserveDelivery,
-		lines: loglimit.ForLogger(cfg.Logger, cfg.LogDeliveriesPerSecond), retry: cfg.RetryPolicy}
+		lines: loglimit.ForLogger(cfg.Logger, cfg.LogDeliveriesPerSecond), retry: cfg.RetryPolicy, gate: newResourceGate()}
 	if w.retry == nil {
 		w.retry = &river.DefaultClientRetryPolicy{}
 	}
@@ -167,8 +168,28 @@ func (w *processDeliveryWorker) NextRetry(job *river.Job[ProcessDeliveryArgs]) t
 	return w.retry.NextRetry(&row)
 }
 
-// process runs one delivery in a transaction of its own.
+// process runs one delivery in a transaction of its own. It first tries
+// without waiting for the delivery's resource; if another transaction
+// holds it, it waits its turn at the gate, without a connection, and then
+// in the database, the only worker of this process to wait there for that
+// resource.
 func (w *processDeliveryWorker) process(ctx context.Context, job *river.Job[ProcessDeliveryArgs]) (handlers.Delivery, handlers.Outcome, error) {
+	d, outcome, err := w.processTx(ctx, job, w.registry.TryProcess)
+	var busy *handlers.ResourceBusyError
+	if !errors.As(err, &busy) {
+		return d, outcome, err
+	}
+	release, err := w.gate.enter(ctx, busy.LockKey)
+	if err != nil {
+		return d, outcome, err
+	}
+	defer release()
+	return w.processTx(ctx, job, w.registry.Process)
+}
+
+// processTx runs one delivery in a transaction of its own with process
+// (Registry.Process or Registry.TryProcess).
+func (w *processDeliveryWorker) processTx(ctx context.Context, job *river.Job[ProcessDeliveryArgs], process processFunc) (handlers.Delivery, handlers.Outcome, error) {
 	var (
 		d       handlers.Delivery
 		outcome handlers.Outcome
@@ -184,7 +205,7 @@ func (w *processDeliveryWorker) process(ctx context.Context, job *river.Job[Proc
 		}
 		d.Provider = w.registry.Provider(d.Source)
 
-		res, err := w.registry.Process(ctx, tx, river.ClientFromContext[pgx.Tx](ctx), d)
+		res, err := process(ctx, tx, river.ClientFromContext[pgx.Tx](ctx), d)
 		if err != nil {
 			return err
 		}
@@ -200,6 +221,8 @@ func (w *processDeliveryWorker) process(ctx context.Context, job *river.Job[Proc
 	})
 	return d, outcome, err
 }
+
+type processFunc func(context.Context, pgx.Tx, handlers.JobInserter, handlers.Delivery) (handlers.Result, error)
 
 // resourceFacts is what the inbox row records of a delivery's resource:
 // its key and whether it was stale, both null when it names none.

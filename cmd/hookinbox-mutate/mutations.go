@@ -26,6 +26,7 @@ const (
 	promiseOffsets      = "A Kafka offset moves only after its messages are stored"
 	promiseRoutes       = "A route that fails to evaluate is visible, never silent"
 	promiseOrderedSends = "An ordered route sends a resource's events one at a time"
+	promiseBusyResource = "A busy resource leaves the pool to intake and other resources"
 )
 
 // rowAndJobTests hold the inbox transaction open after RecordTx and
@@ -274,6 +275,39 @@ var coreMutations = []Mutation{
 		}},
 		Pkgs: []string{"./handlers"},
 		Run:  "^TestResourceSerialisationAndParallelism$",
+	},
+	{
+		Name:    "resource-busy-taken-as-held",
+		Promise: promiseOrder,
+		File:    "handlers/pipeline.go",
+		Edits: []Edit{{
+			Find:    "\tif !locked {\n\t\treturn &ResourceBusyError{LockKey: key}",
+			Replace: "\tif !locked && key == \"\" {\n\t\treturn &ResourceBusyError{LockKey: key}",
+		}},
+		Pkgs: []string{"./handlers"},
+		Run:  "^(TestResourceSerialisationAndParallelism|TestDeliveriesWaitingForAResourceLeaveThePoolToOthers)$",
+	},
+	{
+		Name:    "resource-wait-holds-connection",
+		Promise: promiseBusyResource,
+		File:    "jobs/process_delivery.go",
+		Edits: []Edit{{
+			Find:    "w.processTx(ctx, job, w.registry.TryProcess)",
+			Replace: "w.processTx(ctx, job, w.registry.Process)",
+		}},
+		Pkgs: []string{"./handlers"},
+		Run:  "^TestDeliveriesWaitingForAResourceLeaveThePoolToOthers$",
+	},
+	{
+		Name:    "resource-gate-open",
+		Promise: promiseBusyResource,
+		File:    "jobs/resource_gate.go",
+		Edits: []Edit{{
+			Find:    "\tcase t.token <- struct{}{}:\n\t\treturn func() { <-t.token; g.leave(key, t) }, nil",
+			Replace: "\tdefault:\n\t\treturn func() { g.leave(key, t) }, nil",
+		}},
+		Pkgs: []string{"./handlers"},
+		Run:  "^TestDeliveriesWaitingForAResourceLeaveThePoolToOthers$",
 	},
 	{
 		Name:    "resource-version-moves-back",

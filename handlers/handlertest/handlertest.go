@@ -69,6 +69,10 @@ type Config struct {
 	// JobPerBatch gives deliveries recorded together (Env.Inbox's
 	// RecordMany) one processing job, as serve's ingest does by default.
 	JobPerBatch bool
+	// MaxConns sizes Env.Pool, which the River client and Env.Inbox
+	// share, as serve's ingest and workers share theirs. Zero: pgx's
+	// default, max(4, CPUs).
+	MaxConns int32
 }
 
 // Env is one test's running hookinbox: its database, its River client,
@@ -93,7 +97,7 @@ func New(t testing.TB, cfg Config) *Env {
 	if cfg.Sources == nil {
 		cfg.Sources = []handlers.Source{{Name: "github", Provider: "github"}, {Name: "stripe", Provider: "stripe"}, {Name: "billing", Provider: "standard"}}
 	}
-	env := &Env{Pool: testdb.New(t)}
+	env := &Env{Pool: testdb.NewWithMaxConns(t, cfg.MaxConns)}
 	if cfg.Migrations != nil {
 		if _, err := migrations.UpWith(ctx, env.Pool, nil, migrations.Options{App: cfg.Migrations}); err != nil {
 			t.Fatalf("handlertest: migrations: %v", err)

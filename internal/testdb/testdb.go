@@ -112,7 +112,21 @@ func URL(t testing.TB) string {
 // New is URL plus a pool on it, closed when t ends.
 func New(t testing.TB) *pgxpool.Pool {
 	t.Helper()
-	pool, err := pgxpool.New(context.Background(), URL(t))
+	return NewWithMaxConns(t, 0)
+}
+
+// NewWithMaxConns is New with a pool of at most maxConns connections;
+// zero is pgx's default, max(4, CPUs).
+func NewWithMaxConns(t testing.TB, maxConns int32) *pgxpool.Pool {
+	t.Helper()
+	cfg, err := pgxpool.ParseConfig(URL(t))
+	if err != nil {
+		t.Fatalf("testdb: %v", err)
+	}
+	if maxConns > 0 {
+		cfg.MaxConns = maxConns
+	}
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
 	if err != nil {
 		t.Fatalf("testdb: %v", err)
 	}
