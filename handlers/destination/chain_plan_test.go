@@ -2,6 +2,7 @@ package destination
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -47,4 +48,85 @@ func TestTurnsEndWithPlansMadeForTheirArguments(t *testing.T) {
 		require.Zero(t, generic, text)
 		require.EqualValues(t, calls, custom, text)
 	}
+}
+
+// A claim lines up ordered sends with a plan of hashes, never nested
+// loops: planned from statistics taken before a backlog built up (here: 20
+// sends, all sent), the planner expects one waiting send and, with nested
+// loops, compares each of a thousand with every other. The setting is the
+// default again once the line-up is done.
+func TestLineUpPlansNoNestedLoop(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := testdb.New(t)
+	insertSends := func(n, from int, state string, inLine bool) {
+		_, err := pool.Exec(ctx, `INSERT INTO destination_send (destination, source, delivery_id, inbox_id, event_type, key,
+				ordered, skip_stale, resource_key, event_at, event_received_at, at_is_receipt, state, in_line)
+			SELECT 'orders', 'github', 'd' || g, g, 'issues', 'k' || g, true, false, 'r' || (g % 2000), now(), now(), false, $3, $4
+			FROM generate_series($1::int, $1::int + $2::int - 1) g`, from, n, state, inLine)
+		require.NoError(t, err)
+	}
+	insertSends(20, 0, "succeeded", true)
+	_, err := pool.Exec(ctx, "ANALYZE destination_send; ANALYZE destination_resource")
+	require.NoError(t, err)
+	insertSends(5000, 100, "waiting", false)
+
+	b := &pgx.Batch{}
+	var more bool
+	queueLineUp(b, &dest{Destination: Destination{Name: "orders"}}, &more)
+	var plan []string
+	for _, q := range b.QueuedQueries {
+		if q.SQL == chainLineUpSQL {
+			q.SQL = "EXPLAIN " + q.SQL
+			q.Query(func(rows pgx.Rows) error {
+				plan, err = pgx.CollectRows(rows, pgx.RowTo[string])
+				return err
+			})
+		}
+	}
+	var nestLoop string
+	b.Queue("SELECT current_setting('enable_nestloop')").QueryRow(func(row pgx.Row) error { return row.Scan(&nestLoop) })
+	require.NoError(t, pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		return tx.SendBatch(ctx, b).Close()
+	}))
+	require.NotEmpty(t, plan)
+	require.NotContains(t, strings.Join(plan, "\n"), "Nested Loop", strings.Join(plan, "\n"))
+	require.Equal(t, "on", nestLoop, "the claim's later statements keep the default")
+}
+
+// A resource's next waiting send is read at the head of its line, never by
+// sorting the destination's waiting sends: the statement that ends turns
+// runs with sorts off (a trigger on the turn rows it updates reads the
+// setting), and the transaction's later statements with the default.
+func TestTurnsEndWithoutASort(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := testdb.New(t)
+	_, err := pool.Exec(ctx, `
+		CREATE TABLE seen_enable_sort (setting text NOT NULL);
+		CREATE FUNCTION record_enable_sort() RETURNS trigger LANGUAGE plpgsql AS $$
+		BEGIN
+			INSERT INTO seen_enable_sort VALUES (current_setting('enable_sort'));
+			RETURN NEW;
+		END $$;
+		CREATE TRIGGER record_enable_sort BEFORE UPDATE ON destination_resource
+			FOR EACH ROW EXECUTE FUNCTION record_enable_sort();
+		INSERT INTO destination_resource (destination, source, resource_key, busy) VALUES ('orders', 'github', 'issue-1', true)`)
+	require.NoError(t, err)
+
+	key := "issue-1"
+	ended := []orderedEnd{{send: &loadedSend{Source: "github", ResourceKey: &key}, succeeded: true}}
+	var after string
+	require.NoError(t, pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		if _, err := finishOrderedTx(ctx, tx, &dest{Destination: Destination{Name: "orders"}}, ended); err != nil {
+			return err
+		}
+		return tx.QueryRow(ctx, "SELECT current_setting('enable_sort')").Scan(&after)
+	}))
+	rows, err := pool.Query(ctx, "SELECT setting FROM seen_enable_sort")
+	require.NoError(t, err)
+	seen, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(t, err)
+	require.Equal(t, []string{"off"}, seen, "the turn's row was updated once, with sorts off")
+	require.Equal(t, "on", after, "the statements after the turns' keep the default")
 }
