@@ -31,9 +31,10 @@ const lineUpLimit = 1000
 // few waiting sends (its first minute, or before a pause or an outage
 // built a backlog), it expects one row of each and compares every send
 // with every other: 1.2–1.5 s for 1,000 sends behind 5,000 waiting,
-// against 18 ms hashed (TestLineUpPlansNoNestedLoop), and a drain under
-// traffic that fell to 20 sends a second (bench/README.md, "An ordered
-// route"). Hashed, it reads the destination's waiting sends once.
+// against 18 ms hashed, in a reproduction with such statistics, and a
+// drain under traffic that fell to 20 sends a second (bench/README.md,
+// "An ordered route"). Hashed, it reads only the sends it lines up
+// (TestLineUpPlansNoNestedLoop).
 func queueLineUp(b *pgx.Batch, d *dest, more *bool) {
 	b.Queue(lineUpPlansSQL)
 	b.Queue(chainLineUpSQL, pgnamed.Args{"destination": d.Name, "limit": lineUpLimit}).Exec(func(tag pgconn.CommandTag) error {

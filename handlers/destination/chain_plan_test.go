@@ -2,6 +2,8 @@ package destination
 
 import (
 	"context"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -53,23 +55,26 @@ func TestTurnsEndWithPlansMadeForTheirArguments(t *testing.T) {
 // A claim lines up ordered sends with a plan of hashes, never nested
 // loops: planned from statistics taken before a backlog built up (here: 20
 // sends, all sent), the planner expects one waiting send and, with nested
-// loops, compares each of a thousand with every other. The setting is the
-// default again once the line-up is done.
+// loops, compares each of a thousand with every other. Hashed, it reads no
+// more of the destination's sends than it lines up, however many wait
+// behind them, here or at another destination. The setting is the default
+// again once the line-up is done.
 func TestLineUpPlansNoNestedLoop(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	pool := testdb.New(t)
-	insertSends := func(n, from int, state string, inLine bool) {
+	insertSends := func(destination string, n, from int, state string, inLine bool) {
 		_, err := pool.Exec(ctx, `INSERT INTO destination_send (destination, source, delivery_id, inbox_id, event_type, key,
 				ordered, skip_stale, resource_key, event_at, event_received_at, at_is_receipt, state, in_line)
-			SELECT 'orders', 'github', 'd' || g, g, 'issues', 'k' || g, true, false, 'r' || (g % 2000), now(), now(), false, $3, $4
-			FROM generate_series($1::int, $1::int + $2::int - 1) g`, from, n, state, inLine)
+			SELECT $5, 'github', 'd' || g, g, 'issues', 'k' || g, true, false, 'r' || (g % 2000), now(), now(), false, $3, $4
+			FROM generate_series($1::int, $1::int + $2::int - 1) g`, from, n, state, inLine, destination)
 		require.NoError(t, err)
 	}
-	insertSends(20, 0, "succeeded", true)
+	insertSends("orders", 20, 0, "succeeded", true)
 	_, err := pool.Exec(ctx, "ANALYZE destination_send; ANALYZE destination_resource")
 	require.NoError(t, err)
-	insertSends(5000, 100, "waiting", false)
+	insertSends("orders", 5000, 100, "waiting", false)
+	insertSends("other", 3000, 10000, "waiting", false)
 
 	b := &pgx.Batch{}
 	var more bool
@@ -77,7 +82,7 @@ func TestLineUpPlansNoNestedLoop(t *testing.T) {
 	var plan []string
 	for _, q := range b.QueuedQueries {
 		if q.SQL == chainLineUpSQL {
-			q.SQL = "EXPLAIN " + q.SQL
+			q.SQL = "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) " + q.SQL
 			q.Query(func(rows pgx.Rows) error {
 				plan, err = pgx.CollectRows(rows, pgx.RowTo[string])
 				return err
@@ -90,7 +95,11 @@ func TestLineUpPlansNoNestedLoop(t *testing.T) {
 		return tx.SendBatch(ctx, b).Close()
 	}))
 	require.NotEmpty(t, plan)
-	require.NotContains(t, strings.Join(plan, "\n"), "Nested Loop", strings.Join(plan, "\n"))
+	text := strings.Join(plan, "\n")
+	require.NotContains(t, text, "Nested Loop", text)
+	read := regexp.MustCompile(`Scan[^\n]* on destination_send s \(actual rows=(\d+)`).FindStringSubmatch(text)
+	require.NotNil(t, read, text)
+	require.Equal(t, strconv.Itoa(lineUpLimit), read[1], "the sends read to be updated are the ones lined up\n"+text)
 	require.Equal(t, "on", nestLoop, "the claim's later statements keep the default")
 }
 

@@ -37,3 +37,8 @@ FROM arrived a
 LEFT JOIN first f ON f.id = a.id
 LEFT JOIN taken t ON t.source = f.source AND t.resource_key = f.resource_key
 WHERE s.id = a.id AND s.state = 'waiting' AND NOT s.in_line
+  -- Bounds a scan of the destination's sends not yet in line to those
+  -- read above, whatever the backlog behind them: the sender plans this
+  -- statement without nested loops (queueLineUp), so the sends are not
+  -- looked up one by one.
+  AND s.destination = @destination AND s.id <= (SELECT max(id) FROM arrived)
