@@ -18,7 +18,7 @@ import (
 
 // A burst of one resource's deliveries waits for the resource with one
 // pool connection, not one each: intake and other resources go on. With
-// a connection each, eight waiting deliveries take a pool of four, and
+// a connection each, eight waiting deliveries take a pool of six, and
 // nothing else is recorded or processed until the resource is free.
 func TestDeliveriesWaitingForAResourceLeaveThePoolToOthers(t *testing.T) {
 	t.Parallel()
@@ -28,7 +28,7 @@ func TestDeliveriesWaitingForAResourceLeaveThePoolToOthers(t *testing.T) {
 		inside, maxInside atomic.Int32
 		releaseOnce       atomic.Bool
 	)
-	b := setupWith(t, setupOpts{maxConns: 4, register: func(r *handlers.Registry) {
+	b := setupWith(t, setupOpts{maxConns: 6, register: func(r *handlers.Registry) {
 		require.NoError(t, r.Register(handlers.Registration{
 			Name: "test.hot", Source: "billing", Events: []string{"hot.event"}, Ordering: handlers.EveryEvent,
 			Handler: handlers.HandlerFunc(func(_ context.Context, e *handlers.Event) error {
@@ -37,8 +37,7 @@ func TestDeliveriesWaitingForAResourceLeaveThePoolToOthers(t *testing.T) {
 				}
 				n := inside.Add(1)
 				defer inside.Add(-1)
-				if n > maxInside.Load() {
-					maxInside.Store(n)
+				for m := maxInside.Load(); n > m && !maxInside.CompareAndSwap(m, n); m = maxInside.Load() {
 				}
 				entered <- struct{}{}
 				select {

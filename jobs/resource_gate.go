@@ -9,8 +9,9 @@ import (
 // database, for a resource another transaction holds. A delivery waits for
 // its resource inside its transaction, so on a pool connection; a burst of
 // one resource's deliveries (one issue edited by a bot, say) waiting so
-// would hold the whole pool, and intake and every other resource with it.
-// Behind the gate the others wait without a connection.
+// would hold the whole pool, which intake and every other resource need
+// too. Behind the gate the others wait without a connection (each still
+// holds its River worker).
 type resourceGate struct {
 	mu    sync.Mutex
 	turns map[string]*gateTurn
