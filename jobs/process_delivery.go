@@ -181,7 +181,8 @@ func (w *processDeliveryWorker) process(ctx context.Context, job *river.Job[Proc
 	}
 	release, err := w.gate.enter(ctx, busy.LockKey)
 	if err != nil {
-		return d, outcome, err
+		// The inbox row's last error says what the job was waiting for.
+		return d, outcome, fmt.Errorf("wait for the resource another delivery holds (%q): %w", busy.LockKey, err)
 	}
 	defer release()
 	return w.processTx(ctx, job, w.registry.Process)
