@@ -131,7 +131,7 @@ var brokerAndRouteMutations = []Mutation{
 			Replace: "LEFT JOIN first f ON f.source = a.source AND f.resource_key = a.resource_key",
 		}},
 		Pkgs: []string{"./handlers/destination"},
-		Run:  "^TestOrderedSendsOneResourceAtATime$",
+		Run:  "^(TestOrderedSendsOneResourceAtATime|TestSendsOfOneResourceFoundTogetherGoOneAtATime)$",
 	},
 	{
 		Name:    "ordered-retry-jumps-the-line",

@@ -1,6 +1,7 @@
 package destination_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -191,4 +192,35 @@ func TestDeadDestinationDoesNotHoldUpOthers(t *testing.T) {
 	require.Equal(t, n, b.count(t, "SELECT count(*) FROM destination_send WHERE destination = 'app' AND state = 'pending'"),
 		"the dead destination's sends all wait for their retry")
 	require.Equal(t, n, b.count(t, "SELECT count(*) FROM destination_send WHERE destination = 'live' AND state = 'succeeded'"))
+}
+
+// Sends of one resource that the sender finds together, as a backlog
+// leaves them, are still sent one at a time: only the first of them takes
+// the resource's turn, and the others wait behind it in its line.
+func TestSendsOfOneResourceFoundTogetherGoOneAtATime(t *testing.T) {
+	t.Parallel()
+	b := setupWith(t, setupOpts{route: func(r *destination.Route) { r.Ordered = true }, dest: func(d *destination.Destination) {
+		patient(d)
+		d.MaxInFlight = 20
+	}})
+	b.recv.SetFallback(receiver.Action{Delay: 30 * time.Millisecond})
+	id, inboxID := b.deliver(t, "invoice.updated", "inv_first", time.Now())
+	b.waitSend(t, id, "succeeded")
+
+	// Ten sends of another resource, committed at once and not yet in
+	// line, so one claim of the sender lines them all up.
+	const together = 10
+	_, err := b.pool.Exec(context.Background(), `
+		INSERT INTO destination_send (destination, source, delivery_id, inbox_id, event_type, key, ordered, skip_stale,
+		                              resource_key, event_at, event_received_at, at_is_receipt, state, in_line)
+		SELECT 'app', 'billing', 'together_' || g, $1, 'invoice.updated', 'hkb_together_' || g, true, false,
+		       'inv_together', now() + g * interval '1 second', now(), false, 'waiting', false
+		FROM generate_series(1, $2::int) g`, inboxID, together)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		return b.count(t, "SELECT count(*) FROM destination_send WHERE state = 'succeeded'") == together+1
+	}, 20*time.Second, 10*time.Millisecond)
+	require.Len(t, b.recv.Requests(), together+1)
+	require.Equal(t, 1, b.recv.MaxInFlight(), "one request at a time")
+	require.Zero(t, b.count(t, "SELECT count(*) FROM destination_resource WHERE busy"))
 }
