@@ -159,6 +159,12 @@ func printDestTargets(tw io.Writer, res destinationsResult) {
 		fmt.Fprintf(tw, "ingest ack p99 draining ÷ paused, same traffic\t%.2f (%s / %s)\t≤ 1.30\t%s\n",
 			ratio, tr.Draining.Latency.P99, tr.Paused.Latency.P99, verdict(ratio <= 1.3))
 	}
+	if paused := medianSecondP99(tr.Paused); paused > 0 {
+		draining := medianSecondP99(tr.whileDraining())
+		ratio := float64(draining) / float64(paused)
+		fmt.Fprintf(tw, "ingest ack: median second's p99, draining ÷ paused\t%.2f (%s / %s)\t(reported)\t\n",
+			ratio, draining, paused)
+	}
 	if res.Pgbench.TPS > 0 {
 		ratio := tr.SentPerSec / res.Pgbench.TPS
 		fmt.Fprintf(tw, "sent/s draining under traffic ÷ pgbench tps\t%.2f (%.0f / %.0f)\t≥ 1.00\t%s\n",
@@ -198,4 +204,15 @@ func cpuLeftByTraffic(tr destTraffic, cpus int) (cpuLeft, bool) {
 	l := cpuLeft{cores: (1 - p.MachineBusy) * n, perSendMs: extraMs / float64(tr.LoopSent)}
 	l.carries = 1000 * l.cores / l.perSendMs
 	return l, true
+}
+
+// whileDraining is the second loop up to the second in which the held
+// backlog was drained: the seconds after it run with no backlog.
+func (tr destTraffic) whileDraining() loadResult {
+	l := tr.Draining
+	if tr.DrainedAfter > 0 {
+		n := int(time.Duration(tr.DrainedAfter).Seconds()) + 1
+		l.SecondP99 = l.SecondP99[:min(n, len(l.SecondP99))]
+	}
+	return l
 }

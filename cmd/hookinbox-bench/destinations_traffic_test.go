@@ -2,6 +2,7 @@ package main
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -22,4 +23,18 @@ func TestCPULeftByTraffic(t *testing.T) {
 
 	_, ok = cpuLeftByTraffic(destTraffic{LoopSent: 100, PausedCPU: tr.PausedCPU, DrainingCPU: tr.PausedCPU}, 2)
 	require.False(t, ok, "a drain that used no more CPU than the paused loop carries nothing to compare")
+}
+
+// TestWhileDrainingEndsWithTheHeldBacklog leaves out the seconds of the
+// second loop after the held sends were all sent.
+func TestWhileDrainingEndsWithTheHeldBacklog(t *testing.T) {
+	t.Parallel()
+	ms := func(n int) duration { return duration(time.Duration(n) * time.Millisecond) }
+	tr := destTraffic{Draining: loadResult{SecondP99: []duration{ms(30), ms(40), ms(50), ms(5), ms(5), ms(5)}},
+		DrainedAfter: duration(2500 * time.Millisecond)}
+	require.Equal(t, ms(40), medianSecondP99(tr.whileDraining()), "the median of the first three seconds")
+	tr.DrainedAfter = 0
+	require.Equal(t, ms(30), medianSecondP99(tr.whileDraining()), "not drained: the whole loop")
+	tr.DrainedAfter = duration(time.Minute)
+	require.Len(t, tr.whileDraining().SecondP99, 6)
 }
