@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strings"
 	"text/tabwriter"
@@ -27,13 +28,14 @@ const destName = "bench-receiver"
 var destSecret = "whsec_" + base64.StdEncoding.EncodeToString([]byte("hookinbox-bench-receiver"))
 
 // destConfig is the destination and its route: every issues delivery of
-// the source, no rate limit, ordered by issue with -dest-ordered.
+// the source, ordered by issue with -dest-ordered; no rate limit unless
+// -dest-rate-limit.
 const destConfig = `destinations:
   - name: %s
     url: %q
     secret: %q
     max_in_flight: %d
-    rate_limit: 0
+    rate_limit: %.0f
 routes:
   - source: github
     events: ["issues"]
@@ -48,18 +50,20 @@ type destinationsResult struct {
 	runInfo
 	pgbenchBase
 	// MaxInFlight is the destination's max_in_flight and the bare
-	// client's connections; rate_limit is 0.
-	MaxInFlight int         `json:"max_in_flight"`
-	Signed      bool        `json:"signed"`
-	Rate        float64     `json:"rate_per_sec"` // the open loop's, with and without the destination
-	Bare        bareResult  `json:"bare_client"`
-	BareCPU     cpuUse      `json:"bare_client_cpu"`
-	Without     destPhase   `json:"without_destination"`
-	With        destPhase   `json:"with_destination"`
-	Traffic     destTraffic `json:"drain_under_traffic,omitzero"`
-	Drain       destDrain   `json:"backlog_drain"`
-	Audit       destAudit   `json:"audit"`
-	Profile     string      `json:"drain_profile,omitempty"`
+	// client's connections.
+	MaxInFlight int `json:"max_in_flight"`
+	// RateLimit is the destination's rate_limit, requests/s (0: none).
+	RateLimit float64     `json:"rate_limit,omitempty"`
+	Signed    bool        `json:"signed"`
+	Rate      float64     `json:"rate_per_sec"` // the open loop's, with and without the destination
+	Bare      bareResult  `json:"bare_client"`
+	BareCPU   cpuUse      `json:"bare_client_cpu"`
+	Without   destPhase   `json:"without_destination"`
+	With      destPhase   `json:"with_destination"`
+	Traffic   destTraffic `json:"drain_under_traffic,omitzero"`
+	Drain     destDrain   `json:"backlog_drain"`
+	Audit     destAudit   `json:"audit"`
+	Profile   string      `json:"drain_profile,omitempty"`
 }
 
 // destPhase is the open loop at Rate on one serve, and what followed
@@ -148,6 +152,7 @@ func runDestinations(ctx context.Context, opts options, root string, progress fu
 	}
 	defer r.close()
 	res.Rate = opts.destLoad * res.Pgbench.TPS
+	res.RateLimit = math.Round(opts.destRate * res.Pgbench.TPS)
 	meter := cpuMeter{postmasterPID: r.pg.postmasterPID()}
 	d := opts.duration
 
@@ -175,9 +180,9 @@ func runDestinations(ctx context.Context, opts options, root string, progress fu
 		progress("warning: %v", err)
 	}
 
-	progress("with the destination (max_in_flight %d, rate_limit 0, signed)", opts.destInFlight)
+	progress("with the destination (max_in_flight %d, rate_limit %.0f, signed)", opts.destInFlight, res.RateLimit)
 	svc, err := r.startWith(ctx, serviceOptions{Role: "all", Name: "destination",
-		Extra: fmt.Sprintf(destConfig, destName, recv.url, destSecret, opts.destInFlight, destName, opts.destOrdered)})
+		Extra: fmt.Sprintf(destConfig, destName, recv.url, destSecret, opts.destInFlight, res.RateLimit, destName, opts.destOrdered)})
 	if err != nil {
 		return err
 	}
@@ -387,8 +392,8 @@ func routeOrder(options map[string]any) string {
 
 func printDestinations(w io.Writer, res destinationsResult) {
 	printHeader(w, "destinations", res.runInfo)
-	fmt.Fprintf(w, "traffic   GitHub issues (payloads %v–%v B), %.0f%% duplicates; the destination: max_in_flight %d, rate_limit 0, signed (secret), route issues, %s\n",
-		res.Options["payload_min"], res.Options["payload_max"], 100*res.Options["dup_share"].(float64), res.MaxInFlight, routeOrder(res.Options))
+	fmt.Fprintf(w, "traffic   GitHub issues (payloads %v–%v B), %.0f%% duplicates; the destination: max_in_flight %d, rate_limit %.0f, signed (secret), route issues, %s\n",
+		res.Options["payload_min"], res.Options["payload_max"], 100*res.Options["dup_share"].(float64), res.MaxInFlight, res.RateLimit, routeOrder(res.Options))
 	fmt.Fprintf(w, "pgbench   %.0f tps (one delivery's transaction, %d clients; %s); open loops at %.0f/s (%.2f×), %v connections, %v\n\n",
 		res.Pgbench.TPS, res.Pgbench.Clients, pgbenchOther(res.Pgbench, res.PgbenchCPU), res.Rate, res.Options["dest_load"],
 		res.Options["concurrency"], res.Options["duration"])

@@ -66,6 +66,7 @@ type options struct {
 
 	destInFlight int
 	destOrdered  bool
+	destRate     float64
 	destLoad     float64
 
 	kafkaMessages   int
@@ -136,6 +137,7 @@ func parseOptions(args []string) (options, error) {
 		"checkpoints started, what vacuum and analyze are working on, the oldest snapshot held; ms per WAL sync with -pg-setting track_wal_io_timing=on; 0: off)")
 	fs.IntVar(&o.destInFlight, "dest-in-flight", 32, "destinations and kafka scenarios: the destination's max_in_flight, and the bare client's connections (kafka: the bare producer's goroutines)")
 	fs.BoolVar(&o.destOrdered, "dest-ordered", false, "destinations scenario: the route is ordered (each issue's events one at a time, in order) instead of unordered")
+	fs.Float64Var(&o.destRate, "dest-rate-limit", 0, "destinations scenario: the destination's rate_limit, as a fraction of pgbench's tps (0: none)")
 	fs.Float64Var(&o.destLoad, "dest-load", 0.5, "destinations scenario: the open-loops' rate, as a fraction of pgbench's tps")
 	fs.IntVar(&o.kafkaMessages, "kafka-messages", 100_000, "kafka scenario: messages in the pre-filled topic, each one delivery and one send")
 	fs.IntVar(&o.kafkaPartitions, "kafka-partitions", 6, "kafka scenario: partitions of each topic")
@@ -163,8 +165,8 @@ func parseOptions(args []string) (options, error) {
 		return o, errors.New("-pg-sample must be 0 (off) or at least 1s")
 	case o.steadyConns < 1 || o.steadyStep <= 0 || o.steadyMax < o.steadyStep:
 		return o, errors.New("-steady-connections must be at least 1, -steady-step positive and -steady-max at least -steady-step")
-	case o.destInFlight < 1 || o.destLoad <= 0:
-		return o, errors.New("-dest-in-flight must be at least 1 and -dest-load positive")
+	case o.destInFlight < 1 || o.destLoad <= 0 || o.destRate < 0:
+		return o, errors.New("-dest-in-flight must be at least 1, -dest-load positive and -dest-rate-limit not negative")
 	case o.kafkaMessages < 1 || o.kafkaPartitions < 1:
 		return o, errors.New("-kafka-messages and -kafka-partitions must be at least 1")
 	case o.tracingLoad <= 0 || o.tracingRounds < 1:

@@ -110,7 +110,7 @@ func (t tracingRun) phase(ctx context.Context, mode string, round int) (tracingP
 	p := tracingPhase{Mode: mode, Round: round}
 	name := fmt.Sprintf("tracing-%s-%d", mode, round)
 	so := serviceOptions{Role: "all", Name: name,
-		Extra: fmt.Sprintf(destConfig, destName, t.recv.url, destSecret, t.r.opts.destInFlight, destName, false)}
+		Extra: fmt.Sprintf(destConfig, destName, t.recv.url, destSecret, t.r.opts.destInFlight, 0.0, destName, false)}
 	if mode == tracingOn {
 		so.Env = t.col.env()
 	}
