@@ -15,6 +15,16 @@ import (
 	"github.com/hookinbox/hookinbox/internal/receiver"
 )
 
+// setupOrderedWide is a patient destination on an ordered route with room
+// for 20 requests at once, so only the order keeps one resource's sends
+// from going together.
+func setupOrderedWide(t *testing.T) *bundle {
+	return setupWith(t, setupOpts{route: func(r *destination.Route) { r.Ordered = true }, dest: func(d *destination.Destination) {
+		patient(d)
+		d.MaxInFlight = 20
+	}})
+}
+
 // Ordered: for one (destination, resource) the next send goes only after
 // the previous one is done, so under shuffled arrival each resource's
 // events reach the destination in the order they were processed, one at a
@@ -22,10 +32,7 @@ import (
 // after a newer one of their resource are sent marked stale.
 func TestOrderedSendsOneResourceAtATime(t *testing.T) {
 	t.Parallel()
-	b := setupWith(t, setupOpts{route: func(r *destination.Route) { r.Ordered = true }, dest: func(d *destination.Destination) {
-		patient(d)
-		d.MaxInFlight = 20
-	}})
+	b := setupOrderedWide(t)
 	b.recv.SetFallback(receiver.Action{Delay: 5 * time.Millisecond})
 	const resources, perResource = 50, 4
 	base := time.Now().Add(-time.Hour).Truncate(time.Second)
@@ -199,10 +206,7 @@ func TestDeadDestinationDoesNotHoldUpOthers(t *testing.T) {
 // the resource's turn, and the others wait behind it in its line.
 func TestSendsOfOneResourceFoundTogetherGoOneAtATime(t *testing.T) {
 	t.Parallel()
-	b := setupWith(t, setupOpts{route: func(r *destination.Route) { r.Ordered = true }, dest: func(d *destination.Destination) {
-		patient(d)
-		d.MaxInFlight = 20
-	}})
+	b := setupOrderedWide(t)
 	b.recv.SetFallback(receiver.Action{Delay: 30 * time.Millisecond})
 	id, inboxID := b.deliver(t, "invoice.updated", "inv_first", time.Now())
 	b.waitSend(t, id, "succeeded")
