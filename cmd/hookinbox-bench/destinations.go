@@ -309,7 +309,7 @@ func destRunDrain(ctx context.Context, r *rig, svc *service, gen *generator, rec
 		progress("warning: not every delivery was processed %s after the load; the drain starts anyway", sendsLimit)
 	}
 	// A paused destination's sends wait, pending, unclaimed.
-	if err = db.QueryRow(ctx, `SELECT count(*) FROM destination_send WHERE destination = $1 AND state = 'pending'`, destName).Scan(&dr.Held); err != nil {
+	if err = db.QueryRow(ctx, `SELECT count(*) FROM destination_send WHERE destination = $1 AND state IN ('pending', 'waiting')`, destName).Scan(&dr.Held); err != nil {
 		return dr, err
 	}
 	r.settle(ctx, progress)

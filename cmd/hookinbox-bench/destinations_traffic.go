@@ -13,11 +13,13 @@ import (
 type destTraffic struct {
 	Paused   loadResult `json:"paused"`
 	Draining loadResult `json:"draining"`
-	// Held is the sends waiting at the resume, all of ids ≤ HeldUpTo.
+	// Held is the sends unsent at the resume (pending, and on an ordered
+	// route waiting behind their resource's send in progress), all of ids
+	// ≤ HeldUpTo.
 	Held     int64 `json:"held"`
 	HeldUpTo int64 `json:"held_up_to_id"`
 	// DrainedAfter is from the resume until no held send was left
-	// pending; 0 when some still were as the loop ended.
+	// unsent; 0 when some still were as the loop ended.
 	DrainedAfter duration `json:"drained_after"`
 	// Sent is the receiver's requests, held and new, from the resume
 	// until DrainedAfter (or the loop's end).
@@ -25,7 +27,7 @@ type destTraffic struct {
 	SentPerSec float64 `json:"sent_per_sec"`
 	// LoopSent is the receiver's requests over the whole second loop.
 	LoopSent int64 `json:"loop_sent"`
-	// LeftAtEnd is the sends pending as the second loop ended, held and
+	// LeftAtEnd is the sends unsent as the second loop ended, held and
 	// new: below Held only if sending outpaced the traffic's new sends.
 	LeftAtEnd int64 `json:"left_at_end"`
 	// CPU is over each loop.
@@ -56,7 +58,7 @@ func destRunUnderTraffic(ctx context.Context, r *rig, svc *service, gen *generat
 	tr.Paused = gen.openLoop(ctx, rate, d)
 	tr.PausedCPU = end()
 
-	if err := db.QueryRow(ctx, `SELECT count(*), coalesce(max(id), 0) FROM destination_send WHERE destination = $1 AND state = 'pending'`,
+	if err := db.QueryRow(ctx, `SELECT count(*), coalesce(max(id), 0) FROM destination_send WHERE destination = $1 AND state IN ('pending', 'waiting')`,
 		destName).Scan(&tr.Held, &tr.HeldUpTo); err != nil {
 		return tr, err
 	}
@@ -79,7 +81,7 @@ func destRunUnderTraffic(ctx context.Context, r *rig, svc *service, gen *generat
 	tr.Statements = stats.read(ctx)
 	stopWatch()
 	tr.DrainedAfter = duration(<-drained)
-	if err := db.QueryRow(ctx, `SELECT count(*) FROM destination_send WHERE destination = $1 AND state = 'pending'`,
+	if err := db.QueryRow(ctx, `SELECT count(*) FROM destination_send WHERE destination = $1 AND state IN ('pending', 'waiting')`,
 		destName).Scan(&tr.LeftAtEnd); err != nil {
 		return tr, err
 	}
@@ -101,17 +103,19 @@ func destRunUnderTraffic(ctx context.Context, r *rig, svc *service, gen *generat
 }
 
 // watchHeld polls, until ctx ends, for the first moment no send of id ≤
-// upTo is pending, and returns how long after resumed that was (0: not
+// upTo is unsent, and returns how long after resumed that was (0: not
 // within ctx), with the receiver's requests by then in sent. The held
 // sends are the oldest due, so the check stops at the first while any is
-// left.
+// left; an ordered route's held sends waiting their turn are looked for
+// only once no held one is due.
 func watchHeld(ctx context.Context, r *rig, upTo int64, resumed time.Time, recv *receiver, sent *int64) time.Duration {
 	// The first pending send in the sender's own order (the due index):
 	// a filter on id instead made the planner walk the primary key past
 	// every held send already sent, 53 ms a poll, half the database's
 	// time in the loop.
-	const q = `SELECT coalesce((SELECT id FROM destination_send WHERE destination = $1 AND state = 'pending'
-		ORDER BY next_attempt_at, id LIMIT 1) <= $2, false)`
+	const q = `SELECT CASE WHEN coalesce((SELECT id FROM destination_send WHERE destination = $1 AND state = 'pending'
+		ORDER BY next_attempt_at, id LIMIT 1) <= $2, false) THEN true
+		ELSE EXISTS (SELECT 1 FROM destination_send WHERE destination = $1 AND state = 'waiting' AND id <= $2) END`
 	tick := time.NewTicker(250 * time.Millisecond)
 	defer tick.Stop()
 	for {
@@ -141,7 +145,7 @@ func printDestTraffic(tw io.Writer, tr destTraffic) {
 	if tr.DrainedAfter > 0 {
 		drained = fmt.Sprintf("drained after %s", tr.DrainedAfter)
 	}
-	fmt.Fprintf(tw, "\t%d held; %s; %d requests meanwhile, %.0f/s; %d pending as the loop ended\n",
+	fmt.Fprintf(tw, "\t%d held; %s; %d requests meanwhile, %.0f/s; %d unsent as the loop ended\n",
 		tr.Held, drained, tr.Sent, tr.SentPerSec, tr.LeftAtEnd)
 }
 
