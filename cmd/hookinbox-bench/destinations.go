@@ -308,8 +308,8 @@ func destRunDrain(ctx context.Context, r *rig, svc *service, gen *generator, rec
 	if !processed {
 		progress("warning: not every delivery was processed %s after the load; the drain starts anyway", sendsLimit)
 	}
-	// A paused destination's sends wait, pending, unclaimed.
-	if err = db.QueryRow(ctx, `SELECT count(*) FROM destination_send WHERE destination = $1 AND state IN ('pending', 'waiting')`, destName).Scan(&dr.Held); err != nil {
+	// A paused destination's sends wait unclaimed (pending, or waiting their turn).
+	if err = db.QueryRow(ctx, `SELECT count(*) FROM `+unsentSends, destName).Scan(&dr.Held); err != nil {
 		return dr, err
 	}
 	r.settle(ctx, progress)
@@ -366,6 +366,10 @@ func waitWorkedOff(ctx context.Context, db *pgxpool.Pool, sends bool) (bool, err
 		return !left, err
 	})
 }
+
+// unsentSends is the destination's sends not yet sent: pending, and on
+// an ordered route waiting behind their resource's send in progress.
+const unsentSends = `destination_send WHERE destination = $1 AND state IN ('pending', 'waiting')`
 
 // sendsLeft reports whether a send of the destination is still waiting
 // or pending. Polling must not become the load it

@@ -58,7 +58,7 @@ func destRunUnderTraffic(ctx context.Context, r *rig, svc *service, gen *generat
 	tr.Paused = gen.openLoop(ctx, rate, d)
 	tr.PausedCPU = end()
 
-	if err := db.QueryRow(ctx, `SELECT count(*), coalesce(max(id), 0) FROM destination_send WHERE destination = $1 AND state IN ('pending', 'waiting')`,
+	if err := db.QueryRow(ctx, `SELECT count(*), coalesce(max(id), 0) FROM `+unsentSends,
 		destName).Scan(&tr.Held, &tr.HeldUpTo); err != nil {
 		return tr, err
 	}
@@ -81,7 +81,7 @@ func destRunUnderTraffic(ctx context.Context, r *rig, svc *service, gen *generat
 	tr.Statements = stats.read(ctx)
 	stopWatch()
 	tr.DrainedAfter = duration(<-drained)
-	if err := db.QueryRow(ctx, `SELECT count(*) FROM destination_send WHERE destination = $1 AND state IN ('pending', 'waiting')`,
+	if err := db.QueryRow(ctx, `SELECT count(*) FROM `+unsentSends,
 		destName).Scan(&tr.LeftAtEnd); err != nil {
 		return tr, err
 	}
