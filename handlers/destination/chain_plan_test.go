@@ -32,7 +32,7 @@ func TestTurnsEndWithPlansMadeForTheirArguments(t *testing.T) {
 	const calls = 8
 	for range calls {
 		require.NoError(t, pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
-			if _, err := finishOrderedTx(ctx, tx, d, ended); err != nil {
+			if err := finishOrdered(ctx, tx, d, ended); err != nil {
 				return err
 			}
 			var mode string
@@ -127,7 +127,7 @@ func TestTurnsEndWithoutASort(t *testing.T) {
 	ended := []orderedEnd{{send: &loadedSend{Source: "github", ResourceKey: &key}, succeeded: true}}
 	var after string
 	require.NoError(t, pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		if _, err := finishOrderedTx(ctx, tx, &dest{Destination: Destination{Name: "orders"}}, ended); err != nil {
+		if err := finishOrdered(ctx, tx, &dest{Destination: Destination{Name: "orders"}}, ended); err != nil {
 			return err
 		}
 		return tx.QueryRow(ctx, "SELECT current_setting('enable_sort')").Scan(&after)
@@ -138,4 +138,12 @@ func TestTurnsEndWithoutASort(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{"off"}, seen, "the turn's row was updated once, with sorts off")
 	require.Equal(t, "on", after, "the statements after the turns' keep the default")
+}
+
+// finishOrdered ends ended's turns in tx, as a sender's cycle does.
+func finishOrdered(ctx context.Context, tx pgx.Tx, d *dest, ended []orderedEnd) error {
+	var handed bool
+	b := &pgx.Batch{}
+	queueFinishOrdered(b, d, ended, &handed)
+	return tx.SendBatch(ctx, b).Close()
 }

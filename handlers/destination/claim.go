@@ -91,117 +91,131 @@ type claimResult struct {
 	more bool
 }
 
-// claimTx takes up to want due sends of d in tx for the sender instance.
-// The destination's state row is locked first, so the claims of all
-// replicas are counted one after another: the live claims are the
-// requests in flight (max_in_flight), the state row holds the next rate
-// slot, the open circuit's next probe, and which sender found no slot
-// free last (the others leave it one).
-func (s *Service) claimTx(ctx context.Context, tx pgx.Tx, d *dest, instance, holder string, want int) (claimResult, error) {
-	var out claimResult
-	err := func() error {
-		var (
-			paused, open bool
-			nextProbe    *time.Time
-			lastSlot     *time.Time // the last rate slot taken; nil: none yet
-			now          time.Time
-			wantedBy     *string
-		)
-		var inFlight, mine int
-		var more bool
-		// One round trip: the count runs after the lock is taken, in a
-		// statement of its own, so it sees the claims committed before;
-		// then new ordered sends are put in line, so that those made due
-		// are claimed below.
-		b := &pgx.Batch{}
-		b.Queue(stateClaimLockSQL, pgnamed.Args{"destination": d.Name}).QueryRow(func(row pgx.Row) error {
-			if err := row.Scan(&paused, &open, &nextProbe, &lastSlot, &now, &wantedBy); err != nil {
-				return fmt.Errorf("lock state: %w", err)
-			}
-			return nil
-		})
-		b.Queue(inFlightSQL, pgnamed.Args{"destination": d.Name, "instance": instance}).QueryRow(func(row pgx.Row) error {
-			if err := row.Scan(&inFlight, &mine); err != nil {
-				return fmt.Errorf("count requests in flight: %w", err)
-			}
-			return nil
-		})
-		queueLineUp(b, d, &more)
-		if err := tx.SendBatch(ctx, b).Close(); err != nil {
-			return fmt.Errorf("lock state, count requests in flight, line up ordered sends: %w", err)
-		}
-		out.more = more
-		if paused {
-			out.paused = true
-			return nil
-		}
-		free := d.MaxInFlight - inFlight
-		if free <= 0 {
-			out.retryIn = ActivePollInterval // the requests in flight end soon
-			if mine == inFlight {
-				return nil // every slot is this sender's own
-			}
-			return s.markWanted(ctx, tx, d, instance, &instance)
-		}
-		starved := wantedBy != nil && *wantedBy != instance
-		if starved {
-			free-- // the slot another sender waits for
-		}
-		n := min(want, free)
-		if n <= 0 {
-			out.retryIn = ActivePollInterval
-			return nil
-		}
-		if wantedBy != nil && *wantedBy == instance {
-			if err := s.markWanted(ctx, tx, d, instance, nil); err != nil {
-				return err
-			}
-		}
-		probe := false
-		if open {
-			if nextProbe != nil && nextProbe.After(now) {
-				out.retryIn = nextProbe.Sub(now)
-				return nil
-			}
-			n, probe = 1, true
-		}
-		slot, nextSendAt, n, wait := rateSlots(d, now, lastSlot, n)
-		if wait > 0 {
-			out.retryIn = wait
-			return nil
-		}
-		rows, err := tx.Query(ctx, sendClaimSQL, pgnamed.Args{
-			"destination": d.Name, "slots": d.MaxInFlight, "limit": n, "holder": holder, "ttl": claimTTL(d), "with_input": d.exprs,
-		})
-		if err != nil {
-			return fmt.Errorf("claim sends: %w", err)
-		}
-		if out.sends, err = collectClaimed(rows, holder, probe); err != nil {
-			return fmt.Errorf("claim sends: %w", err)
-		}
-		if len(out.sends) == 0 || (!probe && d.RateLimit <= 0) {
-			return nil
-		}
-		// Slots are on the database's clock; each send waits for its own
-		// on this host's, by its offset from the database's now.
-		local := time.Now()
-		for i, l := range out.sends {
-			l.startAt = local.Add(nextSendAt.Add(time.Duration(i) * slot).Sub(now))
-		}
-		if d.RateLimit > 0 {
-			nextSendAt = nextSendAt.Add(time.Duration(len(out.sends)) * slot)
-		}
-		if _, err := tx.Exec(ctx, stateClaimedSQL, pgnamed.Args{
-			"destination": d.Name, "next_send_at": nextSendAt, "probe": probe, "probe_every": d.Circuit.ProbeEvery,
-		}); err != nil {
-			return fmt.Errorf("take rate slots: %w", err)
+// claimLock is what a claim reads under the destination's state row, in
+// the sender's first round trip. The state row is locked first, so the
+// claims of all replicas are counted one after another: the live claims
+// are the requests in flight (max_in_flight), the state row holds the
+// next rate slot, the open circuit's next probe, and which sender found
+// no slot free last (the others leave it one).
+type claimLock struct {
+	paused, open   bool
+	nextProbe      *time.Time
+	lastSlot       *time.Time // the last rate slot taken; nil: none yet
+	now            time.Time
+	wantedBy       *string
+	inFlight, mine int
+	more           bool // new ordered sends are left to put in line
+}
+
+// queueClaimLock queues the lock of the destination's state row, the
+// count of requests in flight (a statement of its own after the lock, so
+// that it sees the claims committed before) and the line-up of new
+// ordered sends, so that those it makes due are claimed next.
+func queueClaimLock(b *pgx.Batch, d *dest, instance string) *claimLock {
+	lk := &claimLock{}
+	b.Queue(stateClaimLockSQL, pgnamed.Args{"destination": d.Name}).QueryRow(func(row pgx.Row) error {
+		if err := row.Scan(&lk.paused, &lk.open, &lk.nextProbe, &lk.lastSlot, &lk.now, &lk.wantedBy); err != nil {
+			return fmt.Errorf("destination %s: lock state: %w", d.Name, err)
 		}
 		return nil
-	}()
-	if err != nil {
-		return claimResult{}, fmt.Errorf("destination %s: %w", d.Name, err)
+	})
+	b.Queue(inFlightSQL, pgnamed.Args{"destination": d.Name, "instance": instance}).QueryRow(func(row pgx.Row) error {
+		if err := row.Scan(&lk.inFlight, &lk.mine); err != nil {
+			return fmt.Errorf("destination %s: count requests in flight: %w", d.Name, err)
+		}
+		return nil
+	})
+	queueLineUp(b, d, &lk.more)
+	return lk
+}
+
+// claiming is a claim decided on its lock's answers: the sends it takes
+// come back in the sender's second round trip.
+type claiming struct {
+	out        claimResult
+	probe      bool
+	slot       time.Duration // a rate slot's length; 0: no rate limit
+	nextSendAt time.Time     // the first free rate slot
+	now        time.Time     // the database's, as the state row was locked
+	readErr    error         // the claimed sends' answer could not be read
+}
+
+// queueClaim decides from lk how many due sends of d the sender instance
+// may take, up to want, and queues their claim, with its mark as starved
+// of slots, or the mark's removal.
+func (s *Service) queueClaim(b *pgx.Batch, d *dest, lk *claimLock, instance, holder string, want int) *claiming {
+	c := &claiming{out: claimResult{more: lk.more, paused: lk.paused}, now: lk.now}
+	if lk.paused {
+		return c
 	}
-	return out, nil
+	free := d.MaxInFlight - lk.inFlight
+	if free <= 0 {
+		c.out.retryIn = ActivePollInterval // the requests in flight end soon
+		if lk.mine != lk.inFlight {        // not every slot is this sender's own
+			queueWanted(b, d, instance, &instance)
+		}
+		return c
+	}
+	if lk.wantedBy != nil && *lk.wantedBy != instance {
+		free-- // the slot another sender waits for
+	}
+	n := min(want, free)
+	if n <= 0 {
+		c.out.retryIn = ActivePollInterval
+		return c
+	}
+	if lk.wantedBy != nil && *lk.wantedBy == instance {
+		queueWanted(b, d, instance, nil)
+	}
+	if lk.open {
+		if lk.nextProbe != nil && lk.nextProbe.After(lk.now) {
+			c.out.retryIn = lk.nextProbe.Sub(lk.now)
+			return c
+		}
+		n, c.probe = 1, true
+	}
+	var wait time.Duration
+	c.slot, c.nextSendAt, n, wait = rateSlots(d, lk.now, lk.lastSlot, n)
+	if wait > 0 {
+		c.out.retryIn = wait
+		return c
+	}
+	b.Queue(sendClaimSQL, pgnamed.Args{
+		"destination": d.Name, "slots": d.MaxInFlight, "limit": n, "holder": holder, "ttl": claimTTL(d), "with_input": d.exprs,
+	}).Query(func(rows pgx.Rows) error {
+		// Kept, not returned: the server may have committed the claim
+		// after it (recordAndClaim), whatever this process made of it.
+		if c.out.sends, c.readErr = collectClaimed(rows, holder, c.probe); c.readErr != nil {
+			c.out.sends = nil
+			c.readErr = fmt.Errorf("destination %s: read claimed sends: %w", d.Name, c.readErr)
+		}
+		return nil
+	})
+	return c
+}
+
+// takesSlots reports whether the claim took shared limits that the state
+// row keeps: rate slots, or the open circuit's probe.
+func (c *claiming) takesSlots(d *dest) bool {
+	return len(c.out.sends) > 0 && (c.probe || d.RateLimit > 0)
+}
+
+// queueSlots sets each claimed send's start on its rate slot and queues
+// what the claim took of the shared limits (takesSlots).
+func (c *claiming) queueSlots(b *pgx.Batch, d *dest) {
+	// Slots are on the database's clock; each send waits for its own
+	// on this host's, by its offset from the database's now.
+	local := time.Now()
+	for i, l := range c.out.sends {
+		l.startAt = local.Add(c.nextSendAt.Add(time.Duration(i) * c.slot).Sub(c.now))
+	}
+	next := c.nextSendAt
+	if d.RateLimit > 0 {
+		next = next.Add(time.Duration(len(c.out.sends)) * c.slot)
+	}
+	b.Queue(stateClaimedSQL, pgnamed.Args{
+		"destination": d.Name, "next_send_at": next, "probe": c.probe, "probe_every": d.Circuit.ProbeEvery,
+	})
 }
 
 // rateSlots is where a destination's rate limit puts the next n sends:
@@ -243,16 +257,12 @@ func collectClaimed(rows pgx.Rows, holder string, probe bool) ([]*loadedSend, er
 	})
 }
 
-// markWanted marks instance as starved of slots (wantedBy set), or clears
-// its mark.
-func (s *Service) markWanted(ctx context.Context, tx pgx.Tx, d *dest, instance string, wantedBy *string) error {
-	_, err := tx.Exec(ctx, stateWantedSQL, pgnamed.Args{
+// queueWanted queues the mark of instance as starved of slots (wantedBy
+// set), or the removal of its mark.
+func queueWanted(b *pgx.Batch, d *dest, instance string, wantedBy *string) {
+	b.Queue(stateWantedSQL, pgnamed.Args{
 		"destination": d.Name, "wanted_by": wantedBy, "instance": instance, "ttl": wantedFor,
 	})
-	if err != nil {
-		return fmt.Errorf("mark the sender waiting for a slot: %w", err)
-	}
-	return nil
 }
 
 func maxTime(a, b time.Time) time.Time {

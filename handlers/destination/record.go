@@ -123,7 +123,7 @@ type orderedEnd struct {
 	succeeded bool
 }
 
-// recorded is what recordTx stored, to report once it commits.
+// recorded is what a cycle recorded, to report once it commits.
 type recorded struct {
 	sends    []result
 	outcomes []outcome
@@ -132,68 +132,68 @@ type recorded struct {
 	woke     bool // a send of the destination became due
 }
 
-// recordTx stores the results of a sender's requests in tx: the attempts,
-// the sends' states (a retry's due time, a final state), the circuit, the
-// turns of ordered sends' resources and what the destination got of them.
+// recording is a flush in the sender's transaction. Its first part goes
+// in the cycle's first round trip (queueRecord); what depends on that
+// part's answers, the wake of a closed circuit's sends and the ordered
+// sends' turns, goes in the second (queueTurns).
+type recording struct {
+	rec    recorded
+	moved  map[int64]bool // the sends whose claims this flush still held
+	tally  circuitTally
+	handed bool // a resource's turn went to a waiting send
+}
+
+// queueRecord queues the results of a sender's requests: the attempts,
+// the sends' states (a retry's due time, a final state) and the circuit.
 // A send whose claim was taken over by another sender (its request
 // outlived the claim) is left to that sender; its attempt is recorded all
 // the same.
-func (s *Service) recordTx(ctx context.Context, tx pgx.Tx, d *dest, results []result) (recorded, error) {
-	var (
-		rec recorded
-		cut []result
-	)
+func queueRecord(b *pgx.Batch, d *dest, results []result) *recording {
+	rc := &recording{}
+	var cut []result
 	for _, r := range results {
 		if r.cut {
 			cut = append(cut, r)
 			continue
 		}
-		rec.sends = append(rec.sends, r)
-		rec.outcomes = append(rec.outcomes, outcomeOf(d, r))
+		rc.rec.sends = append(rc.rec.sends, r)
+		rc.rec.outcomes = append(rc.rec.outcomes, outcomeOf(d, r))
 	}
-	sends, outcomes := rec.sends, rec.outcomes
-	err := func() error {
-		// The common statements go in one round trip: a flush is on the
-		// sender's path between a slot's request and its next one.
-		b := &pgx.Batch{}
-		queueReleaseClaims(b, d, cut)
-		var moved map[int64]bool
-		var tally circuitTally
-		if len(sends) > 0 {
-			queueRecordSends(b, d, sends, outcomes, &moved)
-			queueAttempts(b, sends, outcomes)
-			tally = tallyCircuit(sends)
-			tally.queueSuccess(b, d)
+	queueReleaseClaims(b, d, cut)
+	if sends, outcomes := rc.rec.sends, rc.rec.outcomes; len(sends) > 0 {
+		queueRecordSends(b, d, sends, outcomes, &rc.moved)
+		queueAttempts(b, sends, outcomes)
+		rc.tally = tallyCircuit(sends)
+		rc.tally.queueSuccess(b, d)
+		rc.tally.queueFailures(b, d, &rc.rec.opened)
+	}
+	return rc
+}
+
+// queueTurns queues what the first round trip's answers call for: the
+// sends that waited for a circuit it closed are woken, and the turns of
+// the ordered sends it finished are ended.
+func (rc *recording) queueTurns(b *pgx.Batch, d *dest) {
+	if rc.tally.closed {
+		// The sends that waited for the circuit go now, at the
+		// configured rate, instead of at their retries' time.
+		b.Queue(sendsWakeSQL, pgnamed.Args{"destination": d.Name})
+	}
+	var finished []orderedEnd
+	for i, r := range rc.rec.sends {
+		if rc.moved[r.send.ID] && r.send.Ordered && rc.rec.outcomes[i].state != "pending" {
+			finished = append(finished, orderedEnd{send: r.send, succeeded: rc.rec.outcomes[i].state == "succeeded"})
 		}
-		if b.Len() > 0 {
-			// A statement queued without a callback fails here unwrapped:
-			// say what the batch was doing.
-			if err := tx.SendBatch(ctx, b).Close(); err != nil {
-				return fmt.Errorf("record outcomes, attempts and the circuit: %w", err)
-			}
-		}
-		if len(sends) == 0 {
-			return nil
-		}
-		closed, opened, err := s.recordCircuit(ctx, tx, d, tally)
-		if err != nil {
-			return err
-		}
-		rec.opened, rec.closed, rec.woke = opened, closed, closed
-		var finished []orderedEnd
-		for i, r := range sends {
-			if moved[r.send.ID] && r.send.Ordered && outcomes[i].state != "pending" {
-				finished = append(finished, orderedEnd{send: r.send, succeeded: outcomes[i].state == "succeeded"})
-			}
-		}
-		handed, err := finishOrderedTx(ctx, tx, d, finished)
-		if err != nil {
-			return err
-		}
-		rec.woke = rec.woke || handed
-		return nil
-	}()
-	return rec, err
+	}
+	queueFinishOrdered(b, d, finished, &rc.handed)
+}
+
+// done is what the recording stored, once both round trips ran.
+func (rc *recording) done() recorded {
+	rec := rc.rec
+	rec.closed = rc.tally.closed
+	rec.woke = rc.tally.closed || rc.handed
+	return rec
 }
 
 // queueReleaseClaims queues the release of the claims of requests cut
@@ -343,39 +343,33 @@ func (t *circuitTally) queueSuccess(b *pgx.Batch, d *dest) {
 	})
 }
 
-// recordCircuit finishes what the tally's success began: the sends that
-// waited for a closed circuit are woken, and the failures after the last
-// success counted. It reports whether the circuit closed or is open.
-func (s *Service) recordCircuit(ctx context.Context, tx pgx.Tx, d *dest, t circuitTally) (closed, open bool, err error) {
-	if t.closed {
-		// The sends that waited for the circuit go now, at the
-		// configured rate, instead of at their retries' time.
-		if _, err := tx.Exec(ctx, sendsWakeSQL, pgnamed.Args{"destination": d.Name}); err != nil {
-			return false, false, fmt.Errorf("wake waiting sends: %w", err)
-		}
+// queueFailures queues the count of the failures after the last
+// success, which may open the circuit; *open is set to whether it is.
+func (t *circuitTally) queueFailures(b *pgx.Batch, d *dest, open *bool) {
+	if t.failures == 0 {
+		return
 	}
-	if t.failures > 0 {
-		msg := t.lastFailure.res.describe()
-		if err := tx.QueryRow(ctx, circuitFailureSQL, pgnamed.Args{
-			"destination": d.Name, "failures": t.failures, "attempted_at": t.lastFailure.res.at, "last_error": msg,
-			"threshold": d.Circuit.Failures, "probe_every": d.Circuit.ProbeEvery,
-		}).Scan(&open); err != nil {
-			return false, false, fmt.Errorf("count failures: %w", err)
+	b.Queue(circuitFailureSQL, pgnamed.Args{
+		"destination": d.Name, "failures": t.failures, "attempted_at": t.lastFailure.res.at, "last_error": t.lastFailure.res.describe(),
+		"threshold": d.Circuit.Failures, "probe_every": d.Circuit.ProbeEvery,
+	}).QueryRow(func(row pgx.Row) error {
+		if err := row.Scan(open); err != nil {
+			return fmt.Errorf("count failures: %w", err)
 		}
-	}
-	return t.closed, open, nil
+		return nil
+	})
 }
 
-// finishOrderedTx ends the turns of finished ordered sends, in one round
-// trip: the destination's state row is locked, so that no claim puts new
-// sends in line meanwhile, then the resources' rows (chain_lock_many.sql);
-// the next statement sees every send put in line before. On success what
-// the destination got of each resource moves forward, and each resource's
-// turn is handed on or freed. It reports whether a waiting send became
+// queueFinishOrdered queues the end of finished ordered sends' turns: the
+// destination's state row is locked, so that no claim puts new sends in
+// line meanwhile, then the resources' rows (chain_lock_many.sql); the next
+// statement sees every send put in line before. On success what the
+// destination got of each resource moves forward, and each resource's
+// turn is handed on or freed. *handed is set when a waiting send became
 // due.
-func finishOrderedTx(ctx context.Context, tx pgx.Tx, d *dest, finished []orderedEnd) (bool, error) {
+func queueFinishOrdered(b *pgx.Batch, d *dest, finished []orderedEnd, handed *bool) {
 	if len(finished) == 0 {
-		return false, nil
+		return
 	}
 	n := len(finished)
 	var (
@@ -387,8 +381,6 @@ func finishOrderedTx(ctx context.Context, tx pgx.Tx, d *dest, finished []ordered
 		sources[i], resources[i], succeeded[i] = f.send.Source, *f.send.ResourceKey, f.succeeded
 		at[i], receivedAt[i], receipt[i] = f.send.Resource.At, f.send.Resource.ReceivedAt, f.send.Resource.AtIsReceipt
 	}
-	var handed bool
-	b := &pgx.Batch{}
 	b.Queue(stateLockSQL, pgnamed.Args{"destination": d.Name})
 	// The turns' two statements are planned for their arguments on every
 	// call. A generic plan the server caches in a destination's first
@@ -411,15 +403,11 @@ func finishOrderedTx(ctx context.Context, tx pgx.Tx, d *dest, finished []ordered
 		"destination": d.Name, "sources": sources, "resource_keys": resources, "succeeded": succeeded,
 		"event_ats": at, "event_received_ats": receivedAt, "at_is_receipts": receipt,
 	}).Exec(func(tag pgconn.CommandTag) error {
-		handed = tag.RowsAffected() > 0
+		*handed = tag.RowsAffected() > 0
 		return nil
 	})
 	b.Queue(sortSQL)
 	b.Queue(defaultPlansSQL)
-	if err := tx.SendBatch(ctx, b).Close(); err != nil {
-		return false, fmt.Errorf("hand on resource turns: %w", err)
-	}
-	return handed, nil
 }
 
 // report tells metrics and the log what the recorded results were.

@@ -8,8 +8,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 )
 
 const (
@@ -235,24 +233,9 @@ func (sn *sender) cycle(stop, requests context.Context, results []result, room i
 		tries = 1 // within the shutdown's budget; the claims expire otherwise
 	}
 	for try := 1; ; try++ {
-		var (
-			rec recorded
-			got claimResult
-		)
 		// Recording outlives stop: the requests were made.
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(stop), claimMargin)
-		err := pgx.BeginFunc(ctx, s.cfg.Pool, func(tx pgx.Tx) error {
-			var err error
-			if len(results) > 0 {
-				if rec, err = s.recordTx(ctx, tx, d, results); err != nil {
-					return err
-				}
-			}
-			if room > 0 {
-				got, err = s.claimTx(ctx, tx, d, sn.instance, holder, room)
-			}
-			return err
-		})
+		rec, got, err := s.recordAndClaim(ctx, d, sn.instance, holder, results, room)
 		cancel()
 		if err == nil {
 			s.report(stop, d, rec)
