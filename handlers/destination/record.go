@@ -44,7 +44,7 @@ const (
 )
 
 // noSortSQL and sortSQL bracket a statement planned without a sort where
-// an index gives the order (finishOrderedTx).
+// an index gives the order (queueFinishOrdered).
 const (
 	noSortSQL = "SET LOCAL enable_sort = off"
 	sortSQL   = "SET LOCAL enable_sort TO DEFAULT"
