@@ -18,6 +18,7 @@ const (
 	promiseSendOnce     = "One send per delivery and destination"
 	promiseRedirect     = "A redirect is never followed"
 	promisePause        = "A paused destination sends nothing"
+	promiseCountOnce    = "A destination counts each request once"
 	promiseLimits       = "A destination's limits hold across replicas"
 	promiseRetention    = "Retention never deletes unfinished work"
 	promiseRescue       = "Work stranded by a crash resumes within minutes"
@@ -478,6 +479,43 @@ var coreMutations = []Mutation{
 		}},
 		Pkgs: []string{"./handlers/destination"},
 		Run:  "^TestACycleRecordsAndClaimsInOneTransaction$",
+	},
+	{
+		Name:    "rate-slots-after-commit",
+		Promise: promiseLimits,
+		File:    "handlers/destination/cycle.go",
+		// The claim commits in its second round trip and the rate slots it
+		// took are written after, outside its transaction.
+		Edits: []Edit{{
+			Find:    `"hand on turns, claim sends", !mayTakeSlots)`,
+			Replace: `"hand on turns, claim sends", true)`,
+		}},
+		Pkgs: []string{"./handlers/destination"},
+		Run:  "^TestARateLimitedClaimTakesItsSlotsInItsTransaction$",
+	},
+	{
+		Name:    "record-again-adds-attempts",
+		Promise: promiseCountOnce,
+		File:    "handlers/destination/sql/attempts_insert.sql",
+		Edits:   []Edit{{Find: "WHERE NOT @again::boolean", Replace: "WHERE true"}},
+		Pkgs:    []string{"./handlers/destination"},
+		Run:     "^TestARecordTriedAgainAddsNothingTwice$",
+	},
+	{
+		Name:    "record-again-counts-failures",
+		Promise: promiseCountOnce,
+		File:    "handlers/destination/sql/circuit_failure.sql",
+		Edits:   []Edit{{Find: "AND (NOT @again::boolean", Replace: "AND (true"}},
+		Pkgs:    []string{"./handlers/destination"},
+		Run:     "^TestARecordTriedAgainAddsNothingTwice$",
+	},
+	{
+		Name:    "circuit-counts-unrequested",
+		Promise: promiseCountOnce,
+		File:    "handlers/destination/record.go",
+		Edits:   []Edit{{Find: "return !r.skipped && !r.gone && !r.filtered && r.routeErr == nil", Replace: "return !r.skipped && !r.gone"}},
+		Pkgs:    []string{"./handlers/destination"},
+		Run:     "^TestARecordTriedAgainAddsNothingTwice$",
 	},
 	{
 		Name:    "pause-ignored",

@@ -137,7 +137,7 @@ type claiming struct {
 	slot       time.Duration // a rate slot's length; 0: no rate limit
 	nextSendAt time.Time     // the first free rate slot
 	now        time.Time     // the database's, as the state row was locked
-	readErr    error         // the claimed sends' answer could not be read
+	queued     bool          // the claim is queued (the limits let it claim)
 }
 
 // queueClaim decides from lk how many due sends of d the sender instance
@@ -183,21 +183,26 @@ func (s *Service) queueClaim(b *pgx.Batch, d *dest, lk *claimLock, instance, hol
 	b.Queue(sendClaimSQL, pgnamed.Args{
 		"destination": d.Name, "slots": d.MaxInFlight, "limit": n, "holder": holder, "ttl": claimTTL(d), "with_input": d.exprs,
 	}).Query(func(rows pgx.Rows) error {
-		// Kept, not returned: the server may have committed the claim
-		// after it (recordAndClaim), whatever this process made of it.
-		if c.out.sends, c.readErr = collectClaimed(rows, holder, c.probe); c.readErr != nil {
-			c.out.sends = nil
-			c.readErr = fmt.Errorf("destination %s: read claimed sends: %w", d.Name, c.readErr)
+		var err error
+		if c.out.sends, err = collectClaimed(rows, holder, c.probe); err != nil {
+			return fmt.Errorf("destination %s: claim sends: %w", d.Name, err)
 		}
 		return nil
 	})
+	c.queued = true
 	return c
 }
 
-// takesSlots reports whether the claim took shared limits that the state
-// row keeps: rate slots, or the open circuit's probe.
+// mayTakeSlots reports whether the claim may take shared limits that
+// the state row keeps, rate slots or the open circuit's probe: then
+// what it took is written after it, in a round trip of its own.
+func (c *claiming) mayTakeSlots(d *dest) bool {
+	return c.queued && (c.probe || d.RateLimit > 0)
+}
+
+// takesSlots reports whether the claim took such limits.
 func (c *claiming) takesSlots(d *dest) bool {
-	return len(c.out.sends) > 0 && (c.probe || d.RateLimit > 0)
+	return c.mayTakeSlots(d) && len(c.out.sends) > 0
 }
 
 // queueSlots sets each claimed send's start on its rate slot and queues

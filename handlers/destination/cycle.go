@@ -3,6 +3,7 @@ package destination
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -21,7 +22,14 @@ import (
 // first moved, whether it closed the circuit, and the slots it left free,
 // hands the finished ordered sends' turns on and claims due sends (the
 // turns' next sends among them).
-func (s *Service) recordAndClaim(ctx context.Context, d *dest, instance, holder string, results []result, room int) (recorded, claimResult, error) {
+//
+// An error in the last round trip may come after the server committed:
+// the connection was lost before COMMIT's answer came, or the claimed
+// rows could not be read here. The sender then records the same results
+// again: no send moves twice (their claims are gone), again keeps their
+// attempts and failures from being added twice, and the sends claimed
+// are made once their claims expire, with the same keys.
+func (s *Service) recordAndClaim(ctx context.Context, d *dest, instance, holder string, results []result, room int, again bool) (recorded, claimResult, error) {
 	var (
 		rc *recording
 		lk *claimLock
@@ -34,7 +42,7 @@ func (s *Service) recordAndClaim(ctx context.Context, d *dest, instance, holder 
 	defer tx.end(ctx)
 	first := tx.batch()
 	if len(results) > 0 {
-		rc = queueRecord(first, d, results)
+		rc = queueRecord(first, d, results, again)
 	}
 	if room > 0 {
 		lk = queueClaimLock(first, d, instance)
@@ -49,18 +57,9 @@ func (s *Service) recordAndClaim(ctx context.Context, d *dest, instance, holder 
 	if lk != nil {
 		c = s.queueClaim(second, d, lk, instance, holder, room)
 	}
-	mayTakeSlots := c != nil && (c.probe || d.RateLimit > 0)
+	mayTakeSlots := c != nil && c.mayTakeSlots(d)
 	if err := tx.send(ctx, d, second, "hand on turns, claim sends", !mayTakeSlots); err != nil {
 		return recorded{}, claimResult{}, err
-	}
-	if c != nil && c.readErr != nil {
-		if mayTakeSlots {
-			return recorded{}, claimResult{}, c.readErr // not committed yet
-		}
-		// Committed: the sends stay claimed until their claims expire,
-		// and any sender then makes them, with the same keys.
-		s.logger.Error("destination: claimed sends could not be read; they are made when their claims expire",
-			"destination", d.Name, "error", c.readErr)
 	}
 	if mayTakeSlots {
 		third := tx.batch()
@@ -84,9 +83,13 @@ func (s *Service) recordAndClaim(ctx context.Context, d *dest, instance, holder 
 	return rec, got, nil
 }
 
+// rollbackWithin bounds the rollback of a cycle that failed.
+const rollbackWithin = 5 * time.Second
+
 // pipelinedTx is a transaction on a pooled connection whose BEGIN rides in
 // its first round trip and whose COMMIT rides in its last, where
-// pgx.BeginFunc spends a round trip on each.
+// pgx.BeginFunc spends a round trip on each. (pgx.Batch.BeginTx saves the
+// BEGIN, but its Tx then spends one on Commit or Rollback.)
 type pipelinedTx struct {
 	conn  *pgxpool.Conn
 	begun bool
@@ -128,10 +131,13 @@ func (t *pipelinedTx) send(ctx context.Context, d *dest, b *pgx.Batch, what stri
 }
 
 // end rolls back a transaction left open by an error and releases the
-// connection. A connection that cannot roll back is closed, not pooled.
+// connection, even when the cycle's context has ended. A connection that
+// cannot roll back is closed, not pooled.
 func (t *pipelinedTx) end(ctx context.Context) {
 	if t.conn.Conn().PgConn().TxStatus() != 'I' {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rollbackWithin)
 		_, _ = t.conn.Exec(ctx, "ROLLBACK")
+		cancel()
 	}
 	t.conn.Release()
 }

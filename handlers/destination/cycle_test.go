@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	"github.com/hookinbox/hookinbox/internal/testdb"
@@ -17,18 +18,10 @@ import (
 func TestACycleRecordsAndClaimsInOneTransaction(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool := testdb.New(t)
-	s := &Service{cfg: Config{Pool: pool}}
 	d := &dest{Destination: Destination{Name: "app", MaxInFlight: 2, Timeout: time.Second}}
-	require.NoError(t, s.ensureShared(ctx, d))
-	_, err := pool.Exec(ctx, `
-		INSERT INTO destination_send (destination, source, delivery_id, inbox_id, event_type, key, ordered, skip_stale,
-		                              event_at, event_received_at, at_is_receipt, state, next_attempt_at)
-		SELECT 'app', 'billing', 'd' || n, n, 'invoice.paid', 'hkb_' || n, false, false, now(), now(), false, 'pending', now()
-		FROM generate_series(1, 2) n`)
-	require.NoError(t, err)
+	s, pool := setupCycle(t, d, 2)
 
-	_, got, err := s.recordAndClaim(ctx, d, "me", "me/1", nil, 1)
+	_, got, err := s.recordAndClaim(ctx, d, "me", "me/1", nil, 1, false)
 	require.NoError(t, err)
 	require.Len(t, got.sends, 1)
 	made := []result{{send: got.sends[0], res: response{at: time.Now(), status: 200}}}
@@ -40,7 +33,8 @@ func TestACycleRecordsAndClaimsInOneTransaction(t *testing.T) {
 		CREATE TRIGGER refuse_claims BEFORE UPDATE ON destination_slot
 			FOR EACH ROW WHEN (NEW.send_id IS NOT NULL) EXECUTE FUNCTION refuse_claims()`)
 	require.NoError(t, err)
-	_, _, err = s.recordAndClaim(ctx, d, "me", "me/2", made, 1)
+	conns := pool.Stat().NewConnsCount()
+	_, _, err = s.recordAndClaim(ctx, d, "me", "me/2", made, 1, false)
 	require.ErrorContains(t, err, "claims refused")
 
 	var (
@@ -58,10 +52,96 @@ func TestACycleRecordsAndClaimsInOneTransaction(t *testing.T) {
 
 	_, err = pool.Exec(ctx, `DROP TRIGGER refuse_claims ON destination_slot`)
 	require.NoError(t, err)
-	_, got, err = s.recordAndClaim(ctx, d, "me", "me/3", made, 1)
+	_, got, err = s.recordAndClaim(ctx, d, "me", "me/3", made, 1, false)
 	require.NoError(t, err)
 	require.Len(t, got.sends, 1)
 	require.NotEqual(t, made[0].send.ID, got.sends[0].ID)
 	require.NoError(t, pool.QueryRow(ctx, `SELECT state FROM destination_send WHERE id = $1`, made[0].send.ID).Scan(&state))
 	require.Equal(t, "succeeded", state)
+	require.Equal(t, conns, pool.Stat().NewConnsCount(), "the failed cycle's connection was rolled back and pooled, not closed")
+}
+
+// A record tried again after a failure that may have come after its
+// commit adds nothing the first try kept: no attempt twice, no failure
+// counted twice. When the first try was not kept, it records them all.
+// A send filtered out at its request tells the circuit nothing.
+func TestARecordTriedAgainAddsNothingTwice(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d := &dest{Destination: Destination{Name: "app", MaxInFlight: 3, Timeout: time.Second,
+		Retry: Retry{Schedule: []time.Duration{time.Minute}, MaxAge: time.Hour}, Circuit: Circuit{Failures: 10, ProbeEvery: time.Second}}}
+	s, pool := setupCycle(t, d, 3)
+	_, got, err := s.recordAndClaim(ctx, d, "me", "me/1", nil, 3, false)
+	require.NoError(t, err)
+	require.Len(t, got.sends, 3)
+	failed := func(l *loadedSend) []result {
+		return []result{{send: l, res: response{at: time.Now(), took: time.Millisecond, status: 500}}}
+	}
+	counts := func() (attempts, failures int) {
+		require.NoError(t, pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM destination_attempt),
+			(SELECT consecutive_failures FROM destination_state WHERE destination = 'app')`).Scan(&attempts, &failures))
+		return attempts, failures
+	}
+
+	first := failed(got.sends[0])
+	_, _, err = s.recordAndClaim(ctx, d, "me", "me/2", first, 0, false)
+	require.NoError(t, err)
+	attempts, failures := counts()
+	require.Equal(t, []int{1, 1}, []int{attempts, failures})
+	_, _, err = s.recordAndClaim(ctx, d, "me", "me/3", first, 0, true)
+	require.NoError(t, err)
+	attempts, failures = counts()
+	require.Equal(t, []int{1, 1}, []int{attempts, failures}, "the first try was kept")
+
+	_, _, err = s.recordAndClaim(ctx, d, "me", "me/4", failed(got.sends[1]), 0, true)
+	require.NoError(t, err)
+	attempts, failures = counts()
+	require.Equal(t, []int{2, 2}, []int{attempts, failures}, "no earlier try was kept")
+
+	_, _, err = s.recordAndClaim(ctx, d, "me", "me/5", []result{{send: got.sends[2], filtered: true}}, 0, false)
+	require.NoError(t, err)
+	attempts, failures = counts()
+	require.Equal(t, []int{2, 2}, []int{attempts, failures}, "no request, nothing for the circuit")
+}
+
+// A rate-limited claim writes the rate slots it took in its own
+// transaction, under the state row's lock: written after its commit,
+// another replica's claim could take the same slots meanwhile.
+func TestARateLimitedClaimTakesItsSlotsInItsTransaction(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d := &dest{Destination: Destination{Name: "app", MaxInFlight: 4, Timeout: time.Second, RateLimit: 10}}
+	s, pool := setupCycle(t, d, 3)
+
+	_, got, err := s.recordAndClaim(ctx, d, "me", "me/1", nil, 4, false)
+	require.NoError(t, err)
+	require.Len(t, got.sends, 3)
+	var (
+		together bool
+		ahead    time.Duration
+	)
+	require.NoError(t, pool.QueryRow(ctx, `
+		SELECT (SELECT xmin FROM destination_state WHERE destination = 'app')::text
+		           = ALL (SELECT xmin::text FROM destination_slot WHERE destination = 'app' AND holder = 'me/1'),
+		       (SELECT next_send_at - clock_timestamp() FROM destination_state WHERE destination = 'app')`).
+		Scan(&together, &ahead))
+	require.True(t, together, "the slots and the rate slots were written by one transaction")
+	require.Positive(t, ahead, "the rate slots of three sends at 10/s lie ahead")
+}
+
+// setupCycle is a Service for d on a database of its own, with n pending
+// sends of d (delivery ids d1…dn), oldest first.
+func setupCycle(t *testing.T, d *dest, n int) (*Service, *pgxpool.Pool) {
+	t.Helper()
+	ctx := context.Background()
+	pool := testdb.New(t)
+	s := &Service{cfg: Config{Pool: pool}}
+	require.NoError(t, s.ensureShared(ctx, d))
+	_, err := pool.Exec(ctx, `
+		INSERT INTO destination_send (destination, source, delivery_id, inbox_id, event_type, key, ordered, skip_stale,
+		                              event_at, event_received_at, at_is_receipt, state, next_attempt_at)
+		SELECT $1, 'billing', 'd' || n, n, 'invoice.paid', 'hkb_' || n, false, false, now(), now(), false, 'pending', now()
+		FROM generate_series(1, $2::int) n`, d.Name, n)
+	require.NoError(t, err)
+	return s, pool
 }

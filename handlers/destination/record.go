@@ -69,6 +69,13 @@ type result struct {
 	routeErr error
 }
 
+// requested reports whether a request was made for the result: a send
+// skipped, gone, filtered out or whose route failed tells the circuit
+// nothing about the destination.
+func (r *result) requested() bool {
+	return !r.skipped && !r.gone && !r.filtered && r.routeErr == nil
+}
+
 // outcome is what a result makes of its send.
 type outcome struct {
 	state      string // pending (retry), succeeded, failed, skipped
@@ -147,8 +154,10 @@ type recording struct {
 // the sends' states (a retry's due time, a final state) and the circuit.
 // A send whose claim was taken over by another sender (its request
 // outlived the claim) is left to that sender; its attempt is recorded all
-// the same.
-func queueRecord(b *pgx.Batch, d *dest, results []result) *recording {
+// the same. again says an earlier try of the same record failed, perhaps
+// after its commit: a send it moved is not moved again (its claim is
+// gone), and its attempts and failures are not added again.
+func queueRecord(b *pgx.Batch, d *dest, results []result, again bool) *recording {
 	rc := &recording{}
 	var cut []result
 	for _, r := range results {
@@ -162,10 +171,10 @@ func queueRecord(b *pgx.Batch, d *dest, results []result) *recording {
 	queueReleaseClaims(b, d, cut)
 	if sends, outcomes := rc.rec.sends, rc.rec.outcomes; len(sends) > 0 {
 		queueRecordSends(b, d, sends, outcomes, &rc.moved)
-		queueAttempts(b, sends, outcomes)
 		rc.tally = tallyCircuit(sends)
 		rc.tally.queueSuccess(b, d)
-		rc.tally.queueFailures(b, d, &rc.rec.opened)
+		rc.tally.queueFailures(b, d, again, &rc.rec.opened)
+		queueAttempts(b, sends, outcomes, again)
 	}
 	return rc
 }
@@ -213,7 +222,7 @@ func queueReleaseClaims(b *pgx.Batch, d *dest, cut []result) {
 
 // queueAttempts queues the record of every request made, in one
 // statement.
-func queueAttempts(b *pgx.Batch, sends []result, outcomes []outcome) {
+func queueAttempts(b *pgx.Batch, sends []result, outcomes []outcome, again bool) {
 	var (
 		ids                 []int64
 		attempts, durations []int32
@@ -241,7 +250,7 @@ func queueAttempts(b *pgx.Batch, sends []result, outcomes []outcome) {
 	}
 	b.Queue(attemptsInsertSQL, pgnamed.Args{
 		"send_ids": ids, "attempts": attempts, "attempted_ats": at, "duration_ms": durations,
-		"statuses": statuses, "errors": errs, "responses": responses, "stales": stales, "probes": probes,
+		"statuses": statuses, "errors": errs, "responses": responses, "stales": stales, "probes": probes, "again": again,
 	})
 }
 
@@ -308,7 +317,7 @@ func tallyCircuit(sends []result) circuitTally {
 	)
 	for i := range sends {
 		r := &sends[i]
-		if r.skipped || r.gone {
+		if !r.requested() {
 			continue
 		}
 		end := r.res.at.Add(r.res.took)
@@ -318,7 +327,7 @@ func tallyCircuit(sends []result) circuitTally {
 	}
 	for i := range sends {
 		r := &sends[i]
-		if r.skipped || r.gone || r.res.ok() || (t.anyOK && !r.res.at.Add(r.res.took).After(lastOK)) {
+		if !r.requested() || r.res.ok() || (t.anyOK && !r.res.at.Add(r.res.took).After(lastOK)) {
 			continue
 		}
 		t.failures++
@@ -345,15 +354,19 @@ func (t *circuitTally) queueSuccess(b *pgx.Batch, d *dest) {
 
 // queueFailures queues the count of the failures after the last
 // success, which may open the circuit; *open is set to whether it is.
-func (t *circuitTally) queueFailures(b *pgx.Batch, d *dest, open *bool) {
+// Recorded again, they are counted only if the earlier try did not
+// commit.
+func (t *circuitTally) queueFailures(b *pgx.Batch, d *dest, again bool, open *bool) {
 	if t.failures == 0 {
 		return
 	}
+	last := t.lastFailure
 	b.Queue(circuitFailureSQL, pgnamed.Args{
-		"destination": d.Name, "failures": t.failures, "attempted_at": t.lastFailure.res.at, "last_error": t.lastFailure.res.describe(),
+		"destination": d.Name, "failures": t.failures, "attempted_at": last.res.at, "last_error": last.res.describe(),
 		"threshold": d.Circuit.Failures, "probe_every": d.Circuit.ProbeEvery,
+		"again": again, "send_id": last.send.ID, "attempt": last.send.Attempts + 1,
 	}).QueryRow(func(row pgx.Row) error {
-		if err := row.Scan(open); err != nil {
+		if err := row.Scan(open); err != nil && !errors.Is(err, pgx.ErrNoRows) {
 			return fmt.Errorf("count failures: %w", err)
 		}
 		return nil

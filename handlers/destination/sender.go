@@ -235,7 +235,7 @@ func (sn *sender) cycle(stop, requests context.Context, results []result, room i
 	for try := 1; ; try++ {
 		// Recording outlives stop: the requests were made.
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(stop), claimMargin)
-		rec, got, err := s.recordAndClaim(ctx, d, sn.instance, holder, results, room)
+		rec, got, err := s.recordAndClaim(ctx, d, sn.instance, holder, results, room, try > 1)
 		cancel()
 		if err == nil {
 			s.report(stop, d, rec)
