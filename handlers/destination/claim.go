@@ -143,7 +143,7 @@ type claiming struct {
 // queueClaim decides from lk how many due sends of d the sender instance
 // may take, up to want, and queues their claim, with its mark as starved
 // of slots, or the mark's removal.
-func (s *Service) queueClaim(b *pgx.Batch, d *dest, lk *claimLock, instance, holder string, want int) *claiming {
+func queueClaim(b *pgx.Batch, d *dest, lk *claimLock, instance, holder string, want int) *claiming {
 	c := &claiming{out: claimResult{more: lk.more, paused: lk.paused}, now: lk.now}
 	if lk.paused {
 		return c
@@ -200,13 +200,8 @@ func (c *claiming) mayTakeSlots(d *dest) bool {
 	return c.queued && (c.probe || d.RateLimit > 0)
 }
 
-// takesSlots reports whether the claim took such limits.
-func (c *claiming) takesSlots(d *dest) bool {
-	return c.mayTakeSlots(d) && len(c.out.sends) > 0
-}
-
 // queueSlots sets each claimed send's start on its rate slot and queues
-// what the claim took of the shared limits (takesSlots).
+// what the claim took of the shared limits (mayTakeSlots).
 func (c *claiming) queueSlots(b *pgx.Batch, d *dest) {
 	// Slots are on the database's clock; each send waits for its own
 	// on this host's, by its offset from the database's now.

@@ -55,7 +55,7 @@ func (s *Service) recordAndClaim(ctx context.Context, d *dest, instance, holder 
 		rc.queueTurns(second, d)
 	}
 	if lk != nil {
-		c = s.queueClaim(second, d, lk, instance, holder, room)
+		c = queueClaim(second, d, lk, instance, holder, room)
 	}
 	mayTakeSlots := c != nil && c.mayTakeSlots(d)
 	if err := tx.send(ctx, d, second, "hand on turns, claim sends", !mayTakeSlots); err != nil {
@@ -63,7 +63,7 @@ func (s *Service) recordAndClaim(ctx context.Context, d *dest, instance, holder 
 	}
 	if mayTakeSlots {
 		third := tx.batch()
-		if c.takesSlots(d) {
+		if len(c.out.sends) > 0 {
 			c.queueSlots(third, d)
 		}
 		if err := tx.send(ctx, d, third, "take rate slots", true); err != nil {
@@ -120,9 +120,6 @@ func (t *pipelinedTx) batch() *pgx.Batch {
 func (t *pipelinedTx) send(ctx context.Context, d *dest, b *pgx.Batch, what string, last bool) error {
 	if last {
 		b.Queue("COMMIT")
-	}
-	if b.Len() == 0 {
-		return nil
 	}
 	if err := t.conn.SendBatch(ctx, b).Close(); err != nil {
 		return fmt.Errorf("destination %s: %s: %w", d.Name, what, err)
