@@ -95,7 +95,11 @@ func destRunUnderTraffic(ctx context.Context, r *rig, svc *service, gen *generat
 	if secs > 0 {
 		tr.SentPerSec = float64(tr.Sent) / secs
 	}
-	progress("under traffic: %d requests, %.0f/s, held backlog drained after %s", tr.Sent, tr.SentPerSec, tr.DrainedAfter)
+	if tr.DrainedAfter == 0 {
+		progress("under traffic: %d requests, %.0f/s; held backlog not all sent as the loop ended (%d unsent)", tr.Sent, tr.SentPerSec, tr.LeftAtEnd)
+	} else {
+		progress("under traffic: %d requests, %.0f/s, held backlog drained after %s", tr.Sent, tr.SentPerSec, tr.DrainedAfter)
+	}
 	if done, err := waitWorkedOff(ctx, db, true); err != nil || !done {
 		return tr, fmt.Errorf("sends still unfinished %s after the loop (%v)", sendsLimit, err)
 	}
