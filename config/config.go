@@ -118,6 +118,18 @@ type Ingest struct {
 	// BatchMax bounds one batch. Defaults to 100.
 	BatchMax int `yaml:"batch_max"`
 
+	// MaxConnections is the most connections the webhook listener holds
+	// at once; one more is answered 503 with Retry-After and closed.
+	// Negative: no limit. Defaults to 1024.
+	MaxConnections int `yaml:"max_connections"`
+
+	// MaxConnectionsPerAddress is the most of them from one client address
+	// (an IPv6 client by its /64); one more is answered 429 with
+	// Retry-After and closed, so one client cannot take every connection.
+	// Behind a proxy every client has its address: raise this to
+	// max_connections there. Negative: no limit. Defaults to 128.
+	MaxConnectionsPerAddress int `yaml:"max_connections_per_address"`
+
 	// JobPerBatch enqueues one River job (process_deliveries) for the
 	// deliveries a batch accepts, not one (process_delivery) each. River's
 	// work per job (its row written three times, with an entry in each of
@@ -249,6 +261,12 @@ type Admin struct {
 	// page on a rebinding DNS name from using a loopback listener. Env
 	// HOOKINBOX_ADMIN_HOSTS (comma-separated) overrides.
 	Hosts []string `yaml:"hosts"`
+
+	// MaxConnections and MaxConnectionsPerAddress bound the admin
+	// listener's connections as ingest's keys do ingest's. Negative: no
+	// limit. Default to 256 and 64.
+	MaxConnections           int `yaml:"max_connections"`
+	MaxConnectionsPerAddress int `yaml:"max_connections_per_address"`
 }
 
 // Downstream holds the URLs the shipped handlers call. With either URL

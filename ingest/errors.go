@@ -114,7 +114,7 @@ func (s *Server) sourceLabel(c *fiber.Ctx) string {
 func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 	status, code := classify(err)
 	source := s.sourceLabel(c)
-	if status == http.StatusRequestEntityTooLarge || status == http.StatusRequestHeaderFieldsTooLarge || status == http.StatusRequestTimeout {
+	if status == http.StatusRequestHeaderFieldsTooLarge || (status == http.StatusRequestTimeout && !errors.Is(err, errBodyTimeout)) {
 		// Refused before routing: observe here.
 		s.cfg.Observe(source, code, 0)
 	}

@@ -1,7 +1,6 @@
 package ingest
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -78,9 +77,13 @@ func (s *Server) receive(c *fiber.Ctx, src Source) (string, error) {
 		return "", fmt.Errorf("not accepting deliveries yet: %w", err)
 	}
 	header := requestHeader(c)
-	// Fiber reuses the request buffer once the handler returns; the payload
-	// goes to the database and may be batched later, so it gets its own copy.
-	body := bytes.Clone(c.Body())
+	// The body is read here, as it arrives, into a buffer of its own: the
+	// payload goes to the database and may be batched after the handler
+	// returns, when Fiber reuses its request buffers.
+	body, err := readBody(c, s.cfg.MaxBodyBytes)
+	if err != nil {
+		return "", err
+	}
 
 	d, err := verify.VerifyRequest(c.UserContext(), src.Verifier,
 		verify.Request{Body: body, Header: header, RawQuery: string(c.Request().URI().QueryString())})

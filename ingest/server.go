@@ -12,6 +12,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/hookinbox/hookinbox/internal/httpedge"
 	"github.com/hookinbox/hookinbox/internal/loglimit"
 	"github.com/hookinbox/hookinbox/verify"
 )
@@ -67,8 +68,21 @@ type Config struct {
 	// database errors are judged per request. Defaults to always nil.
 	Accepting func() error
 
-	// MaxBodyBytes bounds a request body; larger ones get 413. Defaults to 5 MiB.
+	// MaxBodyBytes bounds a request body; larger ones get 413. A body is
+	// read as it arrives, so a connection holds what its client sent, never
+	// what its Content-Length announces. Defaults to 5 MiB.
 	MaxBodyBytes int
+
+	// MaxConnections is the most connections the listener holds at once;
+	// one more is answered 503 and closed. Negative: no limit. Defaults to
+	// 1024.
+	MaxConnections int
+
+	// MaxConnectionsPerAddress is the most connections held at once from
+	// one client address (an IPv6 client by its /64); one more is answered
+	// 429 and closed, so one client cannot take every connection. Behind a
+	// proxy, raise it to MaxConnections. Negative: no limit. Defaults to 128.
+	MaxConnectionsPerAddress int
 
 	// ReadTimeout bounds reading one request. Defaults to 10s.
 	ReadTimeout time.Duration
@@ -125,6 +139,14 @@ type Config struct {
 	Logger *slog.Logger
 }
 
+// The connection limits' defaults: room for a busy sender's connections
+// from one address (the benchmark's 96 among them), and a whole listener's
+// bound that still leaves other clients room beside one at its limit.
+const (
+	DefaultMaxConnections           = 1024
+	DefaultMaxConnectionsPerAddress = 128
+)
+
 func (c Config) WithDefaults() Config {
 	if c.Ready == nil {
 		c.Ready = func(context.Context) error { return nil }
@@ -137,6 +159,12 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.ReadTimeout == 0 {
 		c.ReadTimeout = 10 * time.Second
+	}
+	if c.MaxConnections == 0 {
+		c.MaxConnections = DefaultMaxConnections
+	}
+	if c.MaxConnectionsPerAddress == 0 {
+		c.MaxConnectionsPerAddress = DefaultMaxConnectionsPerAddress
 	}
 	if c.StoreTimeout == 0 {
 		c.StoreTimeout = 5 * time.Second
@@ -212,7 +240,12 @@ func NewServer(cfg Config) (*Server, error) {
 		WriteTimeout:          cfg.ReadTimeout,
 		IdleTimeout:           60 * time.Second,
 		ReadBufferSize:        16 << 10, // headers; proxies in front of us add some
-		ErrorHandler:          s.errorHandler,
+		// Bodies are read as they arrive (httpedge.ReadBody), never
+		// reserved from their Content-Length; no webhook is a multipart
+		// form, so none is parsed (or spooled to disk) before routing.
+		StreamRequestBody:            true,
+		DisablePreParseMultipartForm: true,
+		ErrorHandler:                 s.errorHandler,
 	})
 	s.app.Get("/healthz", s.healthz)
 	s.app.Get("/readyz", s.readyz)
@@ -226,7 +259,10 @@ func NewServer(cfg Config) (*Server, error) {
 }
 
 // Serve answers requests on ln until Shutdown.
-func (s *Server) Serve(ln net.Listener) error { return s.app.Listener(ln) }
+func (s *Server) Serve(ln net.Listener) error {
+	return s.app.Listener(httpedge.Limit(ln, httpedge.Conns{
+		Max: s.cfg.MaxConnections, PerAddress: s.cfg.MaxConnectionsPerAddress}))
+}
 
 // Shutdown stops accepting connections and waits, bounded by ctx, for
 // in-flight requests to finish (their batches included).

@@ -45,6 +45,8 @@ type testBundle struct {
 type setupOpts struct {
 	pool         *pgxpool.Pool // defaults to a fresh test database
 	readTimeout  time.Duration
+	maxBody      int // defaults to maxBody
+	perAddress   int // MaxConnectionsPerAddress; 0: the default
 	observe      func(source, outcome string, d time.Duration)
 	observeBatch func(n int)
 	batchWindow  time.Duration
@@ -87,6 +89,9 @@ func setupWith(t *testing.T, opts setupOpts) *testBundle {
 	}
 	river, err := jobs.NewClient(pool, jobs.ClientConfig{InsertOnly: true})
 	require.NoError(t, err)
+	if opts.maxBody == 0 {
+		opts.maxBody = maxBody
+	}
 	ready := opts.ready
 	if ready == nil {
 		ready = func(ctx context.Context) error { return pool.Ping(ctx) }
@@ -100,7 +105,7 @@ func setupWith(t *testing.T, opts setupOpts) *testBundle {
 		}, opts.sources...),
 		Inbox:        ingest.NewInbox(pool, river),
 		Ready:        ready,
-		MaxBodyBytes: maxBody,
+		MaxBodyBytes: opts.maxBody,
 		StoreTimeout: 3 * time.Second,
 		ReadTimeout:  opts.readTimeout,
 		Observe:      opts.observe,
@@ -110,8 +115,9 @@ func setupWith(t *testing.T, opts setupOpts) *testBundle {
 		Logger:       opts.logger,
 		Accepting:    opts.accepting,
 
-		RejectLogInterval:      opts.rejectEvery,
-		LogDeliveriesPerSecond: opts.linesPerSec,
+		MaxConnectionsPerAddress: opts.perAddress,
+		RejectLogInterval:        opts.rejectEvery,
+		LogDeliveriesPerSecond:   opts.linesPerSec,
 	})
 	require.NoError(t, err)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

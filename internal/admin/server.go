@@ -25,6 +25,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/hookinbox/hookinbox/handlers/destination"
+	"github.com/hookinbox/hookinbox/internal/httpedge"
 	"github.com/hookinbox/hookinbox/jobs"
 )
 
@@ -86,11 +87,31 @@ type Config struct {
 	// (hosts.go says why). "*.example.com" allows every subdomain.
 	Hosts []string
 
+	// MaxConnections is the most connections the listener holds at once;
+	// one more is answered 503 and closed. Negative: no limit. Defaults to
+	// 256.
+	MaxConnections int
+
+	// MaxConnectionsPerAddress is the most connections held at once from
+	// one client address (an IPv6 client by its /64); one more is answered
+	// 429 and closed. Negative: no limit. Defaults to 64.
+	MaxConnectionsPerAddress int
+
 	// Logger defaults to a discard logger.
 	Logger *slog.Logger
 }
 
+// maxBodyBytes bounds an admin request's body: the largest is a bulk
+// replay's filter, a few hundred bytes.
+const maxBodyBytes = 1 << 20
+
 func (c Config) WithDefaults() Config {
+	if c.MaxConnections == 0 {
+		c.MaxConnections = 256
+	}
+	if c.MaxConnectionsPerAddress == 0 {
+		c.MaxConnectionsPerAddress = 64
+	}
 	if c.IdempotencyTTL == 0 {
 		c.IdempotencyTTL = 24 * time.Hour
 	}
@@ -162,14 +183,19 @@ func NewServer(cfg Config) (*Server, error) {
 	s.app = fiber.New(fiber.Config{
 		AppName:               "hookinbox-admin",
 		DisableStartupMessage: true,
-		BodyLimit:             1 << 20,
-		ReadTimeout:           30 * time.Second,
-		IdleTimeout:           120 * time.Second,
-		ErrorHandler:          s.errorHandler,
+		BodyLimit:             maxBodyBytes,
+		// Bodies are read as they arrive, after the Host check
+		// (httpedge.LimitBody), never reserved from their Content-Length.
+		StreamRequestBody:            true,
+		DisablePreParseMultipartForm: true,
+		ReadTimeout:                  30 * time.Second,
+		IdleTimeout:                  120 * time.Second,
+		ErrorHandler:                 s.errorHandler,
 	})
 	// /healthz says nothing a probe by service name should be refused.
 	s.app.Get("/healthz", func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "ok"}) })
 	s.app.Use(s.refuseForeignHost)
+	s.app.Use(httpedge.LimitBody(maxBodyBytes))
 	s.app.Get("/", func(c *fiber.Ctx) error { return c.Redirect("/console/", http.StatusSeeOther) })
 	s.app.Get("/login", s.loginPage)
 	s.app.Post("/login", s.login)
@@ -242,7 +268,10 @@ func (s *Server) netHTTP(h http.Handler) fiber.Handler {
 }
 
 // Serve answers on ln until Shutdown.
-func (s *Server) Serve(ln net.Listener) error { return s.app.Listener(ln) }
+func (s *Server) Serve(ln net.Listener) error {
+	return s.app.Listener(httpedge.Limit(ln, httpedge.Conns{
+		Max: s.cfg.MaxConnections, PerAddress: s.cfg.MaxConnectionsPerAddress}))
+}
 
 // Shutdown stops accepting and waits, bounded by ctx, for requests. It
 // first cancels the net/http handlers' requests (River UI, pprof, metrics).

@@ -341,6 +341,9 @@ func (a *App) ingestConfig(sources []ingest.Source, inbox *ingest.Inbox, m *metr
 		BatchMax:     cfg.Ingest.BatchMax,
 		Logger:       a.logger,
 
+		MaxConnections:           cfg.Ingest.MaxConnections,
+		MaxConnectionsPerAddress: cfg.Ingest.MaxConnectionsPerAddress,
+
 		LogDeliveriesPerSecond: *cfg.Log.DeliveriesPerSecond,
 	}
 }

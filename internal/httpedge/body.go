@@ -1,0 +1,74 @@
+package httpedge
+
+import (
+	"bytes"
+	"errors"
+	"io"
+
+	"github.com/gofiber/fiber/v2"
+)
+
+// ErrBodyTooLarge is a body, declared or sent, over the limit.
+var ErrBodyTooLarge = errors.New("request body too large")
+
+// firstRead bounds the buffer a body's first read takes from what its
+// Content-Length announces: past it, the buffer grows with the bytes
+// that arrive.
+const firstRead = 64 << 10
+
+// ReadBody returns c's body, read from the connection as it arrives and
+// at most max bytes: a body declared or sent over max is ErrBodyTooLarge,
+// the connection then closes (its unread rest would be taken for the next
+// request). The slice is the caller's own, not one Fiber reuses; c.Body()
+// returns it afterwards too.
+func ReadBody(c *fiber.Ctx, max int) ([]byte, error) {
+	req := c.Request()
+	stream := c.Context().RequestBodyStream()
+	if stream == nil {
+		// Not streamed (no body, or read already): Body is whole.
+		if len(req.Body()) > max {
+			return nil, tooLarge(c)
+		}
+		return bytes.Clone(req.Body()), nil
+	}
+	declared := req.Header.ContentLength()
+	if declared > max {
+		return nil, tooLarge(c)
+	}
+	var buf bytes.Buffer
+	if declared > 0 {
+		buf.Grow(min(declared, firstRead))
+	}
+	n, err := buf.ReadFrom(io.LimitReader(stream, int64(max)+1))
+	if err != nil {
+		c.Context().SetConnectionClose()
+		return nil, err
+	}
+	if n > int64(max) {
+		return nil, tooLarge(c)
+	}
+	body := buf.Bytes()
+	req.SetBodyRaw(body)
+	return body, nil
+}
+
+func tooLarge(c *fiber.Ctx) error {
+	c.Context().SetConnectionClose()
+	return ErrBodyTooLarge
+}
+
+// LimitBody is middleware that reads every request's body with ReadBody
+// before the next handler, so handlers that call c.Body(), and net/http
+// handlers behind Fiber's adaptor, see at most max bytes. A body over max
+// is answered 413.
+func LimitBody(max int) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		if _, err := ReadBody(c, max); err != nil {
+			if errors.Is(err, ErrBodyTooLarge) {
+				return fiber.ErrRequestEntityTooLarge
+			}
+			return fiber.NewError(fiber.StatusBadRequest, "could not read the request body")
+		}
+		return c.Next()
+	}
+}
