@@ -28,6 +28,9 @@ type Action struct {
 	RetryAfter string
 	// Delay holds the request this long before acting.
 	Delay time.Duration
+	// Until, when not nil, holds the request until it is closed (or
+	// Delay passes, when set): a test decides when the answer comes.
+	Until <-chan struct{}
 	// LoseResponse applies the effect, then closes the connection without
 	// answering: the sender never learns it was applied.
 	LoseResponse bool
@@ -157,9 +160,14 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) {
 		r.mu.Unlock()
 	}()
 
-	if action.Delay > 0 {
+	if action.Delay > 0 || action.Until != nil {
+		var delay <-chan time.Time // nil, never ready: no Delay
+		if action.Delay > 0 {
+			delay = time.After(action.Delay)
+		}
 		select {
-		case <-time.After(action.Delay):
+		case <-delay:
+		case <-action.Until:
 		case <-r.release:
 		case <-req.Context().Done():
 			return
