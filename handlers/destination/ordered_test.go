@@ -202,8 +202,9 @@ func TestDeadDestinationDoesNotHoldUpOthers(t *testing.T) {
 }
 
 // Sends of one resource that the sender finds together, as a backlog
-// leaves them, are still sent one at a time: only the first of them takes
-// the resource's turn, and the others wait behind it in its line.
+// leaves them, are still sent one at a time and in order: only the
+// oldest of them takes the resource's turn, and the others wait behind it
+// in its line.
 func TestSendsOfOneResourceFoundTogetherGoOneAtATime(t *testing.T) {
 	t.Parallel()
 	b := setupOrderedWide(t)
@@ -224,7 +225,13 @@ func TestSendsOfOneResourceFoundTogetherGoOneAtATime(t *testing.T) {
 	require.Eventually(t, func() bool {
 		return b.count(t, "SELECT count(*) FROM destination_send WHERE state = 'succeeded'") == together+1
 	}, 20*time.Second, 10*time.Millisecond)
-	require.Len(t, b.recv.Requests(), together+1)
+	reqs := b.recv.Requests()
+	require.Len(t, reqs, together+1)
 	require.Equal(t, 1, b.recv.MaxInFlight(), "one request at a time")
+	// Oldest first, each newer than the one before: none stale.
+	for g, r := range reqs[1:] {
+		require.Equal(t, fmt.Sprintf("hkb_together_%d", g+1), r.WebhookID, "request %d", g+1)
+		require.Empty(t, r.Header.Get("Hookinbox-Stale"), "request %d marked stale", g+1)
+	}
 	require.Zero(t, b.count(t, "SELECT count(*) FROM destination_resource WHERE busy"))
 }
