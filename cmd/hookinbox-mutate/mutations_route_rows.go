@@ -1,7 +1,7 @@
 package main
 
-// routeRowMutations are the order in which an ordered route's line hands
-// on its turn.
+// routeRowMutations are the routes' choice of a route and its transform,
+// and the order in which an ordered route's line hands on its turn.
 var routeRowMutations = []Mutation{
 	{
 		Name:    "ordered-next-is-newest",
@@ -28,5 +28,63 @@ var routeRowMutations = []Mutation{
 		}},
 		Pkgs: []string{"./handlers/destination"},
 		Run:  "^TestSendsOfOneResourceFoundTogetherGoOneAtATime$",
+	},
+	{
+		Name:    "route-last-match-decides",
+		Promise: promiseRoutes,
+		File:    "handlers/destination/destination.go",
+		// Every route to the destination is tried and the last that
+		// matches is kept: its transform, ordered and skip_stale.
+		Edits: []Edit{{
+			Find:    "func (ts targets) routeFor(destination string, in *ExprInput) (t target, ok bool, err error) {",
+			Replace: "func (ts targets) routeFor(destination string, in *ExprInput) (decided target, ok bool, err error) {",
+		}, {
+			Find: `		if match {
+			return t, true, nil
+		}
+	}
+	return target{}, false, nil`,
+			Replace: `		if match {
+			decided, ok = t, true
+		}
+	}
+	return decided, ok, nil`,
+		}},
+		Pkgs: []string{"./handlers/destination"},
+		Run:  "^TestTheFirstMatchingRouteDecides$",
+	},
+	{
+		Name:    "transform-needs-filter",
+		Promise: promiseRoutes,
+		File:    "handlers/destination/expr.go",
+		// A route without a filter sends the delivery as it came, its
+		// transform never applied.
+		Edits: []Edit{{
+			Find:    "	case t.expr == nil || t.expr.transform == nil:",
+			Replace: "	case t.expr == nil || t.expr.filter == nil:",
+		}},
+		Pkgs: []string{"./handlers/destination"},
+		Run:  "^TestATransformWithoutAFilterIsWhatIsSent$",
+	},
+	{
+		Name:    "transform-error-filters-out",
+		Promise: promiseRoutes,
+		File:    "handlers/destination/expr.go",
+		// A transform that fails at send time skips the send as filtered
+		// out: nothing failed, nothing to retry.
+		Edits: []Edit{{
+			Find: `	if err != nil {
+		r.routeErr = err
+		return false
+	}
+	l.Payload`,
+			Replace: `	if err != nil {
+		r.filtered = true
+		return false
+	}
+	l.Payload`,
+		}},
+		Pkgs: []string{"./handlers/destination"},
+		Run:  "^TestATransformErrorIsAFailedSendRetriedAfterTheFix$",
 	},
 }
