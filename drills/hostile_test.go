@@ -21,7 +21,7 @@ func TestHostileInput(t *testing.T) {
 	if !*longForm {
 		t.Parallel()
 	}
-	const readTimeout, maxBody = 2 * time.Second, 64 << 10
+	const readTimeout, maxBody = 2 * time.Second, 1 << 20
 	var (
 		rate     = pick(20.0, 50.0)
 		baseline = pick(3*time.Second, 20*time.Second)
@@ -132,6 +132,12 @@ func TestHostileInput(t *testing.T) {
 	if endPeak-startPeak > 256<<10 {
 		t.Errorf("RSS peak grew by %d MiB under hostile traffic (bound: 256 MiB)", (endPeak-startPeak)>>10)
 	}
+	announced := announcedBodies(t, p, maxBody, func(d time.Duration) time.Duration {
+		start := time.Now()
+		valid(d)
+		return percentile(b.gen.latencies(start, time.Now()), 99)
+	})
+	t.Log(announced)
 	b.requireNothingStored(t)
 	b.requireBoundedLabels(t, p)
 
@@ -139,8 +145,8 @@ func TestHostileInput(t *testing.T) {
 		t.Errorf("not settled: %s", left)
 	}
 	res := mergeAudit(&auditResult{Drill: "hostile input", Rate: rate,
-		Faults: fmt.Sprintf("%d hostile requests (%d kinds), %d slow-drip connections cut off; valid p99 %d → %d ms; RSS peak %d MiB",
-			sent.Load(), len(refused), drops.Load(), p99a.Milliseconds(), p99b.Milliseconds(), endPeak>>10)},
+		Faults: fmt.Sprintf("%d hostile requests (%d kinds), %d slow-drip connections cut off; valid p99 %d → %d ms; RSS peak %d MiB; %s",
+			sent.Load(), len(refused), drops.Load(), p99a.Milliseconds(), p99b.Milliseconds(), endPeak>>10, announced)},
 		audit(t, b.pool, b.stub, b.gen))
 	res.report(t)
 }
