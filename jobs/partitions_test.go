@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/hookinbox/hookinbox/ingest"
@@ -114,11 +115,12 @@ func TestRetentionDropsADetachedPartitionLeftBehind(t *testing.T) {
 
 // A partition with a delivery retention keeps (failed, pending, or with
 // follow-up work unfinished: a destination send, a handler step whose job
-// waits for its retry) stays; its other expired deliveries are deleted by
-// batches, and the kept one with its key stays.
+// waits for its retry, a replay an operator queued) stays; its other
+// expired deliveries are deleted by batches, and the kept one with its key
+// stays.
 func TestRetentionKeepsAPartitionWithWorkLeft(t *testing.T) {
 	t.Parallel()
-	for _, status := range []string{"failed", "received", "sending", "step"} {
+	for _, status := range []string{"failed", "received", "sending", "step", "replay"} {
 		t.Run(status, func(t *testing.T) {
 			t.Parallel()
 			b := setupRetention(t)
@@ -139,6 +141,16 @@ func TestRetentionKeepsAPartitionWithWorkLeft(t *testing.T) {
 					INSERT INTO handler_step (key, source, delivery_id, handler, step, job_id)
 					SELECT 'kept-fulfill', 'github', 'kept', 'saga', 'fulfill', id FROM j`)
 				require.NoError(t, err)
+			case "replay":
+				// Handled, and queued again by an operator: only its job
+				// says it is unfinished.
+				id := b.row(t, "github", "kept", "processed", 40*day)
+				rc, err := jobs.NewClient(b.pool, jobs.ClientConfig{InsertOnly: true})
+				require.NoError(t, err)
+				require.NoError(t, pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
+					_, err := jobs.ReplayTx(ctx, tx, rc, []int64{id}, nil)
+					return err
+				}))
 			default:
 				b.row(t, "github", "kept", status, 40*day)
 			}
