@@ -14,4 +14,26 @@ var retentionRowMutations = []Mutation{
 		Pkgs: []string{"./jobs"},
 		Run:  "^TestRetentionKeepsAPartitionWithWorkLeft$",
 	},
+	{
+		Name:    "wildcard-host-matches-look-alikes",
+		Promise: promiseCrossSite,
+		File:    "internal/admin/hosts.go",
+		Edits: []Edit{{
+			Find:    `strings.CutPrefix(h, "*")`,
+			Replace: `strings.CutPrefix(h, "*.")`,
+		}},
+		Pkgs: []string{"./internal/admin"},
+		Run:  "^TestAWildcardHostAllowsItsSubdomainsOnly$",
+	},
+	{
+		Name:    "wildcard-host-matches-inside",
+		Promise: promiseCrossSite,
+		File:    "internal/admin/hosts.go",
+		Edits: []Edit{{
+			Find:    "if strings.HasSuffix(host, s) && len(host) > len(s) {",
+			Replace: "if strings.Contains(host, s) && len(host) > len(s) {",
+		}},
+		Pkgs: []string{"./internal/admin"},
+		Run:  "^TestAWildcardHostAllowsItsSubdomainsOnly$",
+	},
 }

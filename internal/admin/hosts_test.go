@@ -125,3 +125,27 @@ func TestHostsMustBeNames(t *testing.T) {
 		require.ErrorContains(t, err, "admin.hosts[0]", bad)
 	}
 }
+
+// "*.corp.example" is corp.example's subdomains, and nothing that merely
+// ends or begins like them: a look-alike a rebinding page can register
+// (evilcorp.example, xcorp.example, a name under another domain) gets
+// 421, whatever its case, port or trailing dot, and so does corp.example
+// itself. A subdomain is answered in any case and on any port.
+func TestAWildcardHostAllowsItsSubdomainsOnly(t *testing.T) {
+	t.Parallel()
+	b := setupWith(t, setupOpts{noWorker: true, cfg: func(c *admin.Config) {
+		c.Hosts = []string{"*.corp.example"}
+	}})
+	port := b.baseURL[strings.LastIndex(b.baseURL, ":")+1:]
+	for _, host := range []string{"evilcorp.example", "evilcorp.example:" + port, "EVILCORP.EXAMPLE", "evilcorp.example.",
+		"xcorp.example", "xcorp.example:" + port, "a.xcorp.example", "corp.example", "CORP.EXAMPLE:" + port, "corp.example.",
+		"corp.example.evil.com", "admin.corp.example.evil.com", "admin.corp.example.evil.com:" + port, "admin-corp.example",
+		"admin.corp.examplex", "corp-example"} {
+		status, body := b.hostRequest(t, http.MethodGet, "/admin/deliveries", host, true)
+		require.Equal(t, http.StatusMisdirectedRequest, status, "Host %s: %s", host, body)
+	}
+	for _, host := range []string{"admin.corp.example", "admin.corp.example:" + port, "ADMIN.Corp.Example", "a.b.corp.example"} {
+		status, body := b.hostRequest(t, http.MethodGet, "/admin/deliveries", host, true)
+		require.Equal(t, http.StatusOK, status, "Host %s: %s", host, body)
+	}
+}
