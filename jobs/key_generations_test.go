@@ -186,6 +186,26 @@ func TestRetentionDropsAKeyGenerationOnceTheInboxHoldsNoneOfIt(t *testing.T) {
 	require.Equal(t, ingest.OutcomeAccepted, b.resend(t, "failed", ingest.Delivery{}).Outcome)
 }
 
+// The current generation stays though the inbox holds none of its
+// deliveries (their partition went whole): the dropped deliveries' keys
+// are still there, so a resend of one is a duplicate, and new deliveries
+// are stored in it.
+func TestTheCurrentKeyGenerationStaysThoughTheInboxHoldsNoneOfIt(t *testing.T) {
+	t.Parallel()
+	b := setupRetention(t)
+	first := b.row(t, "github", "expired", "processed", 40*day)
+	b.closeFirstPartition(t)
+
+	res := b.retention(t)
+	require.EqualValues(t, 1, res.PartitionsDropped)
+	require.Zero(t, res.KeyGenerationsDropped)
+	require.Empty(t, b.remaining(t))
+	require.Equal(t, 1, b.count(t, "SELECT count(*) FROM inbox_key_generation"))
+	require.Equal(t, ingest.Recorded{ID: first, Outcome: ingest.OutcomeDuplicate}, b.resend(t, "expired", ingest.Delivery{}))
+	require.Equal(t, ingest.OutcomeAccepted, b.resend(t, "new", ingest.Delivery{}).Outcome)
+	require.Equal(t, []string{"new"}, b.remaining(t))
+}
+
 func (b *retentionBundle) names(t *testing.T, sql string) []string {
 	t.Helper()
 	rows, err := b.pool.Query(context.Background(), sql)
