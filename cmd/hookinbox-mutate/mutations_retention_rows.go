@@ -1,5 +1,7 @@
 package main
 
+const promiseAlerts = "An alert is raised once and resolved once"
+
 // retentionRowMutations are retention's partition drops', the admin
 // listener's Host names', the key generations' and the alerts'.
 var retentionRowMutations = []Mutation{
@@ -46,5 +48,60 @@ var retentionRowMutations = []Mutation{
 		}},
 		Pkgs: []string{"./jobs"},
 		Run:  "^TestTheCurrentKeyGenerationStaysThoughTheInboxHoldsNoneOfIt$",
+	},
+	{
+		Name:    "alerts-evaluated-unlocked",
+		Promise: promiseAlerts,
+		File:    "internal/alerts/alerts.go",
+		Edits: []Edit{{
+			Find:    `"SELECT pg_advisory_xact_lock($1)"`,
+			Replace: `"SELECT $1::bigint"`,
+		}},
+		Pkgs: []string{"./internal/alerts"},
+		Run:  "^TestTwoReplicasRaiseOnceAndResolveOnce$",
+	},
+	{
+		Name:    "alert-opened-again",
+		Promise: promiseAlerts,
+		File:    "internal/alerts/sql/open.sql",
+		Edits: []Edit{{
+			Find:    "WHERE resolved_at IS NULL AND opened_at IS NULL",
+			Replace: "WHERE resolved_at IS NULL",
+		}},
+		Pkgs: []string{"./internal/alerts"},
+		Run:  "^TestTwoReplicasRaiseOnceAndResolveOnce$",
+	},
+	{
+		Name:    "alert-resolved-again",
+		Promise: promiseAlerts,
+		File:    "internal/alerts/sql/unresolved.sql",
+		Edits: []Edit{{
+			Find:    "FROM alert WHERE resolved_at IS NULL",
+			Replace: "FROM alert",
+		}},
+		Pkgs: []string{"./internal/alerts"},
+		Run:  "^TestTwoReplicasRaiseOnceAndResolveOnce$",
+	},
+	{
+		Name:    "alert-since-reset",
+		Promise: promiseAlerts,
+		File:    "internal/alerts/sql/track.sql",
+		Edits: []Edit{{
+			Find:    "since = least(alert.since, excluded.since)",
+			Replace: "since = excluded.since",
+		}},
+		Pkgs: []string{"./internal/alerts"},
+		Run:  "^TestAnAlertKeepsItsSinceAcrossEvaluations$",
+	},
+	{
+		Name:    "alert-pending-resolved",
+		Promise: promiseAlerts,
+		File:    "internal/alerts/alerts.go",
+		Edits: []Edit{{
+			Find:    "continue // pending: never raised, so nothing to resolve for people",
+			Replace: "// pending",
+		}},
+		Pkgs: []string{"./internal/alerts"},
+		Run:  "^TestBacklogPendingThenForgotten$",
 	},
 }
