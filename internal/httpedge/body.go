@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"slices"
 
 	"github.com/gofiber/fiber/v2"
 )
@@ -35,21 +36,53 @@ func ReadBody(c *fiber.Ctx, max int) ([]byte, error) {
 	if declared > max {
 		return nil, tooLarge(c)
 	}
-	var buf bytes.Buffer
-	if declared > 0 {
-		buf.Grow(min(declared, firstRead))
+	var body []byte
+	var err error
+	if declared >= 0 {
+		body, err = readDeclared(stream, declared)
+	} else {
+		body, err = readChunked(stream, max)
 	}
-	n, err := buf.ReadFrom(io.LimitReader(stream, int64(max)+1))
 	if err != nil {
 		c.Context().SetConnectionClose()
 		return nil, err
 	}
-	if n > int64(max) {
-		return nil, tooLarge(c)
-	}
-	body := buf.Bytes()
 	req.SetBodyRaw(body)
 	return body, nil
+}
+
+// readDeclared reads a body of a declared length, in a buffer that grows
+// with what arrives: it starts at firstRead at most and doubles.
+func readDeclared(stream io.Reader, declared int) ([]byte, error) {
+	buf := make([]byte, 0, min(declared, firstRead))
+	for len(buf) < declared {
+		if len(buf) == cap(buf) {
+			buf = slices.Grow(buf, min(declared-len(buf), cap(buf)))
+		}
+		n, err := stream.Read(buf[len(buf):min(cap(buf), declared)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF && len(buf) < declared {
+			return nil, io.ErrUnexpectedEOF
+		}
+		if err != nil && err != io.EOF {
+			return nil, err
+		}
+	}
+	return buf, nil
+}
+
+// readChunked reads a body sent in chunks, whose length nothing announced,
+// up to max bytes.
+func readChunked(stream io.Reader, max int) ([]byte, error) {
+	var buf bytes.Buffer
+	n, err := buf.ReadFrom(io.LimitReader(stream, int64(max)+1))
+	if err != nil {
+		return nil, err
+	}
+	if n > int64(max) {
+		return nil, ErrBodyTooLarge
+	}
+	return buf.Bytes(), nil
 }
 
 func tooLarge(c *fiber.Ctx) error {
