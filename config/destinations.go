@@ -44,10 +44,13 @@ type Route struct {
 	Ordered   bool     `yaml:"ordered"`
 	SkipStale bool     `yaml:"skip_stale"`
 	// Filter and Transform are CEL expressions (docs/routes.md); CostLimit
-	// bounds one evaluation.
-	Filter    string `yaml:"filter"`
-	Transform string `yaml:"transform"`
-	CostLimit uint64 `yaml:"cost_limit"`
+	// bounds one evaluation's steps, MaxOutputBytes the body Transform
+	// yields and every value either reads or builds (defaults to
+	// max_body_bytes).
+	Filter         string `yaml:"filter"`
+	Transform      string `yaml:"transform"`
+	CostLimit      uint64 `yaml:"cost_limit"`
+	MaxOutputBytes int    `yaml:"max_output_bytes"`
 }
 
 // ForwardDestination names the destination a source's forward_url stands

@@ -137,6 +137,13 @@ type Route struct {
 	// CostLimit bounds one evaluation of Filter or Transform, in CEL cost
 	// units. Defaults to DefaultCostLimit.
 	CostLimit uint64
+
+	// MaxOutputBytes bounds the body Transform yields, and every value
+	// Filter or Transform reads or builds, in bytes (a string counts its
+	// length, any other value one): beyond it the send fails with a route
+	// error naming the limit, and nothing is sent. Defaults to
+	// DefaultMaxOutputBytes.
+	MaxOutputBytes int
 }
 
 // Config configures destinations and their routes.
@@ -298,6 +305,8 @@ func Validate(dests []Destination, routes []Route, sources []string) error {
 			return fmt.Errorf("routes[%d].to: names no destination", i)
 		case r.SkipStale && !r.Ordered:
 			return fmt.Errorf("routes[%d].skip_stale: only ordered routes know what is stale", i)
+		case r.MaxOutputBytes < 0 || r.MaxOutputBytes > MaxMaxOutputBytes:
+			return fmt.Errorf("routes[%d].max_output_bytes: %d is not between 1 and %d (0: the default)", i, r.MaxOutputBytes, MaxMaxOutputBytes)
 		}
 		for _, e := range r.Events {
 			if e == "" || (e != "*" && strings.Contains(strings.TrimSuffix(e, ".*"), "*")) {

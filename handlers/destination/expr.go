@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"net/url"
 	"reflect"
@@ -18,6 +19,7 @@ import (
 	"cel.dev/cel-go/common/types"
 	"cel.dev/cel-go/common/types/ref"
 	"cel.dev/cel-go/ext"
+	"cel.dev/cel-go/interpreter"
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
@@ -26,6 +28,19 @@ import (
 // transform of a webhook's fields, far below a runaway comprehension over
 // a large body.
 const DefaultCostLimit = 1_000_000
+
+// DefaultMaxOutputBytes bounds a transform's body and every value a
+// route's expression reads or builds: ingest's default max_body_bytes, so
+// a transform sends no more than a source may receive.
+const DefaultMaxOutputBytes = 5 << 20
+
+// MaxMaxOutputBytes is the largest MaxOutputBytes: CEL measures values in
+// 32 bits.
+const MaxMaxOutputBytes = math.MaxUint32
+
+// maxValueDepth is the deepest value the memory limit measures: the JSON
+// parser's own nesting limit, so no parsed body is refused for its depth.
+const maxValueDepth = 10000
 
 // exprEnv is the CEL environment of route expressions: the delivery's
 // fields as variables, the strings, encoders and math extensions, and no
@@ -48,6 +63,7 @@ var exprEnv = sync.OnceValues(func() (*cel.Env, error) {
 // absent.
 type routeExpr struct {
 	filter, transform cel.Program
+	maxOutput         int // bytes: Route.MaxOutputBytes
 }
 
 // compileRoute type-checks r's expressions. Errors name the expression
@@ -60,15 +76,18 @@ func compileRoute(r Route) (*routeExpr, error) {
 	if limit == 0 {
 		limit = DefaultCostLimit
 	}
-	x := &routeExpr{}
+	x := &routeExpr{maxOutput: r.MaxOutputBytes}
+	if x.maxOutput == 0 {
+		x.maxOutput = DefaultMaxOutputBytes
+	}
 	var err error
 	if r.Filter != "" {
-		if x.filter, err = compileExpr("filter", r.Filter, limit, cel.BoolType); err != nil {
+		if x.filter, err = compileExpr("filter", r.Filter, limit, x.maxOutput, cel.BoolType); err != nil {
 			return nil, err
 		}
 	}
 	if r.Transform != "" {
-		if x.transform, err = compileExpr("transform", r.Transform, limit,
+		if x.transform, err = compileExpr("transform", r.Transform, limit, x.maxOutput,
 			cel.MapType(cel.StringType, cel.DynType), cel.ListType(cel.DynType), cel.StringType); err != nil {
 			return nil, err
 		}
@@ -78,7 +97,20 @@ func compileRoute(r Route) (*routeExpr, error) {
 
 // compileExpr compiles src, whose result must be one of want (or dyn,
 // checked when it runs).
-func compileExpr(field, src string, limit uint64, want ...*cel.Type) (cel.Program, error) {
+//
+// CEL's cost limit counts operations, not bytes: a list of maps that each
+// name the same large string costs a few units an element and encodes to
+// that string's size times the list's. CEL's memory limit measures every
+// value an evaluation reads or builds by its aggregate size, each string
+// at its length (a unit a byte), and so bounds a transform by what its
+// value encodes to before it is encoded: an element's size is never more
+// than its JSON's. Its traversal limit is the limit itself, as each node
+// counts at least one: a value it stops counting is over the limit anyway.
+// Inside a comprehension it measures each step's values the first time
+// only: measuring the growing result at every step is quadratic in the
+// list (a 40,000-item map took 28s); the result is measured whole where
+// the comprehension yields it, and the cost limit bounds the steps.
+func compileExpr(field, src string, limit uint64, maxBytes int, want ...*cel.Type) (cel.Program, error) {
 	env, err := exprEnv()
 	if err != nil {
 		return nil, err
@@ -95,7 +127,11 @@ func compileExpr(field, src string, limit uint64, want ...*cel.Type) (cel.Progra
 	if !ok {
 		return nil, fmt.Errorf("%s: %q yields %s; want %s", field, src, out, typeNames(want))
 	}
-	return env.Program(ast, cel.EvalOptions(cel.OptOptimize), cel.CostLimit(limit))
+	size := types.NewSizeCalculator(types.SizeCalculatorStringUnitLength(1),
+		types.SizeCalculatorMaxDepth(maxValueDepth), types.SizeCalculatorMaxTraversal(maxBytes))
+	return env.Program(ast, cel.EvalOptions(cel.OptOptimize), cel.CostLimit(limit),
+		cel.MemoryTracking(types.MemoryTrackerSizeCalculator(size), types.MemoryTrackerSampleInterval(math.MaxUint32)),
+		cel.MemoryLimit(uint32(maxBytes)))
 }
 
 func typeNames(ts []*cel.Type) string {
@@ -170,6 +206,26 @@ const outcomeRouteFailed = "route_error"
 // errNotBool is a filter that yielded something else than a bool.
 var errNotBool = errors.New("the filter did not yield a bool")
 
+// OutputLimitError is a route's expression reading, building or yielding
+// a value over its route's max_output_bytes.
+type OutputLimitError struct {
+	Limit int // bytes
+}
+
+func (e *OutputLimitError) Error() string {
+	return fmt.Sprintf("a value it reads, builds or yields is over max_output_bytes (%d bytes)", e.Limit)
+}
+
+// evalErr names the expression (field) that failed and, when CEL's memory
+// limit stopped it, the limit.
+func (x *routeExpr) evalErr(field string, err error) error {
+	var cancelled interpreter.EvalCancelledError
+	if errors.As(err, &cancelled) && cancelled.Cause == interpreter.MemoryLimitExceeded {
+		err = &OutputLimitError{Limit: x.maxOutput}
+	}
+	return fmt.Errorf("%s: %w", field, err)
+}
+
 // match evaluates the filter: true without one.
 func (x *routeExpr) match(in *ExprInput) (bool, error) {
 	if x == nil || x.filter == nil {
@@ -177,7 +233,7 @@ func (x *routeExpr) match(in *ExprInput) (bool, error) {
 	}
 	v, _, err := x.filter.Eval(in.activation())
 	if err != nil {
-		return false, fmt.Errorf("filter: %w", err)
+		return false, x.evalErr("filter", err)
 	}
 	b, ok := v.(types.Bool)
 	if !ok {
@@ -194,9 +250,15 @@ func (x *routeExpr) apply(in *ExprInput) ([]byte, string, error) {
 	}
 	v, _, err := x.transform.Eval(in.activation())
 	if err != nil {
-		return nil, "", fmt.Errorf("transform: %w", err)
+		return nil, "", x.evalErr("transform", err)
 	}
-	return encodeResult(v)
+	body, contentType, err := encodeResult(v)
+	if err == nil && len(body) > x.maxOutput {
+		// The memory limit measured v below its JSON, which quotes,
+		// escapes and separates: the bytes themselves decide.
+		return nil, "", fmt.Errorf("transform: %w", &OutputLimitError{Limit: x.maxOutput})
+	}
+	return body, contentType, err
 }
 
 // encodeResult turns a transform's value into a body: a string as text, a

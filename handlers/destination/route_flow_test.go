@@ -240,3 +240,20 @@ func TestATransformErrorIsAFailedSendRetriedAfterTheFix(t *testing.T) {
 		require.Equal(t, want.body, string(requestOf(t, want.recv, id, want.destination).Body), want.destination)
 	}
 }
+
+// A transform whose body would be over the route's max_output_bytes is a
+// failed send naming the limit: the destination gets nothing, not a part.
+func TestRouteOverItsOutputLimitIsAFailedSend(t *testing.T) {
+	t.Parallel()
+	b := setupWith(t, setupOpts{route: func(r *destination.Route) {
+		r.Transform = `{"lines": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9].map(i, {"n": i, "id": body.data.id, "type": body.type})}`
+		r.MaxOutputBytes = 128
+	}})
+	id, _ := b.deliver(t, "invoice.paid", "in_3", time.Now())
+	b.waitSend(t, id, "failed")
+	var lastError string
+	require.NoError(t, b.pool.QueryRow(context.Background(),
+		"SELECT last_error FROM destination_send WHERE delivery_id = $1", id).Scan(&lastError))
+	require.Contains(t, lastError, "routes[0] (billing): transform: a value it reads, builds or yields is over max_output_bytes (128 bytes)")
+	require.Empty(t, b.recv.Requests())
+}

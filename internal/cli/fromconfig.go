@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"fmt"
 	"net/http"
 
@@ -94,7 +95,7 @@ func destinationsAndRoutes(cfg config.Config) ([]destination.Destination, []dest
 	}
 	for _, r := range cfg.Routes {
 		routes = append(routes, destination.Route{Source: r.Source, Events: r.Events, To: r.To, Ordered: r.Ordered, SkipStale: r.SkipStale,
-			Filter: r.Filter, Transform: r.Transform, CostLimit: r.CostLimit})
+			Filter: r.Filter, Transform: r.Transform, CostLimit: r.CostLimit, MaxOutputBytes: cmp.Or(r.MaxOutputBytes, cfg.MaxBodyBytes)})
 	}
 	for _, s := range cfg.Sources {
 		if s.ForwardURL == "" {
