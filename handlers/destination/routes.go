@@ -52,14 +52,20 @@ func Evaluate(routes []Route, sources []string, in ExprInput) ([]RouteResult, er
 	if err != nil {
 		return nil, err
 	}
-	return ts.evaluate(in), nil
+	return ts.evaluate(in, true), nil
 }
 
-// Explain is Evaluate with the service's routes: what they make of a
-// stored delivery as configured now.
-func (s *Service) Explain(in ExprInput) []RouteResult { return s.targets.evaluate(in) }
+// Explain is Evaluate with the service's routes, their filters only: which
+// route, as configured now, decides a stored delivery for each destination
+// and whether it sends. No transform runs (Body is nil, Sends ignores
+// them): a page that shows a delivery is read again and again, and a
+// transform costs up to its route's limits at each read; what a transform
+// made of the delivery is its send's, recorded when it was made.
+func (s *Service) Explain(in ExprInput) []RouteResult { return s.targets.evaluate(in, false) }
 
-func (ts targets) evaluate(in ExprInput) []RouteResult {
+// evaluate is what ts make of in for each destination, running the
+// deciding route's transform when transform is set.
+func (ts targets) evaluate(in ExprInput, transform bool) []RouteResult {
 	var out []RouteResult
 	for _, name := range ts.destinationsFor(in.Source, in.EventType) {
 		r := RouteResult{Destination: name, Route: -1}
@@ -67,9 +73,12 @@ func (ts targets) evaluate(in ExprInput) []RouteResult {
 		if ok {
 			r.Route, r.Err = t.index, err
 		}
-		if ok && err == nil {
+		switch {
+		case ok && err == nil && transform:
 			r.Body, r.ContentType, r.Err = t.apply(&in)
 			r.Sends = r.Err == nil
+		case ok && err == nil:
+			r.Sends = true
 		}
 		out = append(out, r)
 	}

@@ -185,8 +185,10 @@ type DeliveryDetail struct {
 	Keys          []DerivedKey        `json:"downstream_keys"`
 	// Destinations is what each destination got: its send and attempts.
 	Destinations []destination.Send `json:"destinations"`
-	// Routes is what the routes, as configured now, make of the delivery
-	// for each destination its event type is routed to.
+	// Routes is what the routes' filters, as configured now, make of the
+	// delivery for each destination its event type is routed to. Reading
+	// a delivery runs no transform: what one made of it is in
+	// Destinations, recorded when the send was made.
 	Routes []RouteDecision `json:"routes"`
 }
 
@@ -196,12 +198,13 @@ type RouteDecision struct {
 	// Route is the index of the route that decided; null when every
 	// route's filter refused the delivery.
 	Route *int `json:"route"`
-	// Outcome is "sends", "filtered_out" or "error".
+	// Outcome is "sends" (the filter selects it), "filtered_out" or
+	// "error" (the filter failed to evaluate).
 	Outcome string  `json:"outcome"`
 	Error   *string `json:"error"`
 }
 
-// routeDecisions evaluates the routes over a stored delivery.
+// routeDecisions evaluates the routes' filters over a stored delivery.
 func routeDecisions(dests *destination.Service, d DeliveryDetail, payload []byte) []RouteDecision {
 	out := []RouteDecision{}
 	if dests == nil {

@@ -65,3 +65,35 @@ func TestDeliveryShowsTheRoutesVerdicts(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// Reading a delivery runs no transform, however often the page is read: a
+// transform costs up to its route's limits at each run, and what one made
+// of the delivery is its send's, recorded once. A transform that would
+// fail shows the route as sending; its error belongs to the send.
+func TestReadingADeliveryRunsNoTransform(t *testing.T) {
+	t.Parallel()
+	logger, _ := testlog.New(t)
+	pool := testdb.New(t)
+	reg := handlers.NewRegistry(handlers.Config{Logger: logger, Sources: []handlers.Source{{Name: "billing", Provider: "standard"}}})
+	svc, err := destination.Register(reg, destination.Config{
+		Destinations: []destination.Destination{{Name: "chat", URL: "http://127.0.0.1:1/chat"}},
+		Routes: []destination.Route{{Source: "billing", Events: []string{"*"}, To: []string{"chat"},
+			Filter: `body.type == "invoice.paid"`, Transform: `{"text": body.data.customer}`}},
+		Sources: []string{"billing"}, Pool: pool, Logger: logger,
+	})
+	require.NoError(t, err)
+	rc, err := jobs.NewClient(pool, jobs.ClientConfig{InsertOnly: true})
+	require.NoError(t, err)
+	b := serveAdmin(t, pool, rc, svc, logger)
+
+	rec, err := ingest.NewInbox(pool, rc).Record(context.Background(), ingest.Delivery{Source: "billing", DeliveryID: "msg_no_transform",
+		EventType: "invoice.paid", Headers: http.Header{"Content-Type": {"application/json"}},
+		Payload: []byte(`{"type":"invoice.paid","data":{"id":"in_1"}}`)})
+	require.NoError(t, err)
+	r := b.do(t, http.MethodGet, fmt.Sprintf("/admin/deliveries/%d", rec.ID), "", nil)
+	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+	var d admin.DeliveryDetail
+	r.json(t, &d)
+	zero := 0
+	require.Equal(t, []admin.RouteDecision{{Destination: "chat", Route: &zero, Outcome: "sends"}}, d.Routes)
+}
