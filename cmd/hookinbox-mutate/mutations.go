@@ -26,6 +26,7 @@ const (
 	promiseSecrets      = "Secrets are never stored or shown"
 	promiseOffsets      = "A Kafka offset moves only after its messages are stored"
 	promiseRoutes       = "A route that fails to evaluate is visible, never silent"
+	promiseRouteBounded = "A route's evaluation is bounded"
 	promiseOrderedSends = "An ordered route sends a resource's events one at a time"
 	promiseBusyResource = "A busy resource leaves the pool to intake and other resources"
 )
@@ -41,7 +42,7 @@ const rowAndJobTests = "^TestRecordTx(RollsBack|Commits)RowAndJobTogether$"
 // decided (a constraint, a guard, a comparison), so that the mutation
 // breaks the promise and nothing else, and each test set is the few tests
 // that should notice, to keep the whole run within CI's budget.
-var mutations = slices.Concat(coreMutations, brokerAndRouteMutations, routeRowMutations, edgeMutations, retentionRowMutations)
+var mutations = slices.Concat(coreMutations, brokerAndRouteMutations, routeRowMutations, edgeMutations, retentionRowMutations, edgeCELMutations)
 
 // coreMutations are the inbox's, processing's and destinations'.
 var coreMutations = []Mutation{
