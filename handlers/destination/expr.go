@@ -43,11 +43,12 @@ const MaxMaxOutputBytes = math.MaxUint32
 const maxValueDepth = 10000
 
 // exprEnv is the CEL environment of route expressions: the delivery's
-// fields as variables, the strings, encoders and math extensions, and no
+// fields as variables, the strings, encoders and math extensions, the
+// chat escapes (expr_chat.go), and no
 // clock (CEL has no now()), so a result is a function of the delivery
 // alone and a replay evaluates to the same.
 var exprEnv = sync.OnceValues(func() (*cel.Env, error) {
-	return cel.NewEnv(
+	return cel.NewEnv(append(chatEscapes(),
 		cel.Variable("body", cel.DynType),
 		cel.Variable("headers", cel.MapType(cel.StringType, cel.StringType)),
 		cel.Variable("event", cel.StringType),
@@ -56,7 +57,7 @@ var exprEnv = sync.OnceValues(func() (*cel.Env, error) {
 		cel.Variable("received_at", cel.TimestampType),
 		cel.Variable("resource", cel.StringType),
 		ext.Strings(), ext.Encoders(), ext.Math(),
-	)
+	)...)
 })
 
 // routeExpr is a route's compiled filter and transform; nil fields are

@@ -44,7 +44,7 @@ func TestRouteExpressionsOverProviderSamples(t *testing.T) {
 		{name: "no such label", in: inputOf("github", "issues", issues), match: false,
 			filter: `body.issue.labels.exists(l, l.name == "enhancement")`},
 		{name: "a Slack message from an issue", in: inputOf("github", "issues", issues), match: true,
-			transform:   `{"text": "Bug: " + body.issue.title + " " + body.issue.html_url}`,
+			transform:   `{"text": "Bug: " + slackEscape(body.issue.title) + " " + body.issue.html_url}`,
 			body:        `{"text":"Bug: Checkout shows 0.00 for JPY orders https://github.com/acme/webshop/issues/42"}`,
 			contentType: "application/json"},
 		{name: "Stripe above an amount", in: inputOf("stripe", "payment_intent.succeeded", paid), match: true,

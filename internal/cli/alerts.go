@@ -25,11 +25,14 @@ func sourceNames(cfg config.Config) []string {
 	return names
 }
 
-// alertTransforms are the built-in bodies of alerts.transform.
+// alertTransforms are the built-in bodies of alerts.transform. A summary
+// quotes what a destination answered, so each is escaped for its platform
+// (a destination's "<!channel>" is text, not a mention), and Discord's
+// message may mention no one.
 var alertTransforms = map[string]string{
-	"slack":   `{"text": body.summary + (has(body.console) ? " " + body.console : "")}`,
-	"discord": `{"content": body.summary + (has(body.console) ? " " + body.console : "")}`,
-	"teams":   `{"text": body.summary + (has(body.console) ? " " + body.console : "")}`,
+	"slack":   `{"text": slackEscape(body.summary) + (has(body.console) ? " " + slackEscape(body.console) : "")}`,
+	"discord": `{"content": discordEscape(body.summary) + (has(body.console) ? " " + body.console : ""), "allowed_mentions": {"parse": []}}`,
+	"teams":   `{"text": teamsEscape(body.summary) + (has(body.console) ? " " + body.console : "")}`,
 }
 
 // alertRoutes send alerts to alerts.to: one route per destination, which
