@@ -27,6 +27,7 @@ const (
 	promiseOffsets      = "A Kafka offset moves only after its messages are stored"
 	promiseRoutes       = "A route that fails to evaluate is visible, never silent"
 	promiseRouteBounded = "A route's evaluation is bounded"
+	promiseChatMarkup   = "Chat messages carry no markup from outside"
 	promiseOrderedSends = "An ordered route sends a resource's events one at a time"
 	promiseBusyResource = "A busy resource leaves the pool to intake and other resources"
 )

@@ -50,4 +50,37 @@ var edgeCELMutations = []Mutation{
 		Pkgs: []string{"./internal/admin"},
 		Run:  "^TestReadingADeliveryRunsNoTransform$",
 	},
+	{
+		Name:    "slack-alert-unescaped",
+		Promise: promiseChatMarkup,
+		File:    "internal/cli/alerts.go",
+		Edits: []Edit{{
+			Find:    "{\"text\": slackEscape(body.summary)",
+			Replace: "{\"text\": (body.summary)",
+		}},
+		Pkgs: []string{"./internal/cli"},
+		Run:  "^TestChatAlertsCarryNoMarkupFromOutside$",
+	},
+	{
+		Name:    "discord-alert-mentions",
+		Promise: promiseChatMarkup,
+		File:    "internal/cli/alerts.go",
+		Edits: []Edit{{
+			Find:    `, "allowed_mentions": {"parse": []}}`,
+			Replace: `}`,
+		}},
+		Pkgs: []string{"./internal/cli"},
+		Run:  "^TestChatAlertsCarryNoMarkupFromOutside$",
+	},
+	{
+		Name:    "slack-escape-keeps-angle-brackets",
+		Promise: promiseChatMarkup,
+		File:    "handlers/destination/expr_chat.go",
+		Edits: []Edit{{
+			Find:    `strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")`,
+			Replace: `strings.NewReplacer("&", "&amp;")`,
+		}},
+		Pkgs: []string{"./handlers/destination"},
+		Run:  "^TestChatEscapes$",
+	},
 }
