@@ -90,6 +90,11 @@ func classify(err error) (status int, code string) {
 			return fe.Code, CodeRequestTimeout
 		case http.StatusBadRequest:
 			return fe.Code, CodeBadRequest
+		case http.StatusBadGateway:
+			// Fiber's answer when the client's connection broke while its
+			// request was read: the client's doing, nobody reads it, and as a
+			// 4xx it is logged at the refusals' rate, not once a request.
+			return http.StatusBadRequest, CodeBadRequest
 		}
 		return http.StatusInternalServerError, CodeInternal
 	default:

@@ -247,6 +247,7 @@ func NewServer(cfg Config) (*Server, error) {
 		DisablePreParseMultipartForm: true,
 		ErrorHandler:                 s.errorHandler,
 	})
+	httpedge.Guard(s.app, cfg.MaxBodyBytes)
 	s.app.Get("/healthz", s.healthz)
 	s.app.Get("/readyz", s.readyz)
 	if !cfg.HealthOnly {

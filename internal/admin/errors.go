@@ -61,8 +61,13 @@ func classify(err error) (int, string, string) {
 		switch fe.Code {
 		case http.StatusNotFound:
 			return fe.Code, CodeNotFound, fe.Message
-		case http.StatusMethodNotAllowed, http.StatusBadRequest, http.StatusRequestEntityTooLarge:
+		case http.StatusMethodNotAllowed, http.StatusBadRequest, http.StatusRequestEntityTooLarge,
+			http.StatusUnsupportedMediaType, http.StatusRequestHeaderFieldsTooLarge, http.StatusRequestTimeout:
 			return fe.Code, CodeBadRequest, fe.Message
+		case http.StatusBadGateway:
+			// Fiber's answer when the client's connection broke while its
+			// request was read: the client's doing, and nobody reads it.
+			return http.StatusBadRequest, CodeBadRequest, "the connection broke while the request was read"
 		}
 		return http.StatusInternalServerError, CodeInternal, "internal error"
 	default:

@@ -85,8 +85,6 @@ func (s *Server) refuseForeignHost(c *fiber.Ctx) error {
 	if len(host) > maxShownHost {
 		host = host[:maxShownHost]
 	}
-	// The body is left unread: the connection cannot carry another request.
-	c.Context().SetConnectionClose()
 	return &apiError{http.StatusMisdirectedRequest, CodeHostNotAllowed, fmt.Sprintf(
 		"the admin listener does not answer to Host %q; if that name is yours, add it to admin.hosts (HOOKINBOX_ADMIN_HOSTS)", host)}
 }

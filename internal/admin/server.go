@@ -192,6 +192,7 @@ func NewServer(cfg Config) (*Server, error) {
 		IdleTimeout:                  120 * time.Second,
 		ErrorHandler:                 s.errorHandler,
 	})
+	httpedge.Guard(s.app, maxBodyBytes)
 	// /healthz says nothing a probe by service name should be refused.
 	s.app.Get("/healthz", func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "ok"}) })
 	s.app.Use(s.refuseForeignHost)

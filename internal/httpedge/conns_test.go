@@ -92,3 +92,36 @@ func TestAddressKeyTakesIPv6By64(t *testing.T) {
 	require.Equal(t, key("192.0.2.1"), key("::ffff:192.0.2.1"))
 	require.NotEqual(t, key("192.0.2.1"), key("192.0.2.2"))
 }
+
+// No limit per address (behind a proxy) keeps the whole listener's.
+func TestLimitPerAddressOffKeepsTheTotal(t *testing.T) {
+	t.Parallel()
+	addr, _ := serveHeld(t, Conns{Max: 2, PerAddress: -1})
+	_, s1 := dialFrom(t, addr, "127.0.0.1")
+	_, s2 := dialFrom(t, addr, "127.0.0.1")
+	_, s3 := dialFrom(t, addr, "127.0.0.1")
+	require.Equal(t, []int{0, 0, http.StatusServiceUnavailable}, []int{s1, s2, s3})
+}
+
+// An address whose connections all closed is forgotten: the table holds
+// only the addresses of connections open now.
+func TestLimitForgetsClosedAddresses(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	lim := Limit(ln, Conns{Max: 10, PerAddress: 2}).(*limitListener)
+	t.Cleanup(func() { lim.Close() })
+	for _, from := range []string{"127.0.0.1", "127.0.0.2", "127.0.0.3"} {
+		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}}
+		client, err := d.Dial("tcp", ln.Addr().String())
+		require.NoError(t, err)
+		t.Cleanup(func() { client.Close() })
+		conn, err := lim.Accept()
+		require.NoError(t, err)
+		require.NoError(t, conn.Close())
+	}
+	lim.mu.Lock()
+	defer lim.mu.Unlock()
+	require.Empty(t, lim.per)
+	require.Zero(t, lim.total)
+}
