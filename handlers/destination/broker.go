@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/hookinbox/hookinbox/internal/outbound"
 )
 
 // Kafka is a destination that publishes to a Kafka topic instead of
@@ -86,7 +88,7 @@ func (d Destination) validateBroker() error {
 		n := d.NATS
 		u, err := url.Parse(n.URL)
 		if err != nil || (u.Scheme != "nats" && u.Scheme != "tls") || u.Host == "" {
-			return fmt.Errorf("nats.url: %q is not a nats:// or tls:// URL", n.URL)
+			return fmt.Errorf("nats.url: %q is not a nats:// or tls:// URL", outbound.MaskURL(n.URL))
 		}
 		if n.Subject == "" || strings.HasPrefix(n.Subject, ".") || strings.HasSuffix(n.Subject, ".") || strings.Contains(n.Subject, "..") {
 			return fmt.Errorf("nats.subject: %q is not a subject (tokens separated by '.')", n.Subject)

@@ -60,6 +60,7 @@ func TestBrokerDestinationsAreChecked(t *testing.T) {
 		{"bad topic", destination.Destination{Kafka: &destination.Kafka{Brokers: []string{"k:1"}, Topic: "events/{source}"}}, `kafka.topic: "events/{source}": a topic name holds`},
 		{"bad key", destination.Destination{Kafka: &destination.Kafka{Brokers: []string{"k:1"}, Topic: "t", Key: "id"}}, `kafka.key: "id"`},
 		{"http nats url", destination.Destination{NATS: &destination.NATS{URL: "http://n", Subject: "s"}}, `nats.url: "http://n" is not a nats://`},
+		{"nats url with a password", destination.Destination{NATS: &destination.NATS{URL: "http://u:pa55@n/s3cret", Subject: "s"}}, `nats.url: "http://***@n/***" is not a nats://`},
 		{"wildcard subject", destination.Destination{NATS: &destination.NATS{URL: "nats://n:4222", Subject: "events.>"}}, `nats.subject: "events.>": no spaces`},
 		{"empty token", destination.Destination{NATS: &destination.NATS{URL: "nats://n:4222", Subject: "events..x"}}, `nats.subject: "events..x" is not a subject`},
 	}

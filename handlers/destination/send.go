@@ -79,7 +79,7 @@ func (s *Service) attempt(ctx context.Context, d *dest, send *loadedSend) respon
 	res := response{at: time.Now(), stale: stale, probe: send.probe}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.URL, bytes.NewReader(send.Payload))
 	if err != nil {
-		res.err = err
+		res.err = outbound.MaskError(err) // names the URL
 		return res
 	}
 	for k, v := range d.Header {

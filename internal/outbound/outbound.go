@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"regexp"
 	"strings"
 	"unicode/utf8"
 )
@@ -58,11 +57,14 @@ const masked = "***"
 // MaskURL returns raw with its credentials replaced by ***: the userinfo,
 // every query value and any query part without one (an api_key, a token, a
 // signature: a URL's query is where services put them, and the names alone
-// say enough to tell which URL it is), the fragment, and path segments
-// that look like tokens (Slack's and Discord's webhook URLs carry theirs in
-// the path). Text that does not parse as a URL is masked up to its last
-// '@' and from its first '?' or '#', so a malformed URL leaks no more than
-// a good one.
+// say enough to tell which URL it is), the fragment, and every path
+// segment. Slack's, Discord's and many a self-made webhook URL carry their
+// secret in the path, and no rule tells a token from a name
+// (/services/T0123ABCD/B0123ABCD/… or /hooks/s3cr3t-t0ken), so only the
+// scheme and host are kept: the destination's configured name says which
+// URL it is. Text that does not parse as a URL is masked up to its last
+// '@', from its first '?' or '#', and after the host, so a malformed URL
+// leaks no more than a good one.
 func MaskURL(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil || u.Opaque != "" {
@@ -77,7 +79,7 @@ func MaskURL(raw string) string {
 		u.Fragment, u.RawFragment = masked, ""
 	}
 	if p := maskPath(u.EscapedPath()); p != u.EscapedPath() {
-		// Masked in its escaped form: url.URL would escape the stars.
+		// Set in its escaped form: url.URL would escape the stars.
 		u.RawPath = p
 		u.Path, _ = url.PathUnescape(p)
 	}
@@ -98,10 +100,14 @@ func maskUnparsed(raw string) string {
 	if i := strings.LastIndex(rest, "@"); i >= 0 {
 		rest = masked + "@" + rest[i+1:]
 	}
+	tail := ""
 	if i := strings.IndexAny(rest, "?#"); i >= 0 {
-		rest = rest[:i+1] + masked
+		rest, tail = rest[:i], rest[i:i+1]+masked
 	}
-	return scheme + rest
+	if i := strings.Index(rest, "/"); i >= 0 {
+		rest = rest[:i] + maskPath(rest[i:])
+	}
+	return scheme + rest + tail
 }
 
 // maskQuery keeps each parameter's name and masks its value, in order
@@ -120,17 +126,11 @@ func maskQuery(q string) string {
 	return strings.Join(parts, "&")
 }
 
-// tokenSegment is a path segment that may be a credential: long, and made
-// of letters, digits, - and _.
-var tokenSegment = regexp.MustCompile(`^[A-Za-z0-9_-]{20,}$`)
-
-// maskPath masks the segments that look like tokens: tokenSegment, with
-// both a letter and a digit (so /webhooks/orders-fulfillment-events stays).
+// maskPath masks every non-empty segment of p, keeping the slashes.
 func maskPath(p string) string {
 	segs := strings.Split(p, "/")
 	for i, seg := range segs {
-		if tokenSegment.MatchString(seg) && strings.ContainsAny(seg, "0123456789") &&
-			strings.ContainsFunc(seg, func(r rune) bool { return r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' }) {
+		if seg != "" {
 			segs[i] = masked
 		}
 	}
