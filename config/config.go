@@ -267,6 +267,22 @@ type Admin struct {
 	// limit. Default to 256 and 64.
 	MaxConnections           int `yaml:"max_connections"`
 	MaxConnectionsPerAddress int `yaml:"max_connections_per_address"`
+
+	// SignIn slows token guessing per client address (docs/security.md,
+	// Sign-in limits).
+	SignIn SignIn `yaml:"sign_in"`
+}
+
+// SignIn bounds wrong admin tokens per client address: the connection's
+// address (no proxy header is trusted), an IPv6 client's /64.
+type SignIn struct {
+	// Burst is how many wrong tokens (Bearer, Basic or the /login form) an
+	// address may present before it gets 429 with Retry-After; a right
+	// token spends nothing. Defaults to 10.
+	Burst int `yaml:"burst"`
+	// Every is how often a slowed address gets one more try. Defaults to
+	// 1s.
+	Every Duration `yaml:"every"`
 }
 
 // Downstream holds the URLs the shipped handlers call. With either URL

@@ -42,6 +42,7 @@ sources:
 	require.Equal(t, 90*time.Second, cfg.Sources[1].Tolerance.Std())
 	require.Equal(t, DefaultAdminListen, cfg.Admin.Listen)
 	require.Equal(t, 24*time.Hour, cfg.Admin.IdempotencyTTL.Std())
+	require.Equal(t, SignIn{Burst: 10, Every: Duration(time.Second)}, cfg.Admin.SignIn)
 	require.Equal(t, 8*time.Millisecond, cfg.Ingest.BatchWindow.Std(), "ingest batching is on by default")
 	require.Equal(t, 200, cfg.Jobs.BatchSize)
 	require.Equal(t, DefaultLogDeliveriesPerSecond, *cfg.Log.DeliveriesPerSecond)
@@ -110,6 +111,8 @@ func TestParseErrorsNameTheKey(t *testing.T) {
 		{"negative delivery lines", "log: {deliveries_per_second: -1}", `log.deliveries_per_second: -1 (want 0`},
 		{"long ingest batch window", "ingest: {batch_window: 1s}", `ingest.batch_window: must be between 0 (no batching) and 100ms`},
 		{"zero jobs batch", "jobs: {batch_size: -1}", `jobs.batch_size: must be between 1 (no batching)`},
+		{"negative sign-in burst", "admin: {sign_in: {burst: -1}}", `admin.sign_in.burst: -1 (want 1 or more`},
+		{"sign-in every too long", "admin: {sign_in: {every: 2h}}", `admin.sign_in.every: 2h0m0s (want between 1ms and 1h)`},
 		{"bad standard secret", "sources: [{name: a, provider: standard, secrets: [\"whsec_!!notbase64\"]}]", `sources[0] (a).secrets:`},
 	}
 	for _, tc := range cases {

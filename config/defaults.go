@@ -29,6 +29,12 @@ func (c Config) WithDefaults() Config {
 	if c.Admin.IdempotencyTTL == 0 {
 		c.Admin.IdempotencyTTL = Duration(24 * time.Hour)
 	}
+	if c.Admin.SignIn.Burst == 0 {
+		c.Admin.SignIn.Burst = 10
+	}
+	if c.Admin.SignIn.Every == 0 {
+		c.Admin.SignIn.Every = Duration(time.Second)
+	}
 	r := &c.Retention
 	for d, def := range map[*Duration]time.Duration{
 		&r.Inbox: 30 * 24 * time.Hour, &r.IdempotencyKeys: 7 * 24 * time.Hour,

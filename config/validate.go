@@ -21,6 +21,12 @@ func (c Config) validate() error {
 			return fmt.Errorf("%s: %w", l.key, err)
 		}
 	}
+	if c.Admin.SignIn.Burst < 1 {
+		return fmt.Errorf("admin.sign_in.burst: %d (want 1 or more wrong tokens before an address is slowed)", c.Admin.SignIn.Burst)
+	}
+	if e := c.Admin.SignIn.Every.Std(); e < time.Millisecond || e > time.Hour {
+		return fmt.Errorf("admin.sign_in.every: %s (want between 1ms and 1h)", e)
+	}
 	if c.MaxBodyBytes < 0 {
 		return errors.New("max_body_bytes: must be positive")
 	}

@@ -44,15 +44,30 @@ func (s *Server) authenticate(c *fiber.Ctx) error {
 		c.Locals(authLocal, authNone)
 		return c.Next()
 	}
-	kind, ok := s.tokenIn(c.Get(fiber.HeaderAuthorization))
+	header := c.Get(fiber.HeaderAuthorization)
 	sess, hasSession := s.sessionOf(c)
-	if !ok {
-		if !hasSession {
-			c.Response().Header.Add(fiber.HeaderWWWAuthenticate, `Bearer realm="hookinbox admin"`)
-			c.Response().Header.Add(fiber.HeaderWWWAuthenticate, `Basic realm="hookinbox admin", charset="UTF-8"`)
-			return &apiError{http.StatusUnauthorized, CodeUnauthorized, "the admin token is missing or wrong (browsers: sign in at /login)"}
+	var kind authKind
+	var ok bool
+	switch {
+	case hasSession:
+		// A session is the token's already: a header beside it, right
+		// or wrong, is no guess.
+		if kind, ok = s.tokenIn(header); !ok {
+			kind = authCookie
 		}
-		kind = authCookie
+	case header == "":
+		// No token presented, no guess: a browser's first request.
+		return s.unauthorized(c)
+	default:
+		tried, err := s.signIns.try(c, signInVia(header))
+		if err != nil {
+			return err
+		}
+		if kind, ok = s.tokenIn(header); !ok {
+			s.signIns.failed(c, signInVia(header))
+			return s.unauthorized(c)
+		}
+		s.signIns.giveBack(tried)
 	}
 	// The caller's identity for idempotency scopes: tokens differ, scopes
 	// do; a session is its token's.
@@ -64,6 +79,13 @@ func (s *Server) authenticate(c *fiber.Ctx) error {
 		return c.Redirect(ownURL(c), http.StatusSeeOther)
 	}
 	return c.Next()
+}
+
+// unauthorized answers 401, offering both schemes.
+func (s *Server) unauthorized(c *fiber.Ctx) error {
+	c.Response().Header.Add(fiber.HeaderWWWAuthenticate, `Bearer realm="hookinbox admin"`)
+	c.Response().Header.Add(fiber.HeaderWWWAuthenticate, `Basic realm="hookinbox admin", charset="UTF-8"`)
+	return &apiError{http.StatusUnauthorized, CodeUnauthorized, "the admin token is missing or wrong (browsers: sign in at /login)"}
 }
 
 // tokenIn reports whether an Authorization header holds the admin token,

@@ -54,9 +54,12 @@ type errorDetail struct {
 func classify(err error) (int, string, string) {
 	var ae *apiError
 	var fe *fiber.Error
+	var st *signInThrottled
 	switch {
 	case errors.As(err, &ae):
 		return ae.status, ae.code, ae.message
+	case errors.As(err, &st):
+		return http.StatusTooManyRequests, CodeSignInThrottled, st.Error()
 	case errors.As(err, &fe):
 		switch fe.Code {
 		case http.StatusNotFound:

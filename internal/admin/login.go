@@ -49,10 +49,17 @@ func (s *Server) login(c *fiber.Ctx) error {
 	if s.cfg.Token == "" {
 		return c.Redirect(next, http.StatusSeeOther)
 	}
+	tried, err := s.signIns.try(c, "form")
+	if err != nil {
+		return s.renderLogin(c, http.StatusTooManyRequests, loginView{Next: next, Error: "Too many wrong tokens from this address: " +
+			"try again in " + c.GetRespHeader(fiber.HeaderRetryAfter) + " s."})
+	}
 	if !s.isToken(formField(c, "token")) {
+		s.signIns.failed(c, "form")
 		// No WWW-Authenticate: it would raise the Basic prompt over the form.
 		return s.renderLogin(c, http.StatusUnauthorized, loginView{Next: next, Error: "That is not the admin token."})
 	}
+	s.signIns.giveBack(tried)
 	s.startSession(c)
 	return c.Redirect(next, http.StatusSeeOther)
 }

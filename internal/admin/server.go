@@ -97,6 +97,21 @@ type Config struct {
 	// 429 and closed. Negative: no limit. Defaults to 64.
 	MaxConnectionsPerAddress int
 
+	// SignInBurst is how many wrong tokens a client address may present
+	// (Bearer, Basic or the /login form) before it is slowed to one try
+	// per SignInEvery; its right token gives its try back. Defaults to
+	// DefaultSignInBurst.
+	SignInBurst int
+
+	// SignInEvery is how often a slowed address gets one more try.
+	// Defaults to DefaultSignInEvery.
+	SignInEvery time.Duration
+
+	// SignInAddresses bounds the addresses the sign-in limit tracks at
+	// once; beyond it, the addresses left out share one limit (signin.go
+	// says why). Defaults to DefaultSignInAddresses.
+	SignInAddresses int
+
 	// Logger defaults to a discard logger.
 	Logger *slog.Logger
 }
@@ -121,6 +136,15 @@ func (c Config) WithDefaults() Config {
 	if c.SessionTTL == 0 {
 		c.SessionTTL = 12 * time.Hour
 	}
+	if c.SignInBurst == 0 {
+		c.SignInBurst = DefaultSignInBurst
+	}
+	if c.SignInEvery == 0 {
+		c.SignInEvery = DefaultSignInEvery
+	}
+	if c.SignInAddresses == 0 {
+		c.SignInAddresses = DefaultSignInAddresses
+	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -137,6 +161,9 @@ func (c Config) validate() error {
 	}
 	if c.Token == "" && !isLoopback(c.Listen) {
 		return ErrNoTokenOffLoopback
+	}
+	if c.SignInBurst < 1 || c.SignInEvery <= 0 || c.SignInAddresses < 1 {
+		return errors.New("admin: SignInBurst, SignInEvery and SignInAddresses must be positive")
 	}
 	for i, h := range c.Hosts {
 		if err := checkHostName(h); err != nil {
@@ -170,6 +197,7 @@ type Server struct {
 	key        []byte // signs sessions and CSRF tokens (session.go)
 	scope      string // the token holders' idempotency scope
 	hosts      hostAllow
+	signIns    *signInLimit
 }
 
 func NewServer(cfg Config) (*Server, error) {
@@ -178,7 +206,7 @@ func NewServer(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, logger: cfg.Logger, key: sessionKey(cfg.Token), scope: tokenScope(cfg.Token),
-		hosts: newHostAllow(cfg.Listen, cfg.Hosts)}
+		hosts: newHostAllow(cfg.Listen, cfg.Hosts), signIns: newSignInLimit(cfg)}
 	s.base, s.cancelBase = context.WithCancel(context.Background())
 	s.app = fiber.New(fiber.Config{
 		AppName:               "hookinbox-admin",

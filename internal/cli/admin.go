@@ -61,6 +61,7 @@ func newAdmin(ctx context.Context, cfg config.Config, pool *pgxpool.Pool, rc *ri
 		IdempotencyTTL: cfg.Admin.IdempotencyTTL.Std(), Metrics: m.Handler(), RiverUI: startOnFirstUse(ctx, ui, logger), Pprof: cfg.Admin.Pprof,
 		Redeliver: map[string]admin.Recovery{}, Reconcile: map[string]admin.Recovery{}, Logger: logger, Destinations: dests,
 		Hosts: cfg.Admin.Hosts, MaxConnections: cfg.Admin.MaxConnections, MaxConnectionsPerAddress: cfg.Admin.MaxConnectionsPerAddress,
+		SignInBurst: cfg.Admin.SignIn.Burst, SignInEvery: cfg.Admin.SignIn.Every.Std(),
 	}
 	for _, s := range cfg.Sources {
 		ac.Sources = append(ac.Sources, s.Name)
