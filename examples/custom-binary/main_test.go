@@ -43,7 +43,7 @@ listen: %q
 database_url: %q
 sources:
   - {name: github, provider: github, secrets: ["gh-secret"]}
-admin: {listen: %q, token: "admin-token"}
+admin: {listen: %q, token: "custom-binary-admin-token"}
 app:
   chat_url: "%s/chat"
 `, listen, dbURL, adminAddr, chat.URL)), 0o600))

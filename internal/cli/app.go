@@ -150,6 +150,11 @@ func newApp(ac AppConfig) (*App, error) {
 	if ac.Stderr == nil {
 		ac.Stderr = os.Stderr
 	}
+	if why := admin.WeakToken(ac.Config.Admin.Token); why != "" {
+		return nil, fmt.Errorf("admin.token (HOOKINBOX_ADMIN_TOKEN) %s: anyone who can reach the admin listener could guess it; "+
+			"run \"%s init\" for a config with a generated token, or set %d or more random characters (openssl rand -hex 32)",
+			why, commandName(), admin.MinTokenLength)
+	}
 	// Files that clash can never be applied: stop now rather than retry.
 	migs := migrations.Options{App: ac.Extensions.Migrations}
 	if err := migrations.Validate(migs); err != nil {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -134,4 +135,26 @@ func TestInitConfigServes(t *testing.T) {
 	require.Equal(t, 0, code, "the admin commands read the token init wrote: %s", out)
 	require.Contains(t, out, "issues")
 	require.Contains(t, out, "invoice.paid")
+}
+
+// serve refuses an admin token anyone could guess, before it touches the
+// database, and says which setting to change and how to get a good one.
+func TestServeRefusesAWeakAdminToken(t *testing.T) {
+	t.Parallel()
+	dbURL := testdb.URL(t)
+	for _, tok := range []string{"change-me", "short-token-15c", "CHANGE-ME-then-some-more", strings.Repeat("x", 32)} {
+		b := setupEnv(t, dbURL, map[string]string{"HOOKINBOX_ADMIN_TOKEN": tok})
+		// Bounded: a serve that accepts the token runs until cancelled.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		code := run(ctx, []string{"serve", "--config", b.configPath}, b.env)
+		cancel()
+		out := b.stderr.String()
+		require.Equal(t, 1, code, "%s: %s", tok, out)
+		require.Contains(t, out, "admin.token (HOOKINBOX_ADMIN_TOKEN)", tok)
+		require.Contains(t, out, " init\" for a config with a generated token", tok)
+		require.NotContains(t, out, tok, "the error does not repeat the token")
+		require.Equal(t, 1, strings.Count(strings.TrimSpace(out), "\n")+1, "the error is all serve said: nothing started\n%s", out)
+	}
+	b := setupEnv(t, dbURL, map[string]string{"HOOKINBOX_ADMIN_TOKEN": "a-token-16-chars"})
+	b.serve(t)
 }
