@@ -76,4 +76,15 @@ var edgeAdminMutations = []Mutation{
 		Pkgs: []string{"./internal/admin"},
 		Run:  signInTests,
 	},
+	{
+		Name:    "framing-allowed",
+		Promise: promiseCrossSite,
+		File:    "internal/admin/server.go",
+		Edits: []Edit{{
+			Find:    "\ts.app.Use(forbidFraming)\n",
+			Replace: "",
+		}},
+		Pkgs: []string{"./internal/admin"},
+		Run:  "^TestEveryAnswerForbidsFraming$",
+	},
 }

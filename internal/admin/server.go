@@ -221,6 +221,8 @@ func NewServer(cfg Config) (*Server, error) {
 		ErrorHandler:                 s.errorHandler,
 	})
 	httpedge.Guard(s.app, maxBodyBytes)
+
+	s.app.Use(forbidFraming)
 	// /healthz says nothing a probe by service name should be refused.
 	s.app.Get("/healthz", func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "ok"}) })
 	s.app.Use(s.refuseForeignHost)
@@ -310,3 +312,14 @@ func (s *Server) Shutdown(ctx context.Context) error {
 }
 
 func bytesReader(b []byte) *bytes.Reader { return bytes.NewReader(b) }
+
+// forbidFraming keeps every answer of the listener (pages, the API, River
+// UI, errors and refusals) out of other sites' frames, where a page could
+// overlay a signed-in operator's clicks (clickjacking). Set before the
+// handler runs, so an error's answer carries it too; a page that sets its
+// own policy (the console's) names frame-ancestors itself.
+func forbidFraming(c *fiber.Ctx) error {
+	c.Set(fiber.HeaderXFrameOptions, "DENY")
+	c.Set(fiber.HeaderContentSecurityPolicy, "frame-ancestors 'none'")
+	return c.Next()
+}
