@@ -366,3 +366,51 @@ func TestRebalanceRecordsEveryMessageOnce(t *testing.T) {
 	require.Equal(t, n, jobs)
 	require.Equal(t, int64(n), first.Load()+second.Load(), "each message accepted by exactly one of them")
 }
+
+// A clean stop while the inbox refuses writes commits no offset, whether
+// it comes between two attempts at the batch or during one that then
+// fails: the batch was never stored, so the group's next reader gets it,
+// and records every message once the inbox takes writes again.
+func TestStopDuringADatabaseOutageCommitsNothing(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name     string
+		attempt  string // the refusing trigger's body after counting the attempt
+		attempts int64  // attempts made before the stop
+	}{
+		{name: "between attempts", attempt: `RAISE EXCEPTION 'inbox unavailable';`, attempts: 2},
+		{name: "during an attempt", attempt: `PERFORM pg_sleep(1); RAISE EXCEPTION 'inbox unavailable';`, attempts: 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t)
+			ctx := context.Background()
+			// A sequence counts the attempts: nextval outlives the
+			// transaction the trigger fails.
+			_, err := b.pool.Exec(ctx, `CREATE SEQUENCE attempts;
+				CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS
+				$$ BEGIN PERFORM nextval('attempts'); `+tc.attempt+` END $$;
+				CREATE TRIGGER refuse BEFORE INSERT ON inbox FOR EACH STATEMENT EXECUTE FUNCTION refuse();`)
+			require.NoError(t, err)
+			b.produce(t, ids("stop", 6)...)
+			stop := b.consumer(t, "header:event_id")
+			require.Eventually(t, func() bool {
+				var n int64
+				require.NoError(t, b.pool.QueryRow(ctx, `SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM attempts`).Scan(&n))
+				return n >= tc.attempts
+			}, 20*time.Second, 10*time.Millisecond)
+			stop()
+			require.Zero(t, b.committed(t), "an offset moved though nothing was stored")
+			rows, _ := b.stored(t)
+			require.Zero(t, rows)
+
+			_, err = b.pool.Exec(ctx, `DROP TRIGGER refuse ON inbox`)
+			require.NoError(t, err)
+			b.consumer(t, "header:event_id")
+			require.Eventually(t, func() bool { return b.committed(t) == 6 }, 20*time.Second, 50*time.Millisecond)
+			rows, jobs := b.stored(t)
+			require.Equal(t, 6, rows, "the next reader got every message")
+			require.Equal(t, 6, jobs)
+		})
+	}
+}
