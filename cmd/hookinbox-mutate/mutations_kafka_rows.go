@@ -17,4 +17,83 @@ var kafkaRowMutations = []Mutation{
 		Pkgs: []string{"./ingest/kafka"},
 		Run:  "^TestStopDuringADatabaseOutageCommitsNothing$",
 	},
+	{
+		Name:    "kafka-redact-header-case",
+		Promise: promiseSecrets,
+		File:    "ingest/kafka/message.go",
+		// A message's header name is looked up as the producer spelled
+		// it: "X-Api-Key" is stored, "x-api-key" is not.
+		Edits: []Edit{{
+			Find:    "		if redacted[strings.ToLower(kh.Key)] {",
+			Replace: "		if redacted[kh.Key] {",
+		}},
+		Pkgs: []string{"./ingest/kafka"},
+		Run:  "^TestRedactedHeadersAreDroppedInAnyCase$",
+	},
+	{
+		Name:    "kafka-redact-config-case",
+		Promise: promiseSecrets,
+		File:    "ingest/kafka/consumer.go",
+		// redact_headers is kept as configured: a name with a capital
+		// letter in it matches no header.
+		Edits: []Edit{{
+			Find:    "		redacted[strings.ToLower(name)] = true",
+			Replace: "		redacted[strings.TrimSpace(name)] = true",
+		}},
+		Pkgs: []string{"./ingest/kafka"},
+		Run:  "^TestRedactedHeadersAreDroppedInAnyCase$",
+	},
+	{
+		Name:    "kafka-id-header-case",
+		Promise: promiseDuplicate,
+		File:    "ingest/kafka/message.go",
+		// The delivery id header is matched as configured only: an
+		// event sent again under "Event_ID" falls back to its offset id,
+		// a second delivery.
+		Edits: []Edit{{
+			Find:    "		if strings.EqualFold(h.Key, name) {",
+			Replace: "		if h.Key == name {",
+		}},
+		Pkgs: []string{"./ingest/kafka"},
+		Run:  "^TestDeliveryIDAndTypeHeadersMatchInAnyCase$",
+	},
+	{
+		Name:    "kafka-acks-leader-only",
+		Promise: promiseSendOnce,
+		File:    "handlers/destination/broker_kafka.go",
+		// The leader's word is enough, and a retry is a new message: a
+		// send recorded succeeded may be lost with its leader.
+		Edits: []Edit{{
+			Find:    "		kgo.RequiredAcks(kgo.AllISRAcks()),",
+			Replace: "		kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite(),",
+		}},
+		Pkgs: []string{"./handlers/destination"},
+		Run:  "^TestKafkaPublisherWaitsForReplicasAndRetriesIdempotently$",
+	},
+	{
+		Name:    "kafka-producer-not-idempotent",
+		Promise: promiseSendOnce,
+		File:    "handlers/destination/broker_kafka.go",
+		// Acks from every replica, but a retry of a produce the broker
+		// stored is stored again.
+		Edits: []Edit{{
+			Find:    "		kgo.RequiredAcks(kgo.AllISRAcks()),",
+			Replace: "		kgo.RequiredAcks(kgo.AllISRAcks()), kgo.DisableIdempotentWrite(),",
+		}},
+		Pkgs: []string{"./handlers/destination"},
+		Run:  "^TestKafkaPublisherWaitsForReplicasAndRetriesIdempotently$",
+	},
+	{
+		Name:    "kafka-default-key-delivery",
+		Promise: promiseOrderedSends,
+		File:    "handlers/destination/broker.go",
+		// A destination that leaves kafka.key out keys its messages by
+		// delivery id: one resource's events spread over partitions.
+		Edits: []Edit{{
+			Find:    `d.Kafka.Key == "delivery"`,
+			Replace: `d.Kafka.Key != "resource"`,
+		}},
+		Pkgs: []string{"./handlers/destination"},
+		Run:  "^TestKafkaDestinationKeepsEachResourcesOrderInItsPartition$",
+	},
 }

@@ -1,6 +1,7 @@
 package destination_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -43,14 +44,27 @@ func readTopic(t *testing.T, brokers []string, topic string, n int) []*kgo.Recor
 	return recs
 }
 
-// An ordered route to a Kafka topic keyed by resource puts each resource's
-// events in one partition, one at a time in the order they were
-// processed: one processed after a newer one of its resource arrives
-// after it, marked Hookinbox-Stale, never before it unmarked.
+// An ordered route to a Kafka topic keyed by resource, as it is by
+// default, puts each resource's events in one partition, one at a time in
+// the order they were processed: one processed after a newer one of its
+// resource arrives after it, marked Hookinbox-Stale, never before it
+// unmarked.
 func TestKafkaDestinationKeepsEachResourcesOrderInItsPartition(t *testing.T) {
 	t.Parallel()
+	for _, key := range []string{"resource", ""} {
+		t.Run("key "+cmp.Or(key, "by default"), func(t *testing.T) {
+			t.Parallel()
+			kafkaOrdered(t, key)
+		})
+	}
+}
+
+func kafkaOrdered(t *testing.T, key string) {
 	cluster := brokertest.Kafka(t, 3, "events")
-	b := setupWith(t, setupOpts{dest: kafkaDest(cluster.ListenAddrs(), "events"), route: func(r *destination.Route) { r.Ordered = true }})
+	b := setupWith(t, setupOpts{route: func(r *destination.Route) { r.Ordered = true }, dest: func(d *destination.Destination) {
+		kafkaDest(cluster.ListenAddrs(), "events")(d)
+		d.Kafka.Key = key
+	}})
 	start := time.Now().Add(-time.Hour)
 	var ids []string
 	for i := range 6 {

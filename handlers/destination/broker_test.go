@@ -2,12 +2,16 @@ package destination
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/hookinbox/hookinbox/internal/brokertest"
 )
@@ -65,6 +69,61 @@ func TestKafkaPublisherMissingTopicFails(t *testing.T) {
 	defer cancel()
 	_, err = p.publish(ctx, brokerMessageFor(brokerSend(), "nowhere", false, "application/json", kafkaTopicRune))
 	require.ErrorContains(t, err, "kafka topic nowhere")
+}
+
+// A Kafka destination produces with acks from every in-sync replica and
+// idempotently, on a cluster of three brokers: a send the leader stored
+// but could not replicate in time (NOT_ENOUGH_REPLICAS_AFTER_APPEND) is
+// not recorded succeeded on the leader's word, and the retry that follows
+// is dropped by the broker as the producer's repeat, never stored twice.
+func TestKafkaPublisherWaitsForReplicasAndRetriesIdempotently(t *testing.T) {
+	t.Parallel()
+	cluster, err := kfake.NewCluster(kfake.NumBrokers(3), kfake.SeedTopics(3, "events"))
+	require.NoError(t, err)
+	t.Cleanup(cluster.Close)
+	var mu sync.Mutex
+	var acks []int16
+	var producers []int64
+	cluster.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Count: -1, Observe: true, When: func(req kmsg.Request) bool {
+		p := req.(*kmsg.ProduceRequest)
+		mu.Lock()
+		defer mu.Unlock()
+		acks = append(acks, p.Acks)
+		for _, rt := range p.Topics {
+			for _, rp := range rt.Partitions {
+				var b kmsg.RecordBatch
+				if b.ReadFrom(rp.Records) == nil {
+					producers = append(producers, b.ProducerID)
+				}
+			}
+		}
+		return true
+	}})
+	notReplicated := cluster.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Topic: "events", Err: kerr.NotEnoughReplicasAfterAppend})
+
+	p, err := newKafkaPublisher(&Kafka{Brokers: cluster.ListenAddrs(), Topic: "events"})
+	require.NoError(t, err)
+	defer p.close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err = p.publish(ctx, brokerMessageFor(brokerSend(), "events", false, "application/json", kafkaTopicRune))
+	require.NoError(t, err)
+	require.Equal(t, 1, notReplicated.Hits(), "the first produce was stored but not replicated")
+
+	var stored int64
+	for _, pi := range cluster.PartitionInfos("events") {
+		stored += pi.HighWatermark
+	}
+	require.Equal(t, int64(1), stored, "the retry was dropped as the producer's repeat")
+	mu.Lock()
+	defer mu.Unlock()
+	require.GreaterOrEqual(t, len(acks), 2, "produced, then retried")
+	for i := range acks {
+		require.Equal(t, int16(-1), acks[i], "produce %d: acks from every in-sync replica", i)
+	}
+	for i := range producers {
+		require.GreaterOrEqual(t, producers[i], int64(0), "produce %d: idempotent, under a producer id", i)
+	}
 }
 
 // JetStream keeps one message per webhook-id inside its duplicate window:

@@ -67,7 +67,7 @@ func (b *bundle) counted(t *testing.T, deliveryID string, accepted *atomic.Int64
 	}
 	c, err := kafka.New(kafka.Config{Source: "orders", Brokers: b.cluster.ListenAddrs(), Topics: []string{topic},
 		Group: b.group, DeliveryID: deliveryID, EventType: "header:type", Start: "earliest",
-		Inbox: b.inbox, Pool: b.pool, Observe: observe, ObserveBatch: b.observeBatch, RedactHeaders: []string{"X-Api-Key"},
+		Inbox: b.inbox, Pool: b.pool, Observe: observe, ObserveBatch: b.observeBatch, RedactHeaders: []string{"X-Api-Key", "X-SIGNING-SECRET"},
 		ClientOptions: []kgo.Opt{kgo.FetchMaxWait(200 * time.Millisecond)}})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
