@@ -26,7 +26,9 @@ type KafkaSource struct {
 	// produced twice is one delivery), "key" (the message key), or
 	// "offset" (topic/partition/offset: only the broker's redeliveries are
 	// duplicates). Defaults to offset. A message without the named header
-	// or key is recorded under its offset, with a warning.
+	// or key is recorded under its offset, with a warning; a header or key
+	// id shaped as an offset id, or beginning with "~", is stored with a
+	// "~" in front, so that no producer takes another message's offset id.
 	DeliveryID string `yaml:"delivery_id"`
 	// EventType is where a message's event type is: "header:NAME" or
 	// "topic". Defaults to topic; a message without the header takes its

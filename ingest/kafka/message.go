@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"net/http"
+	"regexp"
 	"strconv"
 	"strings"
 	"unicode"
@@ -66,15 +67,19 @@ func (c *Consumer) delivery(r *kgo.Record) ingest.Delivery {
 	id := offsetID
 	switch {
 	case c.from.idFromKey:
-		id = c.name(r, "key", string(r.Key), offsetID)
+		if v, ok := c.name(r, "key", string(r.Key), offsetID); ok {
+			id = producerID(v)
+		}
 	case c.from.idHeader != "":
 		v, _ := header(r, c.from.idHeader)
-		id = c.name(r, "delivery id header "+c.from.idHeader, v, offsetID)
+		if v, ok := c.name(r, "delivery id header "+c.from.idHeader, v, offsetID); ok {
+			id = producerID(v)
+		}
 	}
 	eventType := r.Topic
 	if c.from.typeHeader != "" {
 		v, _ := header(r, c.from.typeHeader)
-		eventType = c.name(r, "event type header "+c.from.typeHeader, v, r.Topic)
+		eventType, _ = c.name(r, "event type header "+c.from.typeHeader, v, r.Topic)
 	}
 	payload := r.Value
 	if payload == nil {
@@ -84,14 +89,34 @@ func (c *Consumer) delivery(r *kgo.Record) ingest.Delivery {
 		Headers: headers(r, c.redacted), Payload: payload, Origin: Origin}
 }
 
-// name returns v if it can be a delivery id or event type, else fallback.
-func (c *Consumer) name(r *kgo.Record, what, v, fallback string) string {
+// name returns v, true if it can be a delivery id or event type, else
+// fallback, false.
+func (c *Consumer) name(r *kgo.Record, what, v, fallback string) (string, bool) {
 	if v != "" && len(v) <= maxNameBytes && utf8.ValidString(v) && strings.IndexFunc(v, unicode.IsControl) < 0 {
-		return v
+		return v, true
 	}
 	c.cfg.Logger.Warn("kafka message has no usable "+what+"; using "+fallback,
 		"topic", r.Topic, "partition", r.Partition, "offset", r.Offset, "length", len(v))
-	return fallback
+	return fallback, false
+}
+
+// offsetShaped is what an offset id looks like: a topic name (a-z, A-Z,
+// 0-9, '.', '_', '-'), a partition and an offset.
+var offsetShaped = regexp.MustCompile(`^[a-zA-Z0-9._-]+/[0-9]+/[0-9]+$`)
+
+// producerID is the delivery id of a header or key id v. Offset ids
+// (the fallback of a message without a usable one) and producers' ids
+// share the source's namespace, so a producer's id never takes an offset
+// id's shape: one that has it, or that begins with "~", is stored with a
+// "~" in front. A producer sending "orders/0/7" would otherwise pre-empt
+// the message at that offset, which would become a conflict, never
+// processed; and "~" keeps the mapping one to one, as a topic name holds
+// no "~".
+func producerID(v string) string {
+	if offsetShaped.MatchString(v) || strings.HasPrefix(v, "~") {
+		return "~" + v
+	}
+	return v
 }
 
 // header returns the value of the message's first header named name,
