@@ -46,7 +46,8 @@ type Config struct {
 	DataDir string `yaml:"data_dir"`
 
 	// MaxBodyBytes bounds a webhook body; larger ones get 413 and nothing is
-	// stored. Defaults to 5 MiB.
+	// stored. A Kafka message's value is bounded too: a larger one is not
+	// stored, logged and counted, and its offset moves on. Defaults to 5 MiB.
 	MaxBodyBytes int `yaml:"max_body_bytes"`
 
 	// ReadTimeout bounds reading one request, headers and body, so a client

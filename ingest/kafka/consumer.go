@@ -29,6 +29,7 @@ const Origin = "kafka"
 const (
 	DefaultMaxPollRecords = 500
 	DefaultDrainTimeout   = 10 * time.Second
+	DefaultMaxBodyBytes   = 5 << 20
 )
 
 // Config is one Kafka source.
@@ -63,12 +64,19 @@ type Config struct {
 	// DrainTimeout bounds the recording and the offset commit of the batch
 	// in hand when Run's context ends. Defaults to DefaultDrainTimeout.
 	DrainTimeout time.Duration
+	// MaxBodyBytes bounds a message's value, as max_body_bytes bounds a
+	// webhook's body. A larger message is not stored: it is logged with
+	// where it is, reported to Observe as payload_too_large, and its
+	// offset moves with its batch's, so that it holds up nothing behind
+	// it. Defaults to DefaultMaxBodyBytes.
+	MaxBodyBytes int
 
 	// Inbox records the deliveries, in transactions on Pool.
 	Inbox *ingest.Inbox
 	Pool  *pgxpool.Pool
 	// Observe, if set, is told each delivery's outcome (accepted,
-	// duplicate, conflict) and how long its batch took to record.
+	// duplicate, conflict, payload_too_large) and how long its batch took
+	// to record.
 	Observe func(source, outcome string, d time.Duration)
 	// ObserveBatch, if set, is told after each committed batch how many
 	// of its messages came from each partition, and the partition's lag:
@@ -106,6 +114,9 @@ func New(cfg Config) (*Consumer, error) {
 	}
 	if cfg.DrainTimeout <= 0 {
 		cfg.DrainTimeout = DefaultDrainTimeout
+	}
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = DefaultMaxBodyBytes
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -231,11 +242,17 @@ func (c *Consumer) observeBatch(fetches kgo.Fetches) {
 
 // recordAndCommit records recs until it succeeds, then commits their
 // offsets. It gives up, committing nothing, only if ctx ends between two
-// attempts.
+// attempts. A message over MaxBodyBytes is left out, and told once its
+// batch is stored.
 func (c *Consumer) recordAndCommit(ctx context.Context, recs []*kgo.Record) error {
-	ds := make([]ingest.Delivery, len(recs))
-	for i, r := range recs {
-		ds[i] = c.delivery(r)
+	ds := make([]ingest.Delivery, 0, len(recs))
+	var tooLarge []*kgo.Record
+	for _, r := range recs {
+		if len(r.Value) > c.cfg.MaxBodyBytes {
+			tooLarge = append(tooLarge, r)
+			continue
+		}
+		ds = append(ds, c.delivery(r))
 	}
 	delay := 500 * time.Millisecond
 	for {
@@ -252,8 +269,22 @@ func (c *Consumer) recordAndCommit(ctx context.Context, recs []*kgo.Record) erro
 		}
 		delay = min(delay*2, 15*time.Second)
 	}
+	c.skipped(tooLarge)
 	c.commit(ctx)
 	return nil
+}
+
+// skipped tells of the messages left out of a stored batch as too large:
+// the log says where each is, for an operator to read it from the topic
+// while the topic keeps it.
+func (c *Consumer) skipped(tooLarge []*kgo.Record) {
+	for _, r := range tooLarge {
+		c.cfg.Logger.Warn("kafka message over max_body_bytes not stored; its offset moves with its batch's",
+			"topic", r.Topic, "partition", r.Partition, "offset", r.Offset, "bytes", len(r.Value), "max_body_bytes", c.cfg.MaxBodyBytes)
+		if c.cfg.Observe != nil {
+			c.cfg.Observe(c.cfg.Source, ingest.CodePayloadTooLarge, 0)
+		}
+	}
 }
 
 // detached is a context that outlives ctx by DrainTimeout at most, so a
@@ -266,6 +297,9 @@ func (c *Consumer) detached(ctx context.Context) (context.Context, context.Cance
 // conflicts it found (a delivery id already stored with another payload)
 // for an operator to compare.
 func (c *Consumer) record(ctx context.Context, ds []ingest.Delivery) error {
+	if len(ds) == 0 {
+		return nil // every message was too large
+	}
 	start := time.Now()
 	rctx, cancel := c.detached(ctx)
 	defer cancel()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -33,10 +34,13 @@ type bundle struct {
 	pool    *pgxpool.Pool
 	inbox   *ingest.Inbox
 	group   string
+	maxBody int          // Config.MaxBodyBytes; zero: the default
+	logger  *slog.Logger // nil: slog.Default()
 
-	mu   sync.Mutex
-	read int             // messages in committed batches (ObserveBatch)
-	lag  map[int32]int64 // each partition's last reported lag
+	mu       sync.Mutex
+	read     int             // messages in committed batches (ObserveBatch)
+	lag      map[int32]int64 // each partition's last reported lag
+	outcomes map[string]int  // Observe's outcomes
 }
 
 // setup starts a Kafka-protocol cluster on a real port (kfake, two
@@ -64,9 +68,16 @@ func (b *bundle) counted(t *testing.T, deliveryID string, accepted *atomic.Int64
 		if outcome == string(ingest.OutcomeAccepted) {
 			accepted.Add(1)
 		}
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		if b.outcomes == nil {
+			b.outcomes = map[string]int{}
+		}
+		b.outcomes[outcome]++
 	}
 	c, err := kafka.New(kafka.Config{Source: "orders", Brokers: b.cluster.ListenAddrs(), Topics: []string{topic},
 		Group: b.group, DeliveryID: deliveryID, EventType: "header:type", Start: "earliest",
+		MaxBodyBytes: b.maxBody, Logger: b.logger,
 		Inbox: b.inbox, Pool: b.pool, Observe: observe, ObserveBatch: b.observeBatch, RedactHeaders: []string{"X-Api-Key", "X-SIGNING-SECRET"},
 		ClientOptions: []kgo.Opt{kgo.FetchMaxWait(200 * time.Millisecond)}})
 	require.NoError(t, err)
