@@ -86,14 +86,16 @@ type Source struct {
 	// it that a late retry of a deleted delivery is processed as new.
 	AllowShortRetention bool `yaml:"allow_short_retention"`
 
-	// BodyDedup makes a body the source already sent under the same event
-	// type a duplicate whatever its delivery id (200 "duplicate", with
-	// "duplicate_of"), while the inbox keeps the first. Defaults to true
-	// for providers whose signature does not cover the delivery id (github,
-	// gitlab, shopify, razorpay, bitbucket, twilio, linear; an hmac scheme
-	// that does not sign it), whose captured requests anyone could post
-	// again under a fresh id, and to false for the others. Set false for a
-	// sender that sends identical bodies as distinct events.
+	// BodyDedup makes a body the source already sent a duplicate whatever
+	// its delivery id (200 "duplicate", with "duplicate_of"), while the
+	// inbox keeps the first; the event type tells bodies apart only where
+	// it is signed, and for shopify and bitbucket (DedupBodiesByType).
+	// Defaults to true for providers whose signature does not cover the
+	// delivery id (github, gitlab, shopify, razorpay, bitbucket, twilio,
+	// linear; an hmac scheme that does not sign it), whose captured
+	// requests anyone could post again under a fresh id, and to false for
+	// the others. Set false for a sender that sends identical bodies as
+	// distinct events.
 	BodyDedup *bool `yaml:"body_dedup"`
 
 	// RedactHeaders are request headers that verification may read but
@@ -128,7 +130,7 @@ func (s Source) VerifyConfig() verify.Config {
 }
 
 // DedupBodies says whether ingest treats a body the source already sent
-// under the same event type as a duplicate (BodyDedup).
+// as a duplicate (BodyDedup).
 func (s Source) DedupBodies() bool {
 	if s.BodyDedup != nil {
 		return *s.BodyDedup
@@ -137,6 +139,12 @@ func (s Source) DedupBodies() bool {
 		return false // the broker's redeliveries carry their id
 	}
 	return verify.SignatureCovers(s.Provider, s.HMAC).ReplayableUnderNewID()
+}
+
+// DedupBodiesByType says whether body dedup compares the event type too
+// (verify.DedupBodyByType).
+func (s Source) DedupBodiesByType() bool {
+	return verify.DedupBodyByType(s.Provider, s.HMAC)
 }
 
 // Source returns the named source.

@@ -31,7 +31,8 @@ func dedupSources(t *testing.T) []ingest.Source {
 		}
 		v, err := verify.New(verify.Config{Provider: p, Secrets: []string{secret}})
 		require.NoError(t, err, p)
-		out = append(out, ingest.Source{Name: "dedup-" + p, Provider: p, Verifier: v, DedupBodies: true})
+		out = append(out, ingest.Source{Name: "dedup-" + p, Provider: p, Verifier: v, DedupBodies: true,
+			DedupBodiesByType: verify.DedupBodyByType(p, nil)})
 	}
 	return out
 }
@@ -66,8 +67,9 @@ func withFreshID(h http.Header, id, fresh string) http.Header {
 
 // A captured request of a sender that signs neither its id nor a time,
 // posted again under a fresh id, is a duplicate of the original: 200,
-// "duplicate_of" it, one row. Another event type with the same body, or a
-// source that does not dedupe bodies, stores a new delivery.
+// "duplicate_of" it, one row. Shopify's same body under another topic
+// (orders/create, then orders/updated), or a source that does not dedupe
+// bodies, stores a new delivery.
 func TestBodyReplayedUnderAFreshIDIsADuplicate(t *testing.T) {
 	t.Parallel()
 	forModes(t, func(t *testing.T, opts setupOpts) {
@@ -88,15 +90,49 @@ func TestBodyReplayedUnderAFreshIDIsADuplicate(t *testing.T) {
 		}
 		require.Equal(t, len(replayableProviders), b.counts(t).inbox)
 
-		// The same body under another event type is another event.
-		h := capture(t, "github", "dlv-other-type", body)
-		h.Set("X-GitHub-Event", "push")
-		require.Equal(t, http.StatusAccepted, b.post(t, "/webhooks/dedup-github", body, h).status)
+		// Shopify sends one body under several topics: another topic is
+		// another event.
+		h := capture(t, "shopify", "dlv-other-type", body)
+		h.Set("X-Shopify-Topic", "orders/updated")
+		require.Equal(t, http.StatusAccepted, b.post(t, "/webhooks/dedup-shopify", body, h).status)
 		// A source that does not dedupe bodies takes the fresh id as new.
 		h = capture(t, "shopify", "dlv-plain-1", body)
 		require.Equal(t, http.StatusAccepted, b.post(t, "/webhooks/shopify", body, h).status)
 		require.Equal(t, http.StatusAccepted, b.post(t, "/webhooks/shopify", body, withFreshID(h, "dlv-plain-1", "dlv-plain-2")).status)
 		require.Equal(t, len(replayableProviders)+3, b.counts(t).inbox)
+	})
+}
+
+// The event type of GitHub and GitLab is an unsigned header: a captured
+// request replayed under fresh ids and event types of the replayer's
+// choosing is the original event still, a duplicate that stores and
+// enqueues nothing (a route taking every event would otherwise send each
+// copy on under a webhook-id of its own).
+func TestBodyReplayedUnderAnotherUnsignedTypeIsADuplicate(t *testing.T) {
+	t.Parallel()
+	forModes(t, func(t *testing.T, opts setupOpts) {
+		opts.sources = dedupSources(t)
+		b := setupWith(t, opts)
+		body := []byte(`{"action":"created","deployment_status":{"id":42,"state":"success"}}`)
+		for p, typeHeader := range map[string]string{"github": "X-GitHub-Event", "gitlab": "X-Gitlab-Event"} {
+			require.False(t, verify.DedupBodyByType(p, nil), p)
+			path := "/webhooks/dedup-" + p
+			h := capture(t, p, "dlv-orig-"+p, body)
+			h.Set(typeHeader, "deployment_status")
+			first := b.post(t, path, body, h)
+			require.Equal(t, http.StatusAccepted, first.status, "%s: %s", p, first.raw)
+			before := b.counts(t)
+			for i, typ := range []string{"deployment", "x-replay-1", "x-replay-2"} {
+				replay := withFreshID(h, "dlv-orig-"+p, fmt.Sprintf("dlv-fresh-%s-%d", p, i))
+				replay.Set(typeHeader, typ)
+				got := b.post(t, path, body, replay)
+				require.Equal(t, http.StatusOK, got.status, "%s %s: %s", p, typ, got.raw)
+				require.Equal(t, "duplicate", got.Status, p)
+				require.Equal(t, first.ID, got.ID, p)
+				require.Contains(t, string(got.raw), fmt.Sprintf(`"duplicate_of":%q`, first.DeliveryID), p)
+			}
+			require.Equal(t, before, b.counts(t), "%s: nothing stored, nothing enqueued", p)
+		}
 	})
 }
 

@@ -64,11 +64,14 @@ type Delivery struct {
 	// attempts (verify.Volatile): a body that differs from the stored one
 	// only there is a duplicate, not a conflict.
 	Volatile []string
-	// DedupBody makes a body already stored for the source under the same
-	// event type a duplicate, whatever its delivery id: for senders that
-	// sign neither their id nor a time (verify.Covered), whose captured
-	// requests anyone could post again under a fresh id.
+	// DedupBody makes a body already stored for the source a duplicate,
+	// whatever its delivery id: for senders that sign neither their id nor
+	// a time (verify.Covered), whose captured requests anyone could post
+	// again under a fresh id.
 	DedupBody bool
+	// DedupBodyByType makes DedupBody compare the event type too
+	// (Source.DedupBodiesByType).
+	DedupBodyByType bool
 	// DedupContent is what body dedup compares, when the signature covers
 	// something else than the body's bytes (verify.DedupContent: Twilio's
 	// sorted parameters). nil: the payload.
@@ -76,9 +79,10 @@ type Delivery struct {
 }
 
 // bodyKey is what the inbox's (source, body_key) constraint compares: the
-// event type and the digest of the content, payloadSum (the payload's
-// sha256, which the row stores anyway: the body is not hashed twice)
-// unless DedupContent says otherwise. nil unless d.DedupBody.
+// digest of the content, payloadSum (the payload's sha256, which the row
+// stores anyway: the body is not hashed twice) unless DedupContent says
+// otherwise, and with DedupBodyByType the event type. nil unless
+// d.DedupBody. Without the type the key is the content's digest itself.
 func (d Delivery) bodyKey(payloadSum [sha256.Size]byte) []byte {
 	if !d.DedupBody {
 		return nil
@@ -86,6 +90,9 @@ func (d Delivery) bodyKey(payloadSum [sha256.Size]byte) []byte {
 	content := payloadSum
 	if d.DedupContent != nil {
 		content = sha256.Sum256(d.DedupContent)
+	}
+	if !d.DedupBodyByType {
+		return content[:]
 	}
 	h := sha256.New()
 	h.Write([]byte(d.EventType))

@@ -121,6 +121,8 @@ func (s *Server) receive(c *fiber.Ctx, src Source) (string, error) {
 		Payload:    body,
 		Volatile:   src.volatile,
 		DedupBody:  src.DedupBodies,
+		// An unsigned event type is the replayer's to choose.
+		DedupBodyByType: src.DedupBodiesByType,
 	}
 	if src.DedupBodies {
 		delivery.DedupContent = verify.DedupContent(src.Provider, body)

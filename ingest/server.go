@@ -31,14 +31,22 @@ type Source struct {
 	// dropped. Defaults to none.
 	RedactHeaders []string
 
-	// DedupBodies makes a body this source already sent under the same
-	// event type a duplicate (200, "duplicate_of" the stored delivery)
-	// whatever its delivery id, for as long as the inbox keeps the stored
-	// one. Set it for senders whose signature covers neither their
-	// delivery id nor a time (verify.Covered.ReplayableUnderNewID): anyone
-	// holding a captured request could otherwise post it again under a
-	// fresh id. Defaults to false.
+	// DedupBodies makes a body this source already sent a duplicate (200,
+	// "duplicate_of" the stored delivery) whatever its delivery id, for as
+	// long as the inbox keeps the stored one. Set it for senders whose
+	// signature covers neither their delivery id nor a time
+	// (verify.Covered.ReplayableUnderNewID): anyone holding a captured
+	// request could otherwise post it again under a fresh id. Defaults to
+	// false.
 	DedupBodies bool
+
+	// DedupBodiesByType makes body dedup compare the event type too: the
+	// same body under another type is another event. Set it as
+	// verify.DedupBodyByType says: where the signature covers the type,
+	// and for senders that send one body under several types (Shopify).
+	// Defaults to false: the type is left out, since an unsigned type is
+	// whatever a replayer of a captured request says it is.
+	DedupBodiesByType bool
 
 	volatile []string        // verify.Volatile(Provider), looked up once
 	redacted map[string]bool // lower-cased names of the headers never stored

@@ -32,7 +32,7 @@ func TestInboxPartitionsKeepRowsAndDuplicates(t *testing.T) {
 			apply(1, 25)
 			body := []byte(`{"body":"deduped"}`)
 			sum := sha256.Sum256(body)
-			bodyKey := sha256.Sum256(append([]byte("orders\x00"), sum[:]...)) // ingest's: the event type and the body's digest
+			bodyKey := sha256.Sum256(append([]byte("orders\x00"), sum[:]...)) // ingest's for shopify: the event type and the body's digest
 			_, err := pool.Exec(ctx, `
 				INSERT INTO inbox (source, delivery_id, event_type, payload, payload_sha256, body_key) VALUES
 					('github',  'processed', 'push',   '{}', sha256('{}'), NULL),
@@ -84,7 +84,7 @@ func TestInboxPartitionsKeepRowsAndDuplicates(t *testing.T) {
 			}
 			rec := record(ingest.Delivery{Source: "github", DeliveryID: "processed", EventType: "push", Payload: []byte(`{}`)})
 			require.Equal(t, ingest.OutcomeDuplicate, rec.Outcome, "same id")
-			rec = record(ingest.Delivery{Source: "shopify", DeliveryID: "fresh-id", EventType: "orders", Payload: body, DedupBody: true})
+			rec = record(ingest.Delivery{Source: "shopify", DeliveryID: "fresh-id", EventType: "orders", Payload: body, DedupBody: true, DedupBodyByType: true})
 			require.Equal(t, ingest.OutcomeDuplicate, rec.Outcome, "same body")
 			rec = record(ingest.Delivery{Source: "github", DeliveryID: "new", EventType: "push", Payload: []byte(`{}`)})
 			require.Equal(t, ingest.OutcomeAccepted, rec.Outcome)

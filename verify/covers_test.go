@@ -24,14 +24,40 @@ func TestSignatureCovers(t *testing.T) {
 	for p, r := range replayable {
 		require.Equal(t, want[p], r, p)
 	}
-	require.Equal(t, verify.Covered{ID: true, Timestamp: true}, verify.SignatureCovers("svix", nil))
-	require.Equal(t, verify.Covered{ID: false, Timestamp: true}, verify.SignatureCovers("linear", nil), "a header id, a signed time")
-	require.Equal(t, verify.Covered{ID: true, Timestamp: false}, verify.SignatureCovers("checkout", nil), "the id is in the body")
+	require.Equal(t, verify.Covered{ID: true, EventType: true, Timestamp: true}, verify.SignatureCovers("svix", nil))
+	require.Equal(t, verify.Covered{ID: false, EventType: true, Timestamp: true}, verify.SignatureCovers("linear", nil), "a header id, a signed time")
+	require.Equal(t, verify.Covered{ID: true, EventType: true, Timestamp: false}, verify.SignatureCovers("checkout", nil), "the id is in the body")
+	require.Equal(t, verify.Covered{}, verify.SignatureCovers("shopify", nil), "X-Shopify-Topic is a header")
+	require.Equal(t, verify.Covered{EventType: true}, verify.SignatureCovers("razorpay", nil), "the event is in the body")
 
 	scheme := verify.HMACScheme{SignatureHeader: "X-Sig", ID: verify.Field{Header: "X-Id"}}
 	require.True(t, verify.SignatureCovers("hmac", &scheme).ReplayableUnderNewID())
 	scheme.SignedContent = "{id}.{body}"
 	require.False(t, verify.SignatureCovers("hmac", &scheme).ReplayableUnderNewID())
+	scheme.EventType = verify.Field{Header: "X-Event"}
+	require.False(t, verify.SignatureCovers("hmac", &scheme).EventType, "no template signs a header's type")
+	scheme.EventType = verify.Field{JSON: "type"}
+	require.True(t, verify.SignatureCovers("hmac", &scheme).EventType)
+}
+
+// Body dedup compares the event type where the signature covers it, and
+// for the senders that send one body under several unsigned types;
+// elsewhere a replayer could pick any type, and the body alone decides.
+func TestDedupBodyByType(t *testing.T) {
+	t.Parallel()
+	byType := map[string]bool{}
+	for _, p := range verify.Providers() {
+		if p == verify.ProviderHMAC {
+			continue
+		}
+		if verify.SignatureCovers(p, nil).ReplayableUnderNewID() {
+			byType[p] = verify.DedupBodyByType(p, nil)
+		}
+	}
+	require.Equal(t, map[string]bool{"github": false, "gitlab": false, "shopify": true, "bitbucket": true,
+		"razorpay": true, "twilio": true, "linear": true}, byType)
+	scheme := verify.HMACScheme{SignatureHeader: "X-Sig", ID: verify.Field{Header: "X-Id"}, EventType: verify.Field{Header: "X-Event"}}
+	require.False(t, verify.DedupBodyByType("hmac", &scheme))
 }
 
 // Twilio signs its parameters sorted: every body that verifies with one

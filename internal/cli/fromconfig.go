@@ -59,7 +59,8 @@ func ingestSources(cfg config.Config) ([]ingest.Source, error) {
 			return nil, fmt.Errorf("sources %s: %w", s.Name, err)
 		}
 		sources = append(sources, ingest.Source{Name: s.Name, Provider: s.Provider, Verifier: v,
-			RedactHeaders: s.RedactHeaders, DedupBodies: s.DedupBodies()})
+			RedactHeaders: s.RedactHeaders, DedupBodies: s.DedupBodies(),
+			DedupBodiesByType: s.DedupBodiesByType()})
 	}
 	return sources, nil
 }

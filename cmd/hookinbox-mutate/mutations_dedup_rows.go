@@ -1,0 +1,60 @@
+package main
+
+// dedupRowMutations are body dedup's event type rule's.
+var dedupRowMutations = []Mutation{
+	{
+		Name:    "body-key-unsigned-type",
+		Promise: promiseDuplicate,
+		File:    "ingest/inbox.go",
+		Edits: []Edit{{
+			Find:    "\tif !d.DedupBodyByType {\n\t\treturn content[:]\n\t}",
+			Replace: "\tif !d.DedupBodyByType && false {\n\t\treturn content[:]\n\t}",
+		}},
+		Pkgs: []string{"./ingest"},
+		Run:  "^TestBodyReplayedUnderAnotherUnsignedTypeIsADuplicate$",
+	},
+	{
+		Name:    "body-key-type-flag-ignored",
+		Promise: promiseDuplicate,
+		File:    "ingest/receive.go",
+		Edits: []Edit{{
+			Find:    "DedupBodyByType: src.DedupBodiesByType,",
+			Replace: "DedupBodyByType: true,",
+		}},
+		Pkgs: []string{"./ingest"},
+		Run:  "^TestBodyReplayedUnderAnotherUnsignedTypeIsADuplicate$",
+	},
+	{
+		Name:    "body-key-type-unwired",
+		Promise: promiseDuplicate,
+		File:    "internal/cli/fromconfig.go",
+		Edits: []Edit{{
+			Find:    "DedupBodiesByType: s.DedupBodiesByType()})",
+			Replace: "DedupBodiesByType: true})",
+		}},
+		Pkgs: []string{"./internal/cli"},
+		Run:  "^TestServeDedupesAGitHubBodyUnderANewID$",
+	},
+	{
+		Name:    "body-key-header-type-signed",
+		Promise: promiseDuplicate,
+		File:    "verify/covers.go",
+		Edits: []Edit{{
+			Find:    "\t\tif typ.JSON == \"\" {\n",
+			Replace: "\t\tif typ.JSON == \"\" && false {\n",
+		}},
+		Pkgs: []string{"./verify"},
+		Run:  "^TestDedupBodyByType$",
+	},
+	{
+		Name:    "body-key-shopify-topics-merged",
+		Promise: promiseDuplicate,
+		File:    "verify/covers.go",
+		Edits: []Edit{{
+			Find:    "\t\"shopify\":   true,\n",
+			Replace: "",
+		}},
+		Pkgs: []string{"./ingest"},
+		Run:  "^TestBodyReplayedUnderAFreshIDIsADuplicate$",
+	},
+}
