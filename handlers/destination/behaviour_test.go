@@ -26,6 +26,23 @@ func TestRetryAfterIsHonoured(t *testing.T) {
 	require.GreaterOrEqual(t, reqs[1].At.Sub(reqs[0].At), 1900*time.Millisecond, "waited for Retry-After, not the 50ms schedule")
 }
 
+// A Retry-After beyond retry.max_age is cut to what remains of it: the
+// send is tried once more as the window closes, not failed on its first
+// attempt.
+func TestRetryAfterBeyondMaxAgeGetsOneMoreTry(t *testing.T) {
+	t.Parallel()
+	b := setupWith(t, setupOpts{dest: func(d *destination.Destination) {
+		patient(d)
+		d.Retry = destination.Retry{Schedule: []time.Duration{20 * time.Millisecond}, MaxAge: time.Second}
+	}})
+	b.recv.Script(receiver.Action{Status: http.StatusTooManyRequests, RetryAfter: "3600"})
+	id, _ := b.deliver(t, "invoice.paid", "inv_ra", time.Now())
+	require.Equal(t, "succeeded", b.waitSend(t, id, "succeeded", "failed"))
+	reqs := b.recv.Requests()
+	require.Len(t, reqs, 2)
+	require.Less(t, reqs[1].At.Sub(reqs[0].At), 1500*time.Millisecond, "at the window's end, not Retry-After's")
+}
+
 // When the schedule runs out the send fails, visibly; an operator's retry
 // sends it again with the same key.
 func TestExhaustedSendFailsAndAnOperatorRetries(t *testing.T) {

@@ -77,7 +77,8 @@ type Destination struct {
 type Retry struct {
 	// Schedule is the wait before each retry (the first is after the first
 	// failure), each jittered by ±20%. A 429 or 503 whose Retry-After asks
-	// for longer gets that. Defaults to DefaultSchedule.
+	// for longer gets that, up to what remains of MaxAge: one more try as
+	// the window closes. Defaults to DefaultSchedule.
 	Schedule []time.Duration
 
 	// MaxAge is how long after its first attempt a send may still be

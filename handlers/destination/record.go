@@ -111,11 +111,12 @@ func outcomeOf(d *dest, r result) outcome {
 	msg := r.res.describe()
 	o.lastError = &msg
 	attempt := r.send.Attempts + 1
-	o.retryIn = nextRetry(d, attempt, r.res.retryAfter)
+	age := time.Since(r.send.CreatedAt)
+	o.retryIn = nextRetry(d, attempt, r.res.retryAfter, d.Retry.MaxAge-age)
 	switch {
 	case attempt > len(d.Retry.Schedule):
 		o.state = "failed"
-	case time.Since(r.send.CreatedAt)+o.retryIn > d.Retry.MaxAge:
+	case age+o.retryIn > d.Retry.MaxAge:
 		o.state = "failed"
 	default:
 		o.state = "pending"
@@ -470,10 +471,13 @@ func derefOr(s *string) string {
 }
 
 // nextRetry is the wait before retry number attempt: the schedule's,
-// jittered, or a longer Retry-After.
-func nextRetry(d *dest, attempt int, retryAfter time.Duration) time.Duration {
+// jittered, or a longer Retry-After cut to left, what remains of the
+// send's max_age. A destination that asks for longer than the window gets
+// one more try as it closes, not none; the schedule's own wait is not cut
+// (past the window the send fails, as max_age says).
+func nextRetry(d *dest, attempt int, retryAfter, left time.Duration) time.Duration {
 	i := min(attempt, len(d.Retry.Schedule)) - 1
-	return max(jitter(d.Retry.Schedule[i]), retryAfter)
+	return max(jitter(d.Retry.Schedule[i]), min(retryAfter, left))
 }
 
 func nilIfEmpty(s string) *string {
