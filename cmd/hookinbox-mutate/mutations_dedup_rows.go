@@ -58,3 +58,40 @@ var dedupRowMutations = []Mutation{
 		Run:  "^TestBodyReplayedUnderAFreshIDIsADuplicate$",
 	},
 }
+
+// conflictRowMutations are the conflict records' bound's.
+var conflictRowMutations = []Mutation{
+	{
+		Name:    "conflict-index-dropped",
+		Promise: promiseBadInput,
+		File:    "migrations/033_delivery_conflict_once.up.sql",
+		Edits: []Edit{{
+			Find:    "CREATE UNIQUE INDEX IF NOT EXISTS delivery_conflict_once_idx ON delivery_conflict (source, delivery_id, payload_sha256);",
+			Replace: "",
+		}},
+		Pkgs: []string{"./ingest"},
+		Run:  "^TestRepeatedConflictIsOneRow$",
+	},
+	{
+		Name:    "conflict-copy-uncounted",
+		Promise: promiseBadInput,
+		File:    "ingest/sql/conflict_insert.sql",
+		Edits: []Edit{{
+			Find:    "DO UPDATE\nSET copies = delivery_conflict.copies + 1, last_received_at = now()",
+			Replace: "DO NOTHING",
+		}},
+		Pkgs: []string{"./ingest"},
+		Run:  "^TestRepeatedConflictIsOneRow$",
+	},
+	{
+		Name:    "conflict-merge-keeps-copies",
+		Promise: promiseBadInput,
+		File:    "migrations/033_delivery_conflict_once.up.sql",
+		Edits: []Edit{{
+			Find:    "WHERE c.id = k.id AND k.id <> k.keep;",
+			Replace: "WHERE false;",
+		}},
+		Pkgs: []string{"./migrations"},
+		Run:  "^TestDeliveryConflictRowsMerge$",
+	},
+}
