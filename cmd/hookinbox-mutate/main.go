@@ -4,6 +4,11 @@
 // fail. It prints a table of what was killed and what survived, and exits
 // 1 if a mutation survived or no longer applies. docs/guarantees.md lists
 // the promises, their tests and their mutations.
+//
+// With -generate it runs, on demand, mutants that no one chose: made by
+// rule (swapped operators, dropped statements, changed constants, dropped
+// row locks) in the files a row's table mutations change, and judged by
+// that row's tests (generate.go).
 package main
 
 import (
@@ -27,6 +32,11 @@ type options struct {
 	verbose bool
 	dir     string
 	timeout time.Duration
+
+	generate bool
+	row      string
+	n        int
+	seed     uint64
 }
 
 func main() {
@@ -36,8 +46,15 @@ func main() {
 	flag.BoolVar(&o.keep, "keep", false, "keep the scratch copy after the run")
 	flag.BoolVar(&o.verbose, "v", false, "show the test output of survivors")
 	flag.StringVar(&o.dir, "dir", filepath.Join(os.TempDir(), "hookinbox-mutate"), "the scratch copy's directory")
-	flag.DurationVar(&o.timeout, "timeout", 10*time.Minute, "go test -timeout for each run")
+	flag.DurationVar(&o.timeout, "timeout", 10*time.Minute, "go test -timeout for each run (with -generate, defaults to 3m: a mutant that hangs a test is killed by the timeout)")
+	flag.BoolVar(&o.generate, "generate", false, "run generated mutants of the rows -row selects instead of the table; exits 0 whatever survives")
+	flag.StringVar(&o.row, "row", "", "with -generate: the rows (promises of docs/guarantees.md) whose files are mutated, a regex; required")
+	flag.IntVar(&o.n, "n", 20, "with -generate: the most mutants run per row")
+	flag.Uint64Var(&o.seed, "seed", 1, "with -generate: which mutants are picked; the same seed picks the same ones")
 	flag.Parse()
+	if o.generate && !flagSet("timeout") {
+		o.timeout = 3 * time.Minute
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code, err := run(ctx, o)
@@ -55,6 +72,12 @@ func run(ctx context.Context, o options) (int, error) {
 	}
 	if err := validate(mutations); err != nil {
 		return 2, err
+	}
+	if o.generate {
+		if o.row == "" {
+			return 2, errors.New("-generate needs -row")
+		}
+		return runGenerated(ctx, o, root, module)
 	}
 	ms, err := selectMutations(mutations, o.run)
 	if err != nil {
@@ -108,6 +131,13 @@ func runAll(ctx context.Context, o options, root, module string, ms []Mutation) 
 	printTable(os.Stdout, results)
 	fmt.Printf("\ntotal %s\n", round(time.Since(start)))
 	return summary(results), nil
+}
+
+// flagSet reports whether the command line gave the flag.
+func flagSet(name string) bool {
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 // moduleRoot finds go.mod from the working directory up, and the module's

@@ -47,7 +47,7 @@ func runOne(ctx context.Context, s *scratch, m Mutation, timeout time.Duration) 
 			panic(fmt.Sprintf("restoring %s in the scratch copy: %v", m.File, err))
 		}
 	}()
-	if err := buildMutated(ctx, s.dir, m); err != nil {
+	if err := buildMutated(ctx, s.dir, m.File); err != nil {
 		res.err, res.elapsed = err, time.Since(start)
 		return res
 	}
@@ -67,11 +67,11 @@ func runOne(ctx context.Context, s *scratch, m Mutation, timeout time.Duration) 
 // buildMutated compiles the package of a mutated Go file. go test would
 // report a compile error too, but not where a test builds the binary
 // itself (the drills): there it would read as a kill.
-func buildMutated(ctx context.Context, dir string, m Mutation) error {
-	if !strings.HasSuffix(m.File, ".go") {
+func buildMutated(ctx context.Context, dir, file string) error {
+	if !strings.HasSuffix(file, ".go") {
 		return nil // only Go files fail to compile; embedded SQL fails at run time
 	}
-	build := exec.CommandContext(ctx, "go", "build", "./"+path.Dir(m.File))
+	build := exec.CommandContext(ctx, "go", "build", "./"+path.Dir(file))
 	build.Dir = dir
 	if out, err := build.CombinedOutput(); err != nil {
 		return fmt.Errorf("does not compile: %v\n%s", err, out)

@@ -126,12 +126,18 @@ func copyFile(from, to string) error {
 // mutate applies m to the copy and returns the function that restores
 // the file.
 func (s *scratch) mutate(m Mutation) (restore func() error, err error) {
-	path := filepath.Join(s.dir, m.File)
+	return s.edit(m.File, m.apply)
+}
+
+// edit changes one file of the copy and returns the function that
+// restores it.
+func (s *scratch) edit(file string, change func(string) (string, error)) (restore func() error, err error) {
+	path := filepath.Join(s.dir, file)
 	orig, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	mutated, err := m.apply(string(orig))
+	mutated, err := change(string(orig))
 	if err != nil {
 		return nil, err
 	}
