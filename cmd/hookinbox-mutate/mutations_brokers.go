@@ -45,6 +45,20 @@ var brokerAndRouteMutations = []Mutation{
 		Run:  "^TestRefusedCommitIsTriedAgain$",
 	},
 	{
+		Name:    "kafka-commit-retry-waits-for-a-message",
+		Promise: promiseOffsets,
+		File:    "ingest/kafka/consumer.go",
+		// A refused commit is tried again only when a new message comes:
+		// the poll that should return within commitRetry waits for one.
+		// Found by a generated pass (drop ! in poll).
+		Edits: []Edit{{
+			Find:    "	if !c.uncommitted {\n		return c.client.PollRecords(ctx, c.cfg.MaxPollRecords)",
+			Replace: "	if c.uncommitted {\n		return c.client.PollRecords(ctx, c.cfg.MaxPollRecords)",
+		}},
+		Pkgs: []string{"./ingest/kafka"},
+		Run:  "^TestRefusedCommitIsTriedAgainWithoutANewMessage$",
+	},
+	{
 		Name:    "nats-msg-id-dropped",
 		Promise: promiseSendOnce,
 		File:    "handlers/destination/broker_nats.go",

@@ -262,10 +262,23 @@ func TestRedeliveredAfterTheInboxCommitIsADuplicate(t *testing.T) {
 func TestRefusedCommitIsTriedAgain(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	var refused atomic.Int32
+	refused := b.refuseCommits(2)
+	b.produce(t, ids("refused", 5)...)
+	b.consumer(t, "header:event_id")
+	require.Eventually(t, func() bool { return b.committed(t) == 5 }, 20*time.Second, 50*time.Millisecond)
+	require.Greater(t, refused.Load(), int32(2), "the first commits were refused")
+	rows, jobs := b.stored(t)
+	require.Equal(t, 5, rows)
+	require.Equal(t, 5, jobs)
+}
+
+// refuseCommits answers the first n offset commits as a rebalance in
+// progress would, and counts every commit.
+func (b *bundle) refuseCommits(n int32) *atomic.Int32 {
+	var commits atomic.Int32
 	b.cluster.ControlKey(int16(kmsg.OffsetCommit), func(req kmsg.Request) (kmsg.Response, error, bool) {
 		b.cluster.KeepControl()
-		if refused.Add(1) > 2 {
+		if commits.Add(1) > n {
 			return nil, nil, false
 		}
 		commit := req.(*kmsg.OffsetCommitRequest)
@@ -282,13 +295,19 @@ func TestRefusedCommitIsTriedAgain(t *testing.T) {
 		}
 		return resp, nil, true
 	})
-	b.produce(t, ids("refused", 5)...)
+	return &commits
+}
+
+// A refused commit of the last batch is tried again though no message
+// comes after it to carry its offsets.
+func TestRefusedCommitIsTriedAgainWithoutANewMessage(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	refused := b.refuseCommits(2)
+	b.produce(t, ids("alone", 1)...)
 	b.consumer(t, "header:event_id")
-	require.Eventually(t, func() bool { return b.committed(t) == 5 }, 20*time.Second, 50*time.Millisecond)
+	require.Eventually(t, func() bool { return b.committed(t) == 1 }, 20*time.Second, 50*time.Millisecond)
 	require.Greater(t, refused.Load(), int32(2), "the first commits were refused")
-	rows, jobs := b.stored(t)
-	require.Equal(t, 5, rows)
-	require.Equal(t, 5, jobs)
 }
 
 // Stopped while a batch's transaction runs, the consumer finishes it and
