@@ -143,8 +143,10 @@ func runMutant(ctx context.Context, s *scratch, m Mutant, r row, timeout time.Du
 			return genInvalid, firstLine(err.Error())
 		case v == outcomeKilled:
 			keys := tr.failed()
-			for _, pkg := range tr.pkgFailed {
-				keys = append(keys, testKey(pkg, ""))
+			if len(keys) == 0 { // a panic or a timeout outside any test
+				for _, pkg := range tr.pkgFailed {
+					keys = append(keys, testKey(pkg, ""))
+				}
 			}
 			if strings.HasSuffix(m.File, ".sql") && malformedSQL(tr, keys) {
 				return genInvalid, "PostgreSQL refused the statement (SQLSTATE 42…)"
