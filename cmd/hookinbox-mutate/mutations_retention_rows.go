@@ -39,6 +39,20 @@ var retentionRowMutations = []Mutation{
 		Run:  "^TestAWildcardHostAllowsItsSubdomainsOnly$",
 	},
 	{
+		Name:    "configured-host-case-kept",
+		Promise: promiseCrossSite,
+		File:    "internal/admin/hosts.go",
+		// admin.hosts written with capitals never matches a Host header,
+		// which is compared in lower case: our own name is refused.
+		// Found by a generated pass (drop assignment in newHostAllow).
+		Edits: []Edit{{
+			Find:    "		h = strings.ToLower(h)\n",
+			Replace: "",
+		}},
+		Pkgs: []string{"./internal/admin"},
+		Run:  "^TestAWildcardHostAllowsItsSubdomainsOnly$",
+	},
+	{
 		Name:    "key-generation-current-retired",
 		Promise: promiseDuplicate,
 		File:    "jobs/key_generations.go",

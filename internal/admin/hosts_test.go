@@ -134,7 +134,7 @@ func TestHostsMustBeNames(t *testing.T) {
 func TestAWildcardHostAllowsItsSubdomainsOnly(t *testing.T) {
 	t.Parallel()
 	b := setupWith(t, setupOpts{noWorker: true, cfg: func(c *admin.Config) {
-		c.Hosts = []string{"*.corp.example"}
+		c.Hosts = []string{"*.Corp.Example"} // names are matched without case, as configured too
 	}})
 	port := b.baseURL[strings.LastIndex(b.baseURL, ":")+1:]
 	for _, host := range []string{"evilcorp.example", "evilcorp.example:" + port, "EVILCORP.EXAMPLE", "evilcorp.example.",
