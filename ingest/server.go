@@ -42,10 +42,12 @@ type Source struct {
 
 	// DedupBodiesByType makes body dedup compare the event type too: the
 	// same body under another type is another event. Set it as
-	// verify.DedupBodyByType says: where the signature covers the type,
-	// and for senders that send one body under several types (Shopify).
-	// Defaults to false: the type is left out, since an unsigned type is
-	// whatever a replayer of a captured request says it is.
+	// verify.DedupBodyByType says for an "hmac" source's scheme; for
+	// every other provider NewServer sets it so (where the signature covers
+	// the type, and for senders that send one body under several types,
+	// Shopify's), so a library's source never merges a legitimate second
+	// event. Defaults to false: the type is left out, since an unsigned
+	// type is whatever a replayer of a captured request says it is.
 	DedupBodiesByType bool
 
 	volatile []string        // verify.Volatile(Provider), looked up once
@@ -237,6 +239,7 @@ func NewServer(cfg Config) (*Server, error) {
 		readyLines: loglimit.New(1)}
 	for _, src := range cfg.Sources {
 		src.volatile = verify.Volatile(src.Provider)
+		src.DedupBodiesByType = src.DedupBodiesByType || verify.DedupBodyByType(src.Provider, nil)
 		src.redacted = redactedHeaders(src.Provider, src.RedactHeaders)
 		s.sources[src.Name] = src
 	}

@@ -14,6 +14,17 @@ var dedupRowMutations = []Mutation{
 		Run:  "^TestBodyReplayedUnderAnotherUnsignedTypeIsADuplicate$",
 	},
 	{
+		Name:    "body-key-type-not-derived",
+		Promise: promiseDuplicate,
+		File:    "ingest/server.go",
+		Edits: []Edit{{
+			Find:    "		src.DedupBodiesByType = src.DedupBodiesByType || verify.DedupBodyByType(src.Provider, nil)\n",
+			Replace: "",
+		}},
+		Pkgs: []string{"./ingest"},
+		Run:  "^TestBodyReplayedUnderAFreshIDIsADuplicate$",
+	},
+	{
 		Name:    "body-key-type-flag-ignored",
 		Promise: promiseDuplicate,
 		File:    "ingest/receive.go",
