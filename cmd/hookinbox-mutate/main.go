@@ -21,17 +21,19 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
 
 type options struct {
-	run     string
-	list    bool
-	keep    bool
-	verbose bool
-	dir     string
-	timeout time.Duration
+	run      string
+	list     bool
+	keep     bool
+	verbose  bool
+	dir      string
+	timeout  time.Duration
+	parallel int
 
 	generate bool
 	row      string
@@ -47,6 +49,7 @@ func main() {
 	flag.BoolVar(&o.verbose, "v", false, "show the test output of survivors")
 	flag.StringVar(&o.dir, "dir", filepath.Join(os.TempDir(), "hookinbox-mutate"), "the scratch copy's directory")
 	flag.DurationVar(&o.timeout, "timeout", 10*time.Minute, "go test -timeout for each run (with -generate, defaults to 3m: a mutant that hangs a test is killed by the timeout)")
+	flag.IntVar(&o.parallel, "parallel", 2, "how many mutations run at once, each in a scratch copy of its own (-dir, then -dir with -2, -3, … appended)")
 	flag.BoolVar(&o.generate, "generate", false, "run generated mutants of the rows -row selects instead of the table; exits 0 whatever survives")
 	flag.StringVar(&o.row, "row", "", "with -generate: the rows (promises of docs/guarantees.md) whose files are mutated, a regex; required")
 	flag.IntVar(&o.n, "n", 20, "with -generate: the most mutants run per row")
@@ -106,31 +109,59 @@ func run(ctx context.Context, o options) (int, error) {
 
 func runAll(ctx context.Context, o options, root, module string, ms []Mutation) (int, error) {
 	start := time.Now()
-	s, err := newScratch(root, o.dir)
+	copies, err := newScratches(root, o.dir, o.parallel)
 	if err != nil {
 		return 2, err
 	}
-	defer s.close(o.keep)
-	fmt.Printf("scratch copy %s (%s)\n", s.dir, round(time.Since(start)))
-	if _, err := baseline(ctx, s.dir, module, ms, o.timeout); err != nil {
+	defer func() {
+		for _, s := range copies {
+			s.close(o.keep)
+		}
+	}()
+	fmt.Printf("%d scratch copies under %s (%s)\n", len(copies), o.dir, round(time.Since(start)))
+	if _, err := baseline(ctx, copies[0].dir, module, ms, o.timeout); err != nil {
 		return 2, err
 	}
-	results := make([]result, 0, len(ms))
-	for _, m := range ms {
-		if ctx.Err() != nil {
-			return 2, ctx.Err()
-		}
-		r := runOne(ctx, s, m, o.timeout)
-		fmt.Println(r.line())
-		if o.verbose && r.outcome == outcomeSurvived && r.run != nil {
-			r.run.writeOutput(os.Stdout, r.run.with("pass"))
-		}
-		results = append(results, r)
+	results := runEach(ctx, copies, ms, o)
+	if ctx.Err() != nil {
+		return 2, ctx.Err()
 	}
 	fmt.Println()
 	printTable(os.Stdout, results)
 	fmt.Printf("\ntotal %s\n", round(time.Since(start)))
 	return summary(results), nil
+}
+
+// runEach runs ms on the copies, one mutation per copy at a time, and
+// returns the results in ms's order; each is printed as it ends.
+func runEach(ctx context.Context, copies []*scratch, ms []Mutation, o options) []result {
+	results := make([]result, len(ms))
+	next := make(chan int)
+	var print sync.Mutex
+	var wg sync.WaitGroup
+	for _, s := range copies {
+		wg.Go(func() {
+			for i := range next {
+				r := runOne(ctx, s, ms[i], o.timeout)
+				print.Lock()
+				fmt.Println(r.line())
+				if o.verbose && r.outcome == outcomeSurvived && r.run != nil {
+					r.run.writeOutput(os.Stdout, r.run.with("pass"))
+				}
+				print.Unlock()
+				results[i] = r
+			}
+		})
+	}
+	for i := range ms {
+		if ctx.Err() != nil {
+			break
+		}
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return results
 }
 
 // flagSet reports whether the command line gave the flag.

@@ -50,6 +50,26 @@ func newScratch(root, dir string) (*scratch, error) {
 	return s, nil
 }
 
+// newScratches makes n copies of the tree: dir, then dir-2, dir-3, …
+func newScratches(root, dir string, n int) ([]*scratch, error) {
+	copies := make([]*scratch, 0, max(n, 1))
+	for i := range max(n, 1) {
+		d := dir
+		if i > 0 {
+			d = fmt.Sprintf("%s-%d", dir, i+1)
+		}
+		s, err := newScratch(root, d)
+		if err != nil {
+			for _, c := range copies {
+				c.close(false)
+			}
+			return nil, err
+		}
+		copies = append(copies, s)
+	}
+	return copies, nil
+}
+
 // lockDir takes an exclusive lock next to dir; the kernel drops it when
 // the process ends, however it ends.
 func lockDir(dir string) (*os.File, error) {
