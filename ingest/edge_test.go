@@ -9,12 +9,13 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/hookinbox/hookinbox/internal/procmem"
 )
 
 // announce opens a connection that sends a webhook's headers announcing
@@ -39,13 +40,6 @@ func fromAddress(ip string) *http.Client {
 	return &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DialContext: d.DialContext}}
 }
 
-func heapInUse() uint64 {
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return m.HeapInuse
-}
-
 // Headers that announce a large body and send a part of it reserve
 // nothing on the server: a connection holds what its client sent. One
 // client's connections beyond max_connections_per_address are refused,
@@ -58,7 +52,7 @@ func TestAnnouncedBodyReservesNothing(t *testing.T) {
 		perAddr   = 30
 	)
 	b := setupWith(t, setupOpts{maxBody: announced, perAddress: perAddr, readTimeout: 5 * time.Second})
-	before := heapInUse()
+	before := procmem.HeapInUse()
 
 	refused := 0
 	for range held {
@@ -89,7 +83,7 @@ func TestAnnouncedBodyReservesNothing(t *testing.T) {
 	// fasthttp reserved a power of two above the announced length, 8 MiB
 	// here, for each connection: 240 MiB for the 30 held. Read as it
 	// arrives, each holds 8 KiB read ahead and a 128 KiB buffer.
-	grew := int64(heapInUse()) - int64(before)
+	grew := int64(procmem.HeapInUse()) - int64(before)
 	require.Less(t, grew, int64(32<<20), "heap grew by %d MiB while %d connections announced %d MiB each", grew>>20, perAddr, announced>>20)
 }
 

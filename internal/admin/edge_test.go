@@ -8,20 +8,14 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
-)
 
-func heapInUse() uint64 {
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return m.HeapInuse
-}
+	"github.com/hookinbox/hookinbox/internal/procmem"
+)
 
 // Headers that announce a body of the admin's limit and send one byte
 // of it reserve nothing, whether the Host is ours or not, and an operator
@@ -29,7 +23,7 @@ func heapInUse() uint64 {
 func TestAdminAnnouncedBodyReservesNothing(t *testing.T) {
 	b := setup(t)
 	addr := strings.TrimPrefix(b.baseURL, "http://")
-	before := heapInUse()
+	before := procmem.HeapInUse()
 	for i := range 60 {
 		conn, err := net.Dial("tcp", addr)
 		require.NoError(t, err)
@@ -46,7 +40,7 @@ func TestAdminAnnouncedBodyReservesNothing(t *testing.T) {
 	require.Equal(t, http.StatusOK, r.status)
 	require.Less(t, time.Since(start), 2*time.Second)
 	// Reserved whole, the 60 would take 60 MiB.
-	grew := int64(heapInUse()) - int64(before)
+	grew := int64(procmem.HeapInUse()) - int64(before)
 	require.Less(t, grew, int64(16<<20), "heap grew by %d MiB while 60 connections announced 1 MiB each", grew>>20)
 }
 
