@@ -31,7 +31,7 @@ func dedupSources(t *testing.T) []ingest.Source {
 		}
 		v, err := verify.New(verify.Config{Provider: p, Secrets: []string{secret}})
 		require.NoError(t, err, p)
-		out = append(out, ingest.Source{Name: "dedup-" + p, Provider: p, Verifier: v, DedupBodies: true})// DedupBodiesByType left out: NewServer derives it from the provider.
+		out = append(out, ingest.Source{Name: "dedup-" + p, Provider: p, Verifier: v, DedupBodies: true}) // DedupBodiesByType left out: NewServer derives it from the provider.
 
 	}
 	return out
