@@ -25,8 +25,40 @@ func Load(path string, lookup func(string) (string, bool)) (Config, error) {
 	return cfg, nil
 }
 
+// LoadClient is Load for a command that only calls a running serve (the
+// admin clients, healthcheck, db-url): it checks the addresses such a
+// command reads and nothing else, so a source whose secret's variable is
+// set only in the server's environment does not stop it.
+func LoadClient(path string, lookup func(string) (string, bool)) (Config, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return Config{}, fmt.Errorf("config: %w", err)
+	}
+	cfg, err := parse(raw, lookup)
+	if err == nil {
+		err = cfg.validateListens()
+	}
+	if err != nil {
+		return Config{}, fmt.Errorf("config %s: %w", path, err)
+	}
+	return cfg, nil
+}
+
 // Parse is Load without the file.
 func Parse(raw []byte, lookup func(string) (string, bool)) (Config, error) {
+	cfg, err := parse(raw, lookup)
+	if err != nil {
+		return Config{}, err
+	}
+	if err := cfg.validate(); err != nil {
+		return Config{}, err
+	}
+	return cfg, nil
+}
+
+// parse reads raw, expands ${VAR} references with lookup and applies env
+// overrides and defaults, checking nothing but the YAML and its types.
+func parse(raw []byte, lookup func(string) (string, bool)) (Config, error) {
 	if lookup == nil {
 		lookup = LookupEnv
 	}
@@ -77,11 +109,7 @@ func Parse(raw []byte, lookup func(string) (string, bool)) (Config, error) {
 			}
 		}
 	}
-	cfg = cfg.WithDefaults()
-	if err := cfg.validate(); err != nil {
-		return Config{}, err
-	}
-	return cfg, nil
+	return cfg.WithDefaults(), nil
 }
 
 func expandNode(n *yaml.Node, lookup func(string) (string, bool)) {

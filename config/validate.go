@@ -13,6 +13,15 @@ import (
 )
 
 func (c Config) validate() error {
+	if err := c.validateListens(); err != nil {
+		return err
+	}
+	return c.validateServe()
+}
+
+// validateListens checks the listeners' addresses, which client commands
+// read too.
+func (c Config) validateListens() error {
 	for _, l := range []struct{ key, addr, env string }{{"listen", c.Listen, c.listenEnv}, {"admin.listen", c.Admin.Listen, c.adminListenEnv}} {
 		if err := checkListen(l.addr); err != nil {
 			if l.env != "" {
@@ -21,6 +30,11 @@ func (c Config) validate() error {
 			return fmt.Errorf("%s: %w", l.key, err)
 		}
 	}
+	return nil
+}
+
+// validateServe checks what only serve uses.
+func (c Config) validateServe() error {
 	if c.Admin.SignIn.Burst < 1 {
 		return fmt.Errorf("admin.sign_in.burst: %d (want 1 or more wrong tokens before an address is slowed)", c.Admin.SignIn.Burst)
 	}

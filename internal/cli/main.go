@@ -144,7 +144,10 @@ func configFlag(fs *flag.FlagSet, e env) *string {
 // loadOptionalConfig reads the config for commands that can do without
 // one (admin clients, healthcheck, db-url). A missing file is fine unless
 // --config or HOOKINBOX_CONFIG named it: the defaults and the environment
-// stand in for it, so the built binary works from any directory.
+// stand in for it, so the built binary works from any directory. Only the
+// addresses these commands read are checked (config.LoadClient): a
+// source's secret set only in the server's environment stops serve, not
+// them.
 func loadOptionalConfig(flags *flag.FlagSet, e env) (config.Config, error) {
 	path := flags.Lookup("config").Value.String()
 	named := false
@@ -159,7 +162,7 @@ func loadOptionalConfig(flags *flag.FlagSet, e env) (config.Config, error) {
 		}
 		return cfg, nil
 	}
-	return loadConfig(path, e)
+	return config.LoadClient(path, e.lookup)
 }
 
 // loadConfig is config.Load then CheckConfig, naming the way out when the
