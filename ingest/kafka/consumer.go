@@ -17,7 +17,6 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/plugin/kslog"
 
 	"github.com/hookinbox/hookinbox/ingest"
 )
@@ -140,9 +139,10 @@ func New(cfg Config) (*Consumer, error) {
 		// No partition moves away while its batch is being recorded: a
 		// rebalance waits until the batch's offsets are committed.
 		kgo.BlockRebalanceOnPoll(),
-		// The group's life (joins, assignments, failed commits) goes to
-		// the service's log: a partition no one reads shows there.
-		kgo.WithLogger(kslog.New(cfg.Logger)),
+		// The client's warnings and errors (a failed commit, a broker
+		// lost) go to the service's log; the group's life (joins,
+		// assignments) only at debug (clientLogger).
+		kgo.WithLogger(newClientLogger(cfg.Logger)),
 	}, cfg.ClientOptions...)
 	if cfg.SessionTimeout > 0 {
 		opts = append(opts, kgo.SessionTimeout(cfg.SessionTimeout), kgo.RebalanceTimeout(cfg.SessionTimeout))
