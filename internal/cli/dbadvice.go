@@ -30,9 +30,20 @@ func adviseDatabase(ctx context.Context, db *database, logger *slog.Logger) {
 		if a.Durable {
 			msg = "PostgreSQL setting can lose acknowledged deliveries"
 		}
-		logger.Warn(msg, "setting", a.Setting, "value", a.Value, "want", a.Want, "why", a.Why,
+		logger.Log(ctx, adviceLevel(a, db.embedded != nil), msg, "setting", a.Setting, "value", a.Value, "want", a.Want, "why", a.Why,
 			"docs", "docs/operations.md#checking-your-server")
 	}
+}
+
+// adviceLevel is a warning for what can lose deliveries, and for what
+// slows commits on a server of the operator's own; on the embedded one, a
+// trial's or a laptop's, whose only such advice is the kernel's
+// write-back, a line at info: a first start asks nobody to tune a kernel.
+func adviceLevel(a pgsettings.Advice, embedded bool) slog.Level {
+	if a.Durable || !embedded {
+		return slog.LevelWarn
+	}
+	return slog.LevelInfo
 }
 
 // localHost reports whether a connection's host is this machine: a Unix

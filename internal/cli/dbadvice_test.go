@@ -1,10 +1,12 @@
 package cli
 
 import (
+	"log/slog"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/hookinbox/hookinbox/internal/pgsettings"
 	"github.com/hookinbox/hookinbox/internal/testdb"
 )
 
@@ -18,6 +20,16 @@ func TestServeWarnsOfServerSettings(t *testing.T) {
 	log := b.stderr.String()
 	require.Contains(t, log, `level=WARN msg="PostgreSQL setting can lose acknowledged deliveries" role=all setting=synchronous_commit value=off want=on`)
 	require.Contains(t, log, `level=WARN msg="PostgreSQL setting slows commits under load" role=all setting=max_wal_size value=1GB want=4GB`)
+}
+
+// On the embedded server only what can lose deliveries is a warning.
+func TestAdviceLevel(t *testing.T) {
+	t.Parallel()
+	durable, slow := pgsettings.Advice{Durable: true}, pgsettings.Advice{}
+	require.Equal(t, slog.LevelWarn, adviceLevel(durable, true))
+	require.Equal(t, slog.LevelWarn, adviceLevel(durable, false))
+	require.Equal(t, slog.LevelWarn, adviceLevel(slow, false))
+	require.Equal(t, slog.LevelInfo, adviceLevel(slow, true))
 }
 
 func TestLocalHost(t *testing.T) {
