@@ -8,15 +8,17 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 )
 
 // baseline runs every test the mutations name once, unmutated, one go test
-// per package with the mutations' regexes joined. Every test must pass:
+// per package with the mutations' regexes joined, as many packages at once
+// as there are copies in dirs. Every test must pass:
 // a test that always fails would "kill" any mutation. It also finds the
 // mutations whose regex matches no test, a table rotting as tests are
 // renamed.
-func baseline(ctx context.Context, dir, module string, ms []Mutation, timeout time.Duration) (*testRun, error) {
+func baseline(ctx context.Context, dirs []string, module string, ms []Mutation, timeout time.Duration) (*testRun, error) {
 	byPkg := map[string][]string{}
 	for _, m := range ms {
 		for _, p := range m.Pkgs {
@@ -29,23 +31,39 @@ func baseline(ctx context.Context, dir, module string, ms []Mutation, timeout ti
 	}
 	sort.Strings(pkgs)
 	all := &testRun{results: map[string]string{}}
-	var errs []error
-	for _, p := range pkgs {
-		r := goTest(ctx, dir, strings.Join(dedupe(byPkg[p]), "|"), []string{p}, timeout)
-		fmt.Printf("baseline %-28s %3d tests  %s\n", p, len(r.results), round(r.elapsed))
-		if _, err := r.verdict(); err != nil || len(r.failed()) > 0 || len(r.pkgFailed) > 0 {
-			errs = append(errs, fmt.Errorf("baseline %s fails unmutated: %v %v %v", p, r.failed(), r.pkgFailed, err))
-			// The failing tests' own output: a baseline failure is a
-			// flaky or broken test, and its message is the only clue.
-			r.writeOutput(os.Stdout, r.failed())
-			for _, pkg := range r.pkgFailed {
-				r.writeOutput(os.Stdout, []string{testKey(pkg, "")})
+	var (
+		errs []error
+		mu   sync.Mutex
+		wg   sync.WaitGroup
+		next = make(chan string)
+	)
+	for _, dir := range dirs {
+		wg.Go(func() {
+			for p := range next {
+				r := goTest(ctx, dir, strings.Join(dedupe(byPkg[p]), "|"), []string{p}, timeout)
+				mu.Lock()
+				fmt.Printf("baseline %-28s %3d tests  %s\n", p, len(r.results), round(r.elapsed))
+				if _, err := r.verdict(); err != nil || len(r.failed()) > 0 || len(r.pkgFailed) > 0 {
+					errs = append(errs, fmt.Errorf("baseline %s fails unmutated: %v %v %v", p, r.failed(), r.pkgFailed, err))
+					// The failing tests' own output: a baseline failure is a
+					// flaky or broken test, and its message is the only clue.
+					r.writeOutput(os.Stdout, r.failed())
+					for _, pkg := range r.pkgFailed {
+						r.writeOutput(os.Stdout, []string{testKey(pkg, "")})
+					}
+				}
+				for k, v := range r.results {
+					all.results[k] = v
+				}
+				mu.Unlock()
 			}
-		}
-		for k, v := range r.results {
-			all.results[k] = v
-		}
+		})
 	}
+	for _, p := range pkgs {
+		next <- p
+	}
+	close(next)
+	wg.Wait()
 	for _, m := range ms {
 		if len(matched(all, module, m)) == 0 {
 			errs = append(errs, fmt.Errorf("mutation %s: -run %q matches no test in %v", m.Name, m.Run, m.Pkgs))

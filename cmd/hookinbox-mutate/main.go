@@ -119,7 +119,11 @@ func runAll(ctx context.Context, o options, root, module string, ms []Mutation) 
 		}
 	}()
 	fmt.Printf("%d scratch copies under %s (%s)\n", len(copies), o.dir, round(time.Since(start)))
-	if _, err := baseline(ctx, copies[0].dir, module, ms, o.timeout); err != nil {
+	dirs := make([]string, len(copies))
+	for i, c := range copies {
+		dirs[i] = c.dir
+	}
+	if _, err := baseline(ctx, dirs, module, ms, o.timeout); err != nil {
 		return 2, err
 	}
 	results := runEach(ctx, copies, ms, o)
