@@ -3,7 +3,6 @@ package handlers
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +15,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/hookinbox/hookinbox/internal/outbound"
+	"github.com/hookinbox/hookinbox/internal/riverdb"
 )
 
 // QueueDownstream is the queue of follow-up jobs that call other systems,
@@ -197,19 +197,10 @@ func JobResult(job *rivertype.JobRow, err error) error {
 		return nil
 	case IsPermanent(err) || errors.As(err, new(*RefusedError)):
 		return river.JobCancel(err)
-	case errors.As(err, &later) && later.After > 0 && snoozes(job) < job.MaxAttempts:
+	case errors.As(err, &later) && later.After > 0 && riverdb.Snoozes(job) < job.MaxAttempts:
 		return river.JobSnooze(later.After)
 	}
 	return err
-}
-
-// snoozes is how often River snoozed job (its metadata's "snoozes").
-func snoozes(job *rivertype.JobRow) int {
-	var m struct {
-		Snoozes int `json:"snoozes"`
-	}
-	_ = json.Unmarshal(job.Metadata, &m)
-	return m.Snoozes
 }
 
 // GivesUp reports whether River will not run job again after result, the

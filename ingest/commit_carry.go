@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/hookinbox/hookinbox/internal/riverdb"
 )
 
 // commitCarryingTx is an ingest batch's transaction as River's job insert
@@ -41,16 +42,6 @@ type commitCarryingTx struct {
 	read    bool             // the COMMIT's outcome is in err
 	err     error
 }
-
-// River's sqlc statements start with their name; these are matched on it.
-const (
-	riverJobInsertSQL = "-- name: JobInsertFastMany "
-	riverNotifySQL    = "-- name: PGNotifyMany "
-)
-
-// riverJobKindsArg is the position of the job kinds array among
-// JobInsertFastMany's arguments: one element per job inserted.
-const riverJobKindsArg = 3
 
 // errAfterCarriedCommit: River sent a statement the carried COMMIT left
 // outside the transaction, and it is not one known to be harmless there.
@@ -114,12 +105,10 @@ func (t *commitCarryingTx) CopyFrom(ctx context.Context, table pgx.Identifier, c
 }
 
 // insertsEveryJob reports whether a statement is River's insert of all
-// the batch's jobs.
+// the batch's jobs. Which statement that is, and where its job kinds are,
+// is River's private affair: riverdb knows it.
 func (t *commitCarryingTx) insertsEveryJob(sql string, args []any) bool {
-	if !strings.HasPrefix(sql, riverJobInsertSQL) || len(args) <= riverJobKindsArg {
-		return false
-	}
-	kinds, ok := args[riverJobKindsArg].([]string)
+	kinds, ok := riverdb.JobInsertKinds(sql, args)
 	return ok && t.jobs > 0 && len(kinds) == t.jobs
 }
 
@@ -128,7 +117,7 @@ func (t *commitCarryingTx) insertsEveryJob(sql string, args []any) bool {
 // transaction.
 func (t *commitCarryingTx) afterCommit(sql string) error {
 	t.finish()
-	if strings.HasPrefix(sql, riverNotifySQL) {
+	if riverdb.IsInsertNotify(sql) {
 		return nil
 	}
 	return fmt.Errorf("%w: %.60q", errAfterCarriedCommit, sql)

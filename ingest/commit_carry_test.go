@@ -11,6 +11,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/stretchr/testify/require"
 
+	"github.com/hookinbox/hookinbox/internal/riverdb"
 	"github.com/hookinbox/hookinbox/internal/testdb"
 	"github.com/hookinbox/hookinbox/jobs"
 )
@@ -18,7 +19,7 @@ import (
 // The tests stand in for River's job insert with a statement of the same
 // name, so each outcome can be forced.
 // Like River's, its fourth argument holds one job kind per row inserted.
-const fakeJobInsert = riverJobInsertSQL + ":many\n" +
+const fakeJobInsert = riverdb.JobInsertStatement + ":many\n" +
 	"INSERT INTO carried (n) SELECT $1::int + 0 * $2::int + 0 * $3::int + 0 * cardinality($4::text[]) RETURNING n"
 
 type carrySetup struct {
@@ -133,7 +134,7 @@ func TestOnlyHarmlessStatementsFollowTheCarriedCommit(t *testing.T) {
 	s := setupCarry(t)
 	require.NoError(t, s.insert(ctx, 2))
 
-	_, err := s.tx.Exec(ctx, riverNotifySQL+":exec\nSELECT pg_notify('carried', 'x')")
+	_, err := s.tx.Exec(ctx, riverdb.InsertNotifyStatement+":exec\nSELECT pg_notify('carried', 'x')")
 	require.NoError(t, err)
 	var v int
 

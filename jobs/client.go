@@ -15,6 +15,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/hookinbox/hookinbox/handlers"
+	"github.com/hookinbox/hookinbox/internal/riverdb"
 )
 
 // ClientConfig configures the River client hookinbox runs.
@@ -196,15 +197,11 @@ func deliveryWorkers(cfg ClientConfig) int {
 	return cfg.MaxWorkers
 }
 
-// droppedRiverIndexes are River's indexes that migration 014 drops (it says
-// why). River's reindexer would warn daily that they are missing.
-var droppedRiverIndexes = []string{"river_job_args_index", "river_job_metadata_index"}
-
-// reindexedIndexes is River's default reindexer list without
-// droppedRiverIndexes.
+// reindexedIndexes is River's default reindexer list without the indexes
+// migration 014 drops (riverdb.DroppedIndexes).
 func reindexedIndexes() []string {
 	return slices.DeleteFunc(river.ReindexerIndexNamesDefault(), func(name string) bool {
-		return slices.Contains(droppedRiverIndexes, name)
+		return slices.Contains(riverdb.DroppedIndexes, name)
 	})
 }
 

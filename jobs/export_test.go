@@ -13,7 +13,6 @@ import (
 
 var (
 	ReindexedIndexes    = reindexedIndexes
-	DroppedRiverIndexes = droppedRiverIndexes
 	RetentionInsertOpts = retentionInsertOpts
 )
 

@@ -3,7 +3,6 @@ package jobs
 import (
 	"context"
 	_ "embed"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -17,6 +16,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/hookinbox/hookinbox/internal/pgnamed"
+	"github.com/hookinbox/hookinbox/internal/riverdb"
 )
 
 var (
@@ -258,7 +258,7 @@ func (g *Generation) Middleware() rivertype.WorkerMiddleware {
 			g.cfg.Observe("processed_outdated")
 			return doInner(ctx)
 		}
-		if n := snoozes(job); n < MaxDeferrals {
+		if n := riverdb.Snoozes(job); n < MaxDeferrals {
 			g.cfg.Observe("deferred")
 			return river.JobSnooze(g.deferral())
 		}
@@ -275,13 +275,4 @@ func (g *Generation) Middleware() rivertype.WorkerMiddleware {
 // fetching on their own clocks, would never get it.
 func (g *Generation) deferral() time.Duration {
 	return g.cfg.Every/2 + rand.N(2*g.cfg.Every)
-}
-
-// snoozes is how often River snoozed job (its metadata's "snoozes").
-func snoozes(job *rivertype.JobRow) int {
-	var m struct {
-		Snoozes int `json:"snoozes"`
-	}
-	_ = json.Unmarshal(job.Metadata, &m)
-	return m.Snoozes
 }

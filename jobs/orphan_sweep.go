@@ -15,11 +15,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 
-	"github.com/hookinbox/hookinbox/internal/pgnamed"
+	"github.com/hookinbox/hookinbox/internal/riverdb"
 )
-
-//go:embed sql/orphan_sweep_find.sql
-var orphanSweepFindSQL string
 
 // TagOrphanSweep marks a process_delivery job the orphan sweep enqueued for
 // a delivery River had no job left to process (in River UI, and for the
@@ -27,7 +24,7 @@ var orphanSweepFindSQL string
 const TagOrphanSweep = "orphan_sweep"
 
 // holdNote is the last error the sweep writes on a delivery whose last job
-// an operator cancelled (%d: the job; orphan_sweep_find.sql reads it back
+// an operator cancelled (%d: the job; riverdb's orphan_sweep_find.sql reads it back
 // from the start of the note), so that the delivery stays held once River
 // has pruned that job (retention.river_cancelled).
 const holdNote = "job %d was cancelled by an operator: the delivery stays received until it is replayed"
@@ -129,7 +126,7 @@ type orphanSweepResult struct {
 }
 
 // OrphanSweeper finds deliveries River has no job left for and enqueues
-// one for each (orphan_sweep_find.sql says which).
+// one for each (riverdb's orphan_sweep_find.sql says which).
 type OrphanSweeper struct {
 	pool *pgxpool.Pool
 	cfg  OrphanSweepConfig
@@ -198,7 +195,7 @@ type orphan struct {
 	lastJobState string // "none" when River has no job of it
 }
 
-// findTx reads the window (orphan_sweep_find.sql): how many pending
+// findTx reads the window (riverdb.FindOrphans): how many pending
 // deliveries it held, the last one's id, and the orphans among them,
 // locked.
 func (s *OrphanSweeper) findTx(ctx context.Context, tx pgx.Tx, cutoff time.Time) (scanned int, lastID int64, found []orphan, err error) {
@@ -208,9 +205,9 @@ func (s *OrphanSweeper) findTx(ctx context.Context, tx pgx.Tx, cutoff time.Time)
 	if _, err := tx.Exec(ctx, "SET LOCAL jit = off"); err != nil {
 		return 0, 0, nil, err
 	}
-	rows, err := tx.Query(ctx, orphanSweepFindSQL, pgnamed.Args{
-		"after": s.after, "cutoff": cutoff, "scan": s.cfg.Scan, "batch": s.cfg.Batch,
-		"hold_note": strings.Replace(holdNote, "%d", "%s", 1), "held_like": heldLike,
+	rows, err := riverdb.FindOrphans(ctx, tx, riverdb.OrphanWindow{
+		After: s.after, Cutoff: cutoff, Scan: s.cfg.Scan, Batch: s.cfg.Batch,
+		HoldNote: strings.Replace(holdNote, "%d", "%s", 1), HeldLike: heldLike,
 	})
 	if err != nil {
 		return 0, 0, nil, err

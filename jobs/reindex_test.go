@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/hookinbox/hookinbox/internal/riverdb"
 	"github.com/hookinbox/hookinbox/internal/testdb"
 	"github.com/hookinbox/hookinbox/jobs"
 )
@@ -28,7 +29,7 @@ func TestRiverReindexesOnlyIndexesThatExist(t *testing.T) {
 	for _, name := range reindexed {
 		require.True(t, exists(name), "River reindexes %s, which the schema lacks", name)
 	}
-	for _, name := range jobs.DroppedRiverIndexes {
+	for _, name := range riverdb.DroppedIndexes {
 		require.False(t, exists(name), "migration 014 drops %s", name)
 		require.NotContains(t, reindexed, name)
 	}

@@ -11,13 +11,12 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/hookinbox/hookinbox/handlers"
+	"github.com/hookinbox/hookinbox/internal/riverdb"
 )
 
 var (
 	//go:embed sql/payment_saga_resume.sql
 	paymentSagaResumeSQL string
-	//go:embed sql/payment_saga_sweep.sql
-	paymentSagaSweepSQL string
 )
 
 // DefaultSagaSweepEvery is how often the saga's sweep looks for sagas
@@ -75,14 +74,14 @@ func sagaSweepJob(every time.Duration) *river.PeriodicJob {
 }
 
 // sagaSweepWorker marks failed the sagas whose step's job ended without
-// its worker deciding them (payment_saga_sweep.sql).
+// its worker deciding them (riverdb.FailStalledSagas).
 type sagaSweepWorker struct {
 	river.WorkerDefaults[SagaSweepArgs]
 	saga *saga
 }
 
 func (w *sagaSweepWorker) Work(ctx context.Context, job *river.Job[SagaSweepArgs]) error {
-	rows, err := w.saga.cfg.Pool.Query(ctx, paymentSagaSweepSQL)
+	rows, err := riverdb.FailStalledSagas(ctx, w.saga.cfg.Pool)
 	if err != nil {
 		return fmt.Errorf("saga sweep: %w", err)
 	}

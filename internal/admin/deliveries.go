@@ -18,6 +18,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/hookinbox/hookinbox/handlers/destination"
+	"github.com/hookinbox/hookinbox/internal/riverdb"
 )
 
 var (
@@ -31,10 +32,6 @@ var (
 	deliveriesListOutcomeSQL string
 	//go:embed sql/delivery_get.sql
 	deliveryGetSQL string
-	//go:embed sql/delivery_attempts.sql
-	deliveryAttemptsSQL string
-	//go:embed sql/delivery_keys.sql
-	deliveryKeysSQL string
 )
 
 // MaxListLimit bounds one page of GET /admin/deliveries.
@@ -317,14 +314,14 @@ func readDeliveryTx(ctx context.Context, tx pgx.Tx, id int64) (DeliveryDetail, e
 		d.Payload, d.PayloadBase64 = base64.StdEncoding.EncodeToString(payload), true
 	}
 
-	rows, err := tx.Query(ctx, deliveryAttemptsSQL, pgx.NamedArgs{"id": id})
+	rows, err := riverdb.DeliveryAttempts(ctx, tx, id)
 	if err != nil {
 		return d, err
 	}
 	if d.Attempts, err = pgx.CollectRows(rows, pgx.RowToStructByPos[Attempt]); err != nil {
 		return d, err
 	}
-	rows, err = tx.Query(ctx, deliveryKeysSQL, pgx.NamedArgs{"source": d.Source, "delivery_id": d.DeliveryID})
+	rows, err = riverdb.DeliveryKeys(ctx, tx, d.Source, d.DeliveryID)
 	if err != nil {
 		return d, err
 	}

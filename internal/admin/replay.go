@@ -13,14 +13,13 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/hookinbox/hookinbox/internal/riverdb"
 	"github.com/hookinbox/hookinbox/jobs"
 )
 
 var (
 	//go:embed sql/inbox_exists.sql
 	inboxExistsSQL string
-	//go:embed sql/replay_get.sql
-	replayGetSQL string
 )
 
 // Replay is one re-run of a stored delivery: GET /admin/replays/{id}, and
@@ -88,7 +87,7 @@ func getOne[T any](what string, read func(ctx context.Context, id int64) (T, err
 // readReplay reads one replay, or jobs.ErrNotFound.
 func readReplay(ctx context.Context, q jobs.Querier, id int64) (Replay, error) {
 	var r Replay
-	err := q.QueryRow(ctx, replayGetSQL, pgx.NamedArgs{"id": id}).Scan(
+	err := riverdb.Replay(ctx, q, id).Scan(
 		&r.ReplayID, &r.ID, &r.Source, &r.DeliveryID, &r.JobID, &r.JobState, &r.BulkReplayID, &r.RequestedAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Replay{}, jobs.ErrNotFound

@@ -15,6 +15,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/hookinbox/hookinbox/internal/riverdb"
 )
 
 var (
@@ -22,8 +24,6 @@ var (
 	inboxStatusSQL string
 	//go:embed sql/oldest_unprocessed.sql
 	oldestUnprocessedSQL string
-	//go:embed sql/river_jobs.sql
-	riverJobsSQL string
 	//go:embed sql/tables.sql
 	tablesSQL string
 )
@@ -196,7 +196,7 @@ func (c *dbCollector) collect(ctx context.Context, ch chan<- prometheus.Metric) 
 	}
 	ch <- prometheus.MustNewConstMetric(oldestUnprocessedDesc, prometheus.GaugeValue, age)
 
-	if rows, err = c.pool.Query(ctx, riverJobsSQL); err != nil {
+	if rows, err = riverdb.JobCounts(ctx, c.pool); err != nil {
 		return err
 	}
 	if err := eachRow(rows, func(labels []string, v float64, _ float64) {
