@@ -24,6 +24,8 @@ var (
 	attemptsOfSendsSQL string
 	//go:embed sql/pending_counts.sql
 	pendingCountsSQL string
+	//go:embed sql/failed_sends_of.sql
+	failedSendsOfSQL string
 )
 
 // ErrNotFound: no destination of that name is configured.
@@ -48,6 +50,22 @@ type Status struct {
 	// resolved. Nil: no request to it has failed.
 	LastErrorAt *time.Time       `json:"last_error_at"`
 	Counts      map[string]int64 `json:"counts"` // sends by state: succeeded, failed, skipped, pending, waiting
+	// LastFailedSend is the send that failed last, while any is kept
+	// failed; nil when none is. Unlike LastError it names failures that
+	// made no request, such as a route that failed to evaluate.
+	LastFailedSend *FailedSend `json:"last_failed_send"`
+}
+
+// FailedSend is a send that failed for good: its delivery and its error
+// (as recorded: a URL's secrets are masked).
+type FailedSend struct {
+	// InboxID is the delivery's id in the inbox (the admin API's id).
+	InboxID     int64     `json:"id,omitempty"`
+	Source      string    `json:"source,omitempty"`
+	DeliveryID  string    `json:"delivery_id,omitempty"`
+	Destination string    `json:"destination"`
+	Error       *string   `json:"error"`
+	FinishedAt  time.Time `json:"finished_at"`
 }
 
 // Statuses returns every configured destination's health, then the
@@ -70,10 +88,20 @@ func (s *Service) Statuses(ctx context.Context) ([]Status, error) {
 		var (
 			st           Status
 			paused, open bool
+			failedID     *int64
+			failed       FailedSend
+			failedSource *string
+			failedDID    *string
+			failedAt     *time.Time
 		)
-		if err := rows.Scan(&st.Name, &paused, &open, &st.FailingSince, &st.LastError, &st.LastErrorAt, &st.ConsecutiveFailures, &st.InFlight, &st.Pending); err != nil {
+		if err := rows.Scan(&st.Name, &paused, &open, &st.FailingSince, &st.LastError, &st.LastErrorAt, &st.ConsecutiveFailures, &st.InFlight, &st.Pending,
+			&failedID, &failedSource, &failedDID, &failed.Error, &failedAt); err != nil {
 			rows.Close()
 			return nil, err
+		}
+		if failedID != nil {
+			failed.InboxID, failed.Source, failed.DeliveryID, failed.Destination, failed.FinishedAt = *failedID, *failedSource, *failedDID, st.Name, *failedAt
+			st.LastFailedSend = &failed
 		}
 		switch {
 		case paused:
@@ -182,6 +210,37 @@ type Attempt struct {
 	Response    *string   `json:"response"`
 	Stale       bool      `json:"stale"`
 	Probe       bool      `json:"probe"`
+}
+
+// DeliveryKey names a delivery as its sends do.
+type DeliveryKey struct{ Source, DeliveryID string }
+
+// FailedSendsOf returns the failed sends of the deliveries keys names, by
+// delivery, each delivery's by destination.
+func FailedSendsOf(ctx context.Context, q interface {
+	Query(context.Context, string, ...any) (pgx.Rows, error)
+}, keys []DeliveryKey) (map[DeliveryKey][]FailedSend, error) {
+	out := map[DeliveryKey][]FailedSend{}
+	if len(keys) == 0 {
+		return out, nil
+	}
+	sources, ids := make([]string, len(keys)), make([]string, len(keys))
+	for i, k := range keys {
+		sources[i], ids[i] = k.Source, k.DeliveryID
+	}
+	rows, err := q.Query(ctx, failedSendsOfSQL, pgx.NamedArgs{"sources": sources, "delivery_ids": ids})
+	if err != nil {
+		return nil, err
+	}
+	var (
+		k  DeliveryKey
+		fs FailedSend
+	)
+	_, err = pgx.ForEachRow(rows, []any{&k.Source, &k.DeliveryID, &fs.Destination, &fs.Error, &fs.FinishedAt}, func() error {
+		out[k] = append(out[k], fs)
+		return nil
+	})
+	return out, err
 }
 
 // SendsOf returns what every destination got of one delivery.
