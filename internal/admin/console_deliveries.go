@@ -19,7 +19,7 @@ type deliveriesView struct {
 	PollURL   string
 	NextURL   string // the next (older) page; "" on the last
 	NewestURL string // the first page of the same filter
-	BulkURL   string // a bulk replay of the same filter
+	BulkURL   string // a bulk replay of the same filter; "" for a list of failed sends
 	APIURL    string // the same list from the API
 }
 
@@ -37,7 +37,12 @@ func (s *Server) consoleDeliveries(c *fiber.Ctx) error {
 	q := f.query()
 	v := deliveriesView{pageBase: s.page(c, "Deliveries", "deliveries"), Filter: f, Sources: sourceChoices(s.cfg.Sources, f.Source),
 		Statuses: statusNames, Items: page.Items, Newest: f.cursor == nil, APIURL: withQuery("/admin/deliveries", q),
-		NewestURL: withQuery("/console/deliveries", q), BulkURL: withQuery("/console/bulk-replays/new", bulkQuery(q))}
+		NewestURL: withQuery("/console/deliveries", q)}
+	if f.SendStatus == "" {
+		// A replay sends nothing again (a send is once per delivery and
+		// destination): failed sends are retried per destination.
+		v.BulkURL = withQuery("/console/bulk-replays/new", bulkQuery(q))
+	}
 	if page.NextCursor != nil {
 		next := f.query()
 		next.Set("cursor", *page.NextCursor)
@@ -90,7 +95,7 @@ func pollURL(q url.Values, items []Delivery, after int64) string {
 func (f deliveryFilter) query() url.Values {
 	q := url.Values{}
 	for k, v := range map[string]string{"source": f.Source, "status": f.Status, "event_type": f.EventType,
-		"resource": f.Resource, "since": f.Since, "until": f.Until} {
+		"resource": f.Resource, "send_status": f.SendStatus, "destination": f.Destination, "since": f.Since, "until": f.Until} {
 		if v != "" {
 			q.Set(k, v)
 		}

@@ -77,6 +77,10 @@ type overviewView struct {
 	Backlog      int64
 	Oldest       *time.Time
 	Failed       int64
+	// FailedSends counts the sends kept failed, every destination's: a
+	// delivery processed may still have one (a route that failed to
+	// evaluate, a destination that refused it to the end).
+	FailedSends int64
 }
 
 type sourceOverview struct {
@@ -138,6 +142,9 @@ func (s *Server) consoleOverview(c *fiber.Ctx) error {
 	if s.cfg.Destinations != nil {
 		if v.Destinations, err = s.cfg.Destinations.Statuses(ctx); err != nil {
 			return err
+		}
+		for _, d := range v.Destinations {
+			v.FailedSends += d.Counts["failed"]
 		}
 	}
 	return s.render(c, http.StatusOK, "overview", "layout", v)

@@ -30,6 +30,8 @@ var (
 	deliveriesListPendingSQL string
 	//go:embed sql/deliveries_list_outcome.sql
 	deliveriesListOutcomeSQL string
+	//go:embed sql/deliveries_list_send_failed.sql
+	deliveriesListSendFailedSQL string
 	//go:embed sql/delivery_get.sql
 	deliveryGetSQL string
 )
@@ -58,6 +60,10 @@ type Delivery struct {
 	ProcessedAt *time.Time `json:"processed_at"`
 	LastError   *string    `json:"last_error"`
 	Size        int        `json:"size"`
+	// FailedSends are the delivery's sends that failed for good, each
+	// with its destination and error: a delivery whose handlers ran
+	// (processed) may still have a destination that got nothing.
+	FailedSends []destination.FailedSend `json:"failed_sends" db:"-"`
 }
 
 type deliveryPage struct {
@@ -87,19 +93,29 @@ func (s *Server) listPage(c *fiber.Ctx) (deliveryFilter, deliveryPage, error) {
 // list takes too (its URLs are the API's filters).
 type deliveryFilter struct {
 	Source, Status, EventType, Resource string
-	Since, Until                        string // as given: RFC 3339
-	Limit                               int
-	since, until                        *time.Time
-	cursor                              *int64     // older than this id (with until: than this time and id)
-	cursorAt                            *time.Time // with until: the cursor's received_at
-	after                               *int64     // newer than this id (the console's poll)
+	// SendStatus "failed": only deliveries with a failed send (to
+	// Destination, when given).
+	SendStatus, Destination string
+	Since, Until            string // as given: RFC 3339
+	Limit                   int
+	since, until            *time.Time
+	cursor                  *int64     // older than this id (with until: than this time and id)
+	cursorAt                *time.Time // with until: the cursor's received_at
+	after                   *int64     // newer than this id (the console's poll)
 }
 
 func parseDeliveryFilter(c *fiber.Ctx) (deliveryFilter, error) {
 	f := deliveryFilter{Source: c.Query("source"), Status: c.Query("status"), EventType: c.Query("event_type"),
-		Resource: c.Query("resource"), Since: c.Query("since"), Until: c.Query("until"), Limit: DefaultListLimit}
+		Resource: c.Query("resource"), SendStatus: c.Query("send_status"), Destination: c.Query("destination"),
+		Since: c.Query("since"), Until: c.Query("until"), Limit: DefaultListLimit}
 	if err := checkStatus(f.Status); err != nil {
 		return f, err
+	}
+	if f.SendStatus != "" && f.SendStatus != "failed" {
+		return f, errBadRequest("send_status must be failed")
+	}
+	if f.Destination != "" && f.SendStatus == "" {
+		return f, errBadRequest("destination names the failed sends to list: give send_status=failed with it")
 	}
 	var err error
 	if f.since, err = optionalTime(f.Since, "since"); err != nil {
@@ -118,7 +134,7 @@ func parseDeliveryFilter(c *fiber.Ctx) (deliveryFilter, error) {
 			id int64
 			at time.Time
 		)
-		if f.until == nil {
+		if !f.byTime() {
 			id, err = decodeCursor(q)
 		} else {
 			at, id, err = decodeTimeCursor(q)
@@ -132,13 +148,20 @@ func parseDeliveryFilter(c *fiber.Ctx) (deliveryFilter, error) {
 	return f, nil
 }
 
-// queryDeliveries reads one page, newest first.
+// byTime reports whether the list is ordered by received_at (a window
+// back in time) rather than by id.
+func (f deliveryFilter) byTime() bool { return f.until != nil && f.SendStatus == "" }
+
+// queryDeliveries reads one page, newest first, with each delivery's
+// failed sends.
 func (s *Server) queryDeliveries(ctx context.Context, f deliveryFilter) (deliveryPage, error) {
 	args := pgx.NamedArgs{"source": optional(f.Source), "status": optional(f.Status), "event_type": optional(f.EventType),
 		"resource": optional(f.Resource), "since": f.since, "until": f.until, "cursor": f.cursor, "after": f.after,
-		"limit": f.Limit + 1} // one more tells whether a next page exists
+		"destination": optional(f.Destination), "limit": f.Limit + 1} // one more tells whether a next page exists
 	sql := deliveriesListSQL
 	switch {
+	case f.SendStatus == "failed":
+		sql = deliveriesListSendFailedSQL
 	case f.until != nil:
 		sql, args["cursor_at"] = deliveriesListUntilSQL, f.cursorAt
 	// Filters the state tables answer through an index: their rows lead.
@@ -160,13 +183,27 @@ func (s *Server) queryDeliveries(ctx context.Context, f deliveryFilter) (deliver
 		page.Items = items[:f.Limit]
 		last := page.Items[f.Limit-1]
 		next := encodeCursor(last.ID)
-		if f.until != nil {
+		if f.byTime() {
 			next = encodeTimeCursor(last.ReceivedAt, last.ID)
 		}
 		page.NextCursor = &next
 	}
 	if page.Items == nil {
 		page.Items = []Delivery{}
+	}
+	keys := make([]destination.DeliveryKey, len(page.Items))
+	for i, d := range page.Items {
+		keys[i] = destination.DeliveryKey{Source: d.Source, DeliveryID: d.DeliveryID}
+	}
+	failed, err := destination.FailedSendsOf(ctx, s.cfg.Pool, keys)
+	if err != nil {
+		return deliveryPage{}, err
+	}
+	for i := range page.Items {
+		page.Items[i].FailedSends = failed[keys[i]]
+		if page.Items[i].FailedSends == nil {
+			page.Items[i].FailedSends = []destination.FailedSend{}
+		}
 	}
 	return page, nil
 }
@@ -334,8 +371,16 @@ func readDeliveryTx(ctx context.Context, tx pgx.Tx, id int64) (DeliveryDetail, e
 	if d.Keys == nil {
 		d.Keys = []DerivedKey{}
 	}
-	d.Destinations, err = destination.SendsOf(ctx, tx, d.Source, d.DeliveryID)
-	return d, err
+	if d.Destinations, err = destination.SendsOf(ctx, tx, d.Source, d.DeliveryID); err != nil {
+		return d, err
+	}
+	d.FailedSends = []destination.FailedSend{}
+	for _, sd := range d.Destinations {
+		if sd.State == "failed" && sd.FinishedAt != nil {
+			d.FailedSends = append(d.FailedSends, destination.FailedSend{Destination: sd.Destination, Error: sd.LastError, FinishedAt: *sd.FinishedAt})
+		}
+	}
+	return d, nil
 }
 
 func pathID(c *fiber.Ctx) (int64, error) {

@@ -126,6 +126,8 @@ func deliveriesCmd(ctx context.Context, args []string, e env) error {
 	for _, name := range []string{"source", "status", "event-type", "resource", "since", "until", "limit", "cursor"} {
 		filters[name] = fs.String(name, "", "filter: "+name)
 	}
+	filters["send-status"] = fs.String("send-status", "", "filter: failed lists the deliveries with a failed send")
+	filters["destination"] = fs.String("destination", "", "with --send-status: the failed sends to this destination")
 	asJSON := fs.Bool("json", false, "print the API's JSON")
 	id, client, err := parseAdminCommand(fs, args, e)
 	if err != nil {
@@ -166,6 +168,10 @@ func deliveriesCmd(ctx context.Context, args []string, e env) error {
 			Status     string    `json:"status"`
 			ReceivedAt time.Time `json:"received_at"`
 			LastError  *string   `json:"last_error"`
+			Failed     []struct {
+				Destination string  `json:"destination"`
+				Error       *string `json:"error"`
+			} `json:"failed_sends"`
 		} `json:"items"`
 		NextCursor *string `json:"next_cursor"`
 	}
@@ -175,12 +181,27 @@ func deliveriesCmd(ctx context.Context, args []string, e env) error {
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tRECEIVED\tSOURCE\tEVENT\tSTATUS\tDELIVERY ID\tLAST ERROR")
 	for _, d := range page.Items {
-		lastErr := ""
+		status, lastErr := d.Status, ""
 		if d.LastError != nil {
 			lastErr, _, _ = strings.Cut(*d.LastError, "\n")
 		}
+		// A delivery processed may have a send that failed: it is marked
+		// in STATUS, and the first such send's error follows its own.
+		if len(d.Failed) > 0 {
+			status += ", send failed"
+			f := d.Failed[0]
+			sendErr := "send to " + f.Destination + " failed"
+			if f.Error != nil {
+				first, _, _ := strings.Cut(*f.Error, "\n")
+				sendErr += ": " + first
+			}
+			if len(d.Failed) > 1 {
+				sendErr += fmt.Sprintf(" (and %d more)", len(d.Failed)-1)
+			}
+			lastErr = strings.TrimPrefix(lastErr+"; "+sendErr, "; ")
+		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", d.ID, localTime(&d.ReceivedAt),
-			printable(d.Source), printable(d.EventType), printable(d.Status), printable(d.DeliveryID), printable(lastErr))
+			printable(d.Source), printable(d.EventType), printable(status), printable(d.DeliveryID), printable(lastErr))
 	}
 	tw.Flush()
 	if page.NextCursor != nil {
