@@ -81,6 +81,10 @@ type overviewView struct {
 	// delivery processed may still have one (a route that failed to
 	// evaluate, a destination that refused it to the end).
 	FailedSends int64
+	// OpenAlerts are the alerts open now, newest first (at most
+	// overviewAlerts); OpenAlertCount counts them all.
+	OpenAlerts     []alertRow
+	OpenAlertCount int64
 }
 
 type sourceOverview struct {
@@ -124,6 +128,10 @@ func (s *Server) consoleOverview(c *fiber.Ctx) error {
 	if err := s.overviewBacklog(ctx, &v, source); err != nil {
 		return err
 	}
+	var err error
+	if v.OpenAlerts, v.OpenAlertCount, err = s.openAlerts(ctx); err != nil {
+		return err
+	}
 	asked := c.Query("window")
 	for _, w := range chartWindows {
 		v.Windows = append(v.Windows, w.Name)
@@ -131,7 +139,6 @@ func (s *Server) consoleOverview(c *fiber.Ctx) error {
 	if asked != "" && !slices.Contains(v.Windows, asked) {
 		return errBadRequest("window must be one of " + strings.Join(v.Windows, ", "))
 	}
-	var err error
 	if v.Chart, v.Window, err = s.overviewChart(ctx, asked, source); err != nil {
 		return err
 	}

@@ -18,6 +18,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -67,15 +69,42 @@ type Silence struct {
 
 // Alert is one alert's event: the body of its delivery.
 type Alert struct {
-	Type    string     `json:"type"` // EventOpened or EventResolved
-	ID      int64      `json:"alert_id"`
-	Rule    string     `json:"rule"`
-	Subject string     `json:"subject"`
-	Since   time.Time  `json:"since"`
-	At      time.Time  `json:"at"`
-	Summary string     `json:"summary"`
-	Console string     `json:"console,omitempty"`
-	Opened  *time.Time `json:"opened_at,omitempty"`
+	Type    string    `json:"type"` // EventOpened or EventResolved
+	ID      int64     `json:"alert_id"`
+	Rule    string    `json:"rule"`
+	Subject string    `json:"subject"`
+	Since   time.Time `json:"since"`
+	At      time.Time `json:"at"`
+	Summary string    `json:"summary"`
+	// Console is the alert on the console's Alerts page.
+	Console string `json:"console,omitempty"`
+	// SubjectConsole is the console's page of the subject (SubjectPath),
+	// when it has one.
+	SubjectConsole string     `json:"subject_console,omitempty"`
+	Opened         *time.Time `json:"opened_at,omitempty"`
+}
+
+// ConsolePath is where the console shows alert id, relative to the
+// console's base URL: its row on the Alerts page.
+func ConsolePath(id int64) string { return "alerts#a" + strconv.FormatInt(id, 10) }
+
+// SubjectPath is the console's page of an alert's subject, relative to
+// the console's base URL: what an operator opens to act on it. "" when
+// the rule's subject has no page.
+func SubjectPath(rule, subject string) string {
+	switch rule {
+	case "destination_failing":
+		return "#dest-" + subject // its row on the Overview: state, error, Pause
+	case "sends_failed":
+		return "deliveries?" + url.Values{"send_status": {"failed"}, "destination": {subject}}.Encode()
+	case "deliveries_failed":
+		return "deliveries?" + url.Values{"source": {subject}, "status": {"failed"}}.Encode()
+	case "source_silent":
+		return "#source-" + subject // its section on the Overview: requests per minute
+	case "backlog":
+		return "deliveries?status=received"
+	}
+	return ""
 }
 
 var (
@@ -240,7 +269,10 @@ func (e *Evaluator) openDue(ctx context.Context, tx pgx.Tx, now time.Time) (int,
 // record records an alert's event as a delivery of Source, with its job.
 func (e *Evaluator) record(ctx context.Context, tx pgx.Tx, a Alert) error {
 	if e.ConsoleURL != "" {
-		a.Console = e.ConsoleURL
+		a.Console = e.ConsoleURL + ConsolePath(a.ID)
+		if p := SubjectPath(a.Rule, a.Subject); p != "" {
+			a.SubjectConsole = e.ConsoleURL + p
+		}
 	}
 	body, err := json.Marshal(a)
 	if err != nil {

@@ -110,6 +110,8 @@ func TestDestinationFailingOpensOnceAndResolvesOnce(t *testing.T) {
 	require.Equal(t, "orders-api", opened.Subject)
 	require.Contains(t, opened.Summary, "Destination orders-api failing since")
 	require.Contains(t, opened.Summary, "HTTP 503")
+	require.Equal(t, "http://127.0.0.1:8081/console/alerts#a"+itoa(opened.ID), opened.Console, "the link opens the alert")
+	require.Equal(t, "http://127.0.0.1:8081/console/#dest-orders-api", opened.SubjectConsole, "and its destination's row")
 
 	exec(t, pool, `UPDATE destination_state SET failing_since = NULL`)
 	require.Equal(t, [2]int{0, 1}, pair(evaluate(t, pool, e)))
@@ -153,6 +155,15 @@ func TestFailuresAndSilenceOpen(t *testing.T) {
 		rules[a.Rule] = a.Subject
 	}
 	require.Equal(t, map[string]string{"deliveries_failed": "github", "sends_failed": "chat", "source_silent": "stripe"}, rules)
+	subjects := map[string]string{}
+	for _, a := range alertsRecorded(t, pool) {
+		subjects[a.Rule] = a.SubjectConsole
+	}
+	require.Equal(t, map[string]string{
+		"deliveries_failed": "http://127.0.0.1:8081/console/deliveries?source=github&status=failed",
+		"sends_failed":      "http://127.0.0.1:8081/console/deliveries?destination=chat&send_status=failed",
+		"source_silent":     "http://127.0.0.1:8081/console/#source-stripe",
+	}, subjects, "each subject's page")
 }
 
 // A delivery resolves a source_silent alert at once, however short the
