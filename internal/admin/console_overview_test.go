@@ -131,7 +131,8 @@ func TestConsoleDestinationButtons(t *testing.T) {
 	click("resume")
 	require.Eventually(t, func() bool { return b.sendState(t, id) == "failed" }, 10*time.Second, 20*time.Millisecond)
 	page := b.do(t, http.MethodGet, "/console/", "", browser)
-	require.Regexp(t, `<td class="num">1</td>\s*<td class="actions">`, string(page.body), "one failed send")
+	require.Regexp(t, `<td class="num"><a href="/console/deliveries\?send_status=failed&amp;destination=app">1</a></td>\s*<td class="actions">`,
+		string(page.body), "one failed send, a link to it")
 	failing := row()
 	require.Empty(t, retryButton.FindStringSubmatch(failing)[1], "a failed send to retry: the button is on")
 	require.Regexp(t, `<span class="error">HTTP 500[^<]*</span> <span class="hint">at \d{4}-`, failing, "the current error, with its time")
