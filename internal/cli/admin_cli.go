@@ -223,6 +223,7 @@ func replayCmd(ctx context.Context, args []string, e env) error {
 	limit := fs.Int("limit", 0, "bulk: at most this many (default 1000)")
 	key := fs.String("key", "", "Idempotency-Key (default: a fresh one; reuse one to make a repeated command a no-op)")
 	wait := fs.Bool("wait", true, "bulk: wait until every replay has run")
+	asJSON := fs.Bool("json", false, "print the API's JSON")
 	id, client, err := parseAdminCommand(fs, args, e)
 	if err != nil {
 		return err
@@ -235,7 +236,10 @@ func replayCmd(ctx context.Context, args []string, e env) error {
 		if err != nil {
 			return err
 		}
-		return printJSON(e, raw)
+		if *asJSON {
+			return printJSON(e, raw)
+		}
+		return printReplay(e, raw)
 	}
 	if *source == "" && *status == "" && *eventType == "" && *since == "" && *until == "" {
 		return errors.New("give a delivery id, or a filter (--status failed, --source, --event-type, --since, --until) for a bulk replay")
@@ -270,6 +274,24 @@ func replayCmd(ctx context.Context, args []string, e env) error {
 			return err
 		}
 	}
+}
+
+// printReplay says in a line which delivery a replay runs again, and its
+// job.
+func printReplay(e env, raw []byte) error {
+	var r struct {
+		ReplayID   int64  `json:"replay_id"`
+		ID         int64  `json:"id"`
+		Source     string `json:"source"`
+		DeliveryID string `json:"delivery_id"`
+		JobID      int64  `json:"job_id"`
+	}
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "replay %d: delivery %d (%s %s) queued as job %d\n",
+		r.ReplayID, r.ID, printable(r.Source), printable(r.DeliveryID), r.JobID)
+	return nil
 }
 
 // parseAdminCommand parses an admin command's arguments, an optional

@@ -114,7 +114,10 @@ func TestDeliveriesAndReplayCommands(t *testing.T) {
 
 	code, out = b.run(t, "replay", "1")
 	require.Equal(t, 0, code, out)
-	require.Contains(t, out, `"replay_id": 1`)
+	require.Regexp(t, `^replay 1: delivery 1 \(github \S+\) queued as job \d+\n$`, out)
+	code, out = b.run(t, "replay", "1", "--json")
+	require.Equal(t, 0, code, out)
+	require.Contains(t, out, `"replay_id": 2`)
 
 	code, out = b.run(t, "replay", "--source", "github", "--event-type", "issues")
 	require.Equal(t, 0, code, out)
@@ -161,7 +164,7 @@ func TestAdminCommandsWithoutConfigFile(t *testing.T) {
 	code, out = runIn(vars, "deliveries", "1")
 	require.Equal(t, 0, code, out)
 	require.Contains(t, out, "X-Github-Event")
-	code, out = runIn(vars, "replay", "1")
+	code, out = runIn(vars, "replay", "1", "--json")
 	require.Equal(t, 0, code, out)
 	require.Contains(t, out, `"replay_id": 1`)
 
