@@ -94,12 +94,13 @@ type pageBase struct {
 	Title   string
 	Nav     string // the navigation entry to highlight
 	CSRF    string // the session's CSRF token, for every form
-	SignOut bool   // a token is configured: sessions exist
+	SignOut bool   // the page's reader came with browser credentials: a session to end
 	RiverUI bool
 }
 
 func (s *Server) page(c *fiber.Ctx, title, nav string) pageBase {
-	return pageBase{Title: title, Nav: nav, CSRF: s.csrfToken(c), SignOut: s.cfg.Token != "", RiverUI: s.cfg.RiverUI != nil}
+	auth := authOf(c)
+	return pageBase{Title: title, Nav: nav, CSRF: s.csrfToken(c), SignOut: auth == authCookie || auth == authBasic, RiverUI: s.cfg.RiverUI != nil}
 }
 
 // mountConsole adds the console's routes. Its forms post to routes of its

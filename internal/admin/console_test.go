@@ -3,6 +3,7 @@ package admin_test
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"fmt"
 	"net/http"
@@ -117,7 +118,12 @@ func TestConsoleErrors(t *testing.T) {
 	r := b.do(t, http.MethodGet, "/console/deliveries", "", map[string]string{"Authorization": ""})
 	require.Equal(t, http.StatusUnauthorized, r.status)
 	require.Contains(t, string(r.body), `href="/login?next=%2Fconsole%2Fdeliveries"`)
+	require.NotContains(t, string(r.body), "Sign out", "offered to someone not signed in")
 	require.NotEmpty(t, r.header.Values("WWW-Authenticate"), "the browser's Basic prompt")
+	basic := "Basic " + base64.StdEncoding.EncodeToString([]byte("op:"+token))
+	r = b.do(t, http.MethodGet, "/console/deliveries", "", map[string]string{"Authorization": basic})
+	require.Equal(t, http.StatusOK, r.status)
+	require.Contains(t, string(r.body), "Sign out", "a browser signed in with Basic")
 }
 
 // The first page polls for what arrived since it was rendered.
