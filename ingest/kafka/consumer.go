@@ -29,6 +29,7 @@ const (
 	DefaultMaxPollRecords = 500
 	DefaultDrainTimeout   = 10 * time.Second
 	DefaultMaxBodyBytes   = 5 << 20
+	DefaultLagEvery       = 15 * time.Second
 )
 
 // Config is one Kafka source.
@@ -78,9 +79,17 @@ type Config struct {
 	// to record.
 	Observe func(source, outcome string, d time.Duration)
 	// ObserveBatch, if set, is told after each committed batch how many
-	// of its messages came from each partition, and the partition's lag:
-	// the messages after them the broker had when they were fetched.
-	ObserveBatch func(source, topic string, partition int32, messages int, lag int64)
+	// of its messages came from each partition.
+	ObserveBatch func(source, topic string, partition int32, messages int)
+	// ObserveLag, if set, is told every LagEvery each partition's lag as
+	// the broker sees it: its high watermark less the group's committed
+	// offset. It is asked whether batches flow or not, so it rises while
+	// the consumer is stuck (a database outage) and reads 0 once caught
+	// up, from the start.
+	ObserveLag func(source, topic string, partition int32, lag int64)
+	// LagEvery is how often ObserveLag is told. Defaults to
+	// DefaultLagEvery.
+	LagEvery time.Duration
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 
@@ -116,6 +125,9 @@ func New(cfg Config) (*Consumer, error) {
 	}
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if cfg.LagEvery <= 0 {
+		cfg.LagEvery = DefaultLagEvery
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -164,7 +176,10 @@ func New(cfg Config) (*Consumer, error) {
 // recorded and committed within DrainTimeout, then the consumer leaves
 // its group. Run returns nil once it has, and closes the client.
 func (c *Consumer) Run(ctx context.Context) error {
-	defer c.client.Close()
+	lagCtx, stopLag := context.WithCancel(ctx)
+	lagDone := make(chan struct{})
+	go func() { defer close(lagDone); c.watchLag(lagCtx) }()
+	defer func() { stopLag(); <-lagDone; c.client.Close() }()
 	c.cfg.Logger.Info("kafka source reading", "topics", c.cfg.Topics, "group", c.cfg.Group)
 	for {
 		fetches := c.poll(ctx)
@@ -227,15 +242,14 @@ func (c *Consumer) commit(ctx context.Context) {
 	c.uncommitted = false
 }
 
-// observeBatch reports each partition's messages and lag.
+// observeBatch reports each partition's messages.
 func (c *Consumer) observeBatch(fetches kgo.Fetches) {
 	if c.cfg.ObserveBatch == nil {
 		return
 	}
 	fetches.EachPartition(func(p kgo.FetchTopicPartition) {
 		if n := len(p.Records); n > 0 {
-			lag := max(p.HighWatermark-(p.Records[n-1].Offset+1), 0)
-			c.cfg.ObserveBatch(c.cfg.Source, p.Topic, p.Partition, n, lag)
+			c.cfg.ObserveBatch(c.cfg.Source, p.Topic, p.Partition, n)
 		}
 	})
 }

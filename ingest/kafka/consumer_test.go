@@ -39,7 +39,7 @@ type bundle struct {
 
 	mu       sync.Mutex
 	read     int             // messages in committed batches (ObserveBatch)
-	lag      map[int32]int64 // each partition's last reported lag
+	lag      map[int32]int64 // each partition's last reported lag (ObserveLag)
 	outcomes map[string]int  // Observe's outcomes
 }
 
@@ -78,7 +78,7 @@ func (b *bundle) counted(t *testing.T, deliveryID string, accepted *atomic.Int64
 	c, err := kafka.New(kafka.Config{Source: "orders", Brokers: b.cluster.ListenAddrs(), Topics: []string{topic},
 		Group: b.group, DeliveryID: deliveryID, EventType: "header:type", Start: "earliest",
 		MaxBodyBytes: b.maxBody, Logger: b.logger,
-		Inbox: b.inbox, Pool: b.pool, Observe: observe, ObserveBatch: b.observeBatch, RedactHeaders: []string{"X-Api-Key", "X-SIGNING-SECRET"},
+		Inbox: b.inbox, Pool: b.pool, Observe: observe, ObserveBatch: b.observeBatch, ObserveLag: b.observeLag, LagEvery: 100 * time.Millisecond, RedactHeaders: []string{"X-Api-Key", "X-SIGNING-SECRET"},
 		ClientOptions: []kgo.Opt{kgo.FetchMaxWait(200 * time.Millisecond)}})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -101,14 +101,30 @@ func (b *bundle) counted(t *testing.T, deliveryID string, accepted *atomic.Int64
 	return stop
 }
 
-func (b *bundle) observeBatch(_, _ string, partition int32, messages int, lag int64) {
+func (b *bundle) observeBatch(_, _ string, _ int32, messages int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.read += messages
+}
+
+func (b *bundle) observeLag(_, _ string, partition int32, lag int64) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.lag == nil {
 		b.lag = map[int32]int64{}
 	}
-	b.read += messages
 	b.lag[partition] = lag
+}
+
+// totalLag is the lag last reported, summed over the partitions, and how
+// many partitions reported one.
+func (b *bundle) totalLag() (total int64, partitions int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, l := range b.lag {
+		total += l
+	}
+	return total, len(b.lag)
 }
 
 // produce writes messages, each with an event_id header (ids[i]) and a
@@ -182,11 +198,10 @@ func TestMessagesRecordedThenOffsetsCommitted(t *testing.T) {
 		defer b.mu.Unlock()
 		return b.read == len(sent)
 	}, 5*time.Second, 10*time.Millisecond, "every message reported in a batch")
-	b.mu.Lock()
-	for p, lag := range b.lag {
-		require.Zero(t, lag, "partition %d's lag once everything is read", p)
-	}
-	b.mu.Unlock()
+	require.Eventually(t, func() bool {
+		total, partitions := b.totalLag()
+		return total == 0 && partitions == 2
+	}, 10*time.Second, 20*time.Millisecond, "both partitions' lag 0 once everything is read")
 
 	var id, eventType, partition, offset string
 	require.NoError(t, b.pool.QueryRow(context.Background(), `SELECT delivery_id, event_type, headers->'Kafka-Partition'->>0, headers->'Kafka-Offset'->>0
@@ -217,10 +232,19 @@ func TestDatabaseOutageMovesNoOffset(t *testing.T) {
 	}, 20*time.Second, 50*time.Millisecond)
 	time.Sleep(time.Second)
 	require.Zero(t, b.committed(t), "an offset moved while nothing was stored")
+	// The lag says so though no batch commits: every message waits.
+	require.Eventually(t, func() bool {
+		total, _ := b.totalLag()
+		return total == 6
+	}, 10*time.Second, 20*time.Millisecond, "the lag while the inbox refuses writes")
 
 	_, err = b.pool.Exec(ctx, `DROP TRIGGER refuse ON inbox`)
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { return b.committed(t) == 6 }, 30*time.Second, 50*time.Millisecond)
+	require.Eventually(t, func() bool {
+		total, _ := b.totalLag()
+		return total == 0
+	}, 10*time.Second, 20*time.Millisecond, "the lag once the messages are stored")
 	rows, jobs := b.stored(t)
 	require.Equal(t, 6, rows)
 	require.Equal(t, 6, jobs)

@@ -27,7 +27,7 @@ func kafkaConsumers(cfg config.Config, pool *pgxpool.Pool, inbox *ingest.Inbox, 
 		c, err := kafka.New(kafka.Config{Source: s.Name, Brokers: k.Brokers, Topics: k.Topics, Group: k.Group,
 			DeliveryID: k.DeliveryID, EventType: k.EventType, Start: k.Start, SessionTimeout: k.SessionTimeout.Std(),
 			RedactHeaders: s.RedactHeaders, MaxBodyBytes: cfg.MaxBodyBytes,
-			Inbox: inbox, Pool: pool, Observe: observe, ObserveBatch: m.ObserveKafkaBatch, Logger: logger})
+			Inbox: inbox, Pool: pool, Observe: observe, ObserveBatch: m.ObserveKafkaBatch, ObserveLag: m.ObserveKafkaLag, Logger: logger})
 		if err != nil {
 			return nil, err
 		}

@@ -36,7 +36,8 @@ func TestAlertingRulesNameExportedMetrics(t *testing.T) {
 		Destinations: []destination.Destination{{Name: "d", URL: "http://127.0.0.1:1/"}}, Pool: pool})
 	require.NoError(t, err)
 	m.WatchDestinations(svc)
-	m.ObserveKafkaBatch("s", "t", 0, 1, 0) // vectors appear once used
+	m.ObserveKafkaBatch("s", "t", 0, 1) // vectors appear once used
+	m.ObserveKafkaLag("s", "t", 0, 0)
 	m.ObserveDestination("d", "succeeded", 0)
 	m.ObserveDelivery("e", "processed", 0)
 	m.ObserveIngest("s", "accepted", 0)
