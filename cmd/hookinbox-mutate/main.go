@@ -119,6 +119,11 @@ func runAll(ctx context.Context, o options, root, module string, ms []Mutation) 
 		}
 	}()
 	fmt.Printf("%d scratch copies under %s (%s)\n", len(copies), o.dir, round(time.Since(start)))
+	stopDB, err := sharedDatabase(ctx)
+	if err != nil {
+		return 2, err
+	}
+	defer stopDB()
 	dirs := make([]string, len(copies))
 	for i, c := range copies {
 		dirs[i] = c.dir
