@@ -43,7 +43,7 @@ const rowAndJobTests = "^TestRecordTx(RollsBack|Commits)RowAndJobTogether$"
 // decided (a constraint, a guard, a comparison), so that the mutation
 // breaks the promise and nothing else, and each test set is the few tests
 // that should notice, to keep the whole run within CI's budget.
-var mutations = slices.Concat(coreMutations, brokerAndRouteMutations, routeRowMutations, visibleMutations, edgeMutations, retentionRowMutations, edgeCELMutations, edgeAdminMutations, kafkaRowMutations, dedupRowMutations, conflictRowMutations)
+var mutations = slices.Concat(coreMutations, brokerAndRouteMutations, routeRowMutations, visibleMutations, edgeMutations, retentionRowMutations, edgeCELMutations, edgeAdminMutations, kafkaRowMutations, dedupRowMutations, conflictRowMutations, genpassMutations)
 
 // coreMutations are the inbox's, processing's and destinations'.
 var coreMutations = []Mutation{
