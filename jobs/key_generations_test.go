@@ -280,3 +280,19 @@ func TestAKeyGenerationDoesNotOpenOnACachingSequence(t *testing.T) {
 	require.Empty(t, name)
 	require.Zero(t, b.count(t, "SELECT count(*) FROM inbox_key_generation WHERE lo = "+strconv.FormatInt(jobs.KeyGenerationIDs, 10)))
 }
+
+// A generation whose one delivery retention keeps is at its first id
+// stays: the delivery's key is there, so a resend of it is a duplicate.
+func TestAKeyGenerationHeldByItsFirstIDStays(t *testing.T) {
+	t.Parallel()
+	b := setupRetention(t)
+	b.openKeyGeneration(t)
+	first := b.row(t, "github", "first", "failed", 40*day)
+	require.EqualValues(t, jobs.KeyGenerationIDs, first, "the generation's first id")
+	b.openKeyGeneration(t)
+	b.row(t, "github", "new", "processed", 0)
+
+	b.retention(t)
+	require.Equal(t, []string{"first", "new"}, b.remaining(t))
+	require.Equal(t, ingest.OutcomeDuplicate, b.resend(t, "first", ingest.Delivery{}).Outcome)
+}

@@ -17,4 +17,17 @@ var genpassMutations = []Mutation{
 		Pkgs: []string{"./internal/admin"},
 		Run:  "^TestSignInCountsIPv6By64$",
 	},
+	{
+		Name:    "key-generation-held-misses-first-id",
+		Promise: promiseDuplicate,
+		File:    "jobs/sql/key_generation_held.sql",
+		// A delivery at a generation's first id does not hold it: the
+		// generation is dropped with the delivery and its key.
+		Edits: []Edit{{
+			Find:    "WHERE id >= @lo AND id < @hi",
+			Replace: "WHERE id > @lo AND id < @hi",
+		}},
+		Pkgs: []string{"./jobs"},
+		Run:  "^TestAKeyGenerationHeldByItsFirstIDStays$",
+	},
 }
