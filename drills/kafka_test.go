@@ -135,7 +135,7 @@ func waitSession(t *testing.T, cluster *kfake.Cluster, p *proc) {
 	begun := func() bool {
 		log := p.logTail(1 << 20)
 		_, run, _ := strings.Cut(log[max(strings.LastIndex(log, "---- drill: starting"), 0):], "\n")
-		return strings.Contains(run, "new group session begun")
+		return strings.Contains(run, "kafka partitions assigned")
 	}
 	if !waitFor(context.Background(), 60*time.Second, 50*time.Millisecond, begun) {
 		t.Fatalf("no group session began within 60s\n%s\n%s", groupState(cluster), p.logTail(60))

@@ -152,9 +152,15 @@ func New(cfg Config) (*Consumer, error) {
 		// rebalance waits until the batch's offsets are committed.
 		kgo.BlockRebalanceOnPoll(),
 		// The client's warnings and errors (a failed commit, a broker
-		// lost) go to the service's log; the group's life (joins,
-		// assignments) only at debug (clientLogger).
+		// lost) go to the service's log; the group's life (joins, syncs,
+		// heartbeats) only at debug (clientLogger), but for one line a
+		// session: which partitions this process reads now.
 		kgo.WithLogger(newClientLogger(cfg.Logger)),
+		kgo.OnPartitionsAssigned(func(_ context.Context, _ *kgo.Client, assigned map[string][]int32) {
+			if len(assigned) > 0 {
+				cfg.Logger.Info("kafka partitions assigned", "partitions", assigned)
+			}
+		}),
 	}, cfg.ClientOptions...)
 	if cfg.SessionTimeout > 0 {
 		opts = append(opts, kgo.SessionTimeout(cfg.SessionTimeout), kgo.RebalanceTimeout(cfg.SessionTimeout))
