@@ -7,12 +7,12 @@ var genpassMutations = []Mutation{
 	{
 		Name:    "signin-ipv6-per-address",
 		Promise: promiseSignIn,
-		File:    "internal/admin/signin.go",
+		File:    "internal/httpedge/conns.go",
 		// Each IPv6 address counts on its own: a client with a /64 has
 		// as many buckets as addresses it chooses to come from.
 		Edits: []Edit{{
-			Find:    `return ip.Mask(net.CIDRMask(64, 128)).String() + "/64"`,
-			Replace: `return ip.Mask(net.CIDRMask(128, 128)).String() + "/128"`,
+			Find:    "		bits = 64",
+			Replace: "		bits = 128",
 		}},
 		Pkgs: []string{"./internal/admin"},
 		Run:  "^TestSignInCountsIPv6By64$",

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
-	"net"
 	"strconv"
 	"strings"
 	"sync"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/hookinbox/hookinbox/internal/httpedge"
 	"github.com/hookinbox/hookinbox/internal/loglimit"
 )
 
@@ -162,13 +162,9 @@ func (l *signInLimit) bucketOf(key string, now time.Time) *bucket {
 }
 
 // clientKey is the key a request counts under: its connection's address,
-// an IPv6 one as its /64.
+// an IPv6 one as its /64, as for the listener's connection limits.
 func clientKey(c *fiber.Ctx) string {
-	ip := c.Context().RemoteIP()
-	if ip4 := ip.To4(); ip4 != nil {
-		return ip4.String()
-	}
-	return ip.Mask(net.CIDRMask(64, 128)).String() + "/64"
+	return httpedge.ClientPrefix(c.Context().RemoteAddr()).String()
 }
 
 // signInThrottled answers a client with no tries left.

@@ -55,7 +55,7 @@ func (l *limitListener) Accept() (net.Conn, error) {
 		if err != nil {
 			return nil, err
 		}
-		key := addressKey(c.RemoteAddr())
+		key := ClientPrefix(c.RemoteAddr())
 		if refusal := l.take(key); refusal != "" {
 			_ = c.SetWriteDeadline(time.Now().Add(refusalWriteTimeout))
 			_, _ = c.Write([]byte(refusal))
@@ -90,10 +90,11 @@ func (l *limitListener) give(key netip.Prefix) {
 	}
 }
 
-// addressKey is the client a connection counts against: its IPv4
-// address, or its IPv6 /64. A connection with no IP (a Unix socket) counts
-// against one shared key.
-func addressKey(a net.Addr) netip.Prefix {
+// ClientPrefix is the client a connection counts as, for every limit per
+// client address: its IPv4 address, or its IPv6 /64, the block one host
+// is given. A connection with no IP (a Unix socket) counts as one shared
+// client.
+func ClientPrefix(a net.Addr) netip.Prefix {
 	tcp, ok := a.(*net.TCPAddr)
 	if !ok {
 		return netip.Prefix{}

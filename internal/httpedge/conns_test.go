@@ -85,7 +85,7 @@ func TestLimitNegativeIsNone(t *testing.T) {
 func TestAddressKeyTakesIPv6By64(t *testing.T) {
 	t.Parallel()
 	key := func(s string) netip.Prefix {
-		return addressKey(&net.TCPAddr{IP: net.ParseIP(s), Port: 1})
+		return ClientPrefix(&net.TCPAddr{IP: net.ParseIP(s), Port: 1})
 	}
 	require.Equal(t, key("2001:db8:1:2::1"), key("2001:db8:1:2:ffff::9"))
 	require.NotEqual(t, key("2001:db8:1:2::1"), key("2001:db8:1:3::1"))
