@@ -73,14 +73,13 @@ import (
 	"io/fs"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/hookinbox/hookinbox/config"
 	"github.com/hookinbox/hookinbox/handlers"
 	"github.com/hookinbox/hookinbox/internal/cli"
+	"github.com/hookinbox/hookinbox/internal/config"
 )
 
 // Config is the whole configuration: what hookinbox.yaml holds.
@@ -100,22 +99,9 @@ func LoadConfig(path string) (Config, error) {
 	return cfg, nil
 }
 
-// Deps is what a handler needs from the running service.
-type Deps struct {
-	// Pool is the service's database pool.
-	Pool *pgxpool.Pool
-	// Logger is the service's logger.
-	Logger *slog.Logger
-	// HTTPClient has downstream.timeout as its timeout and follows no
-	// redirect (a 3xx is the answer): for follow-up jobs that call other
-	// systems.
-	HTTPClient *http.Client
-	// App is the config file's app: section, untouched but for ${VAR}
-	// expansion; App.Decode(&yours) reads it.
-	App config.App
-	// Config is the whole parsed configuration, read-only.
-	Config Config
-}
+// Deps is what a handler needs from the running service: see
+// handlers.Deps.
+type Deps = handlers.Deps
 
 // Option adds to what Main and Run do.
 type Option func(*options)
@@ -131,9 +117,7 @@ type options struct {
 // WithHandlers run in the order given.
 func WithHandlers(register func(r *handlers.Registry, d Deps) error) Option {
 	return func(o *options) {
-		o.ext.Handlers = append(o.ext.Handlers, func(r *handlers.Registry, d cli.Deps) error {
-			return register(r, Deps(d))
-		})
+		o.ext.Handlers = append(o.ext.Handlers, register)
 	}
 }
 

@@ -6,10 +6,10 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/hookinbox/hookinbox/config"
 	"github.com/hookinbox/hookinbox/handlers"
-	"github.com/hookinbox/hookinbox/handlers/destination"
 	stripehandlers "github.com/hookinbox/hookinbox/handlers/stripe"
+	"github.com/hookinbox/hookinbox/internal/config"
+	"github.com/hookinbox/hookinbox/internal/destination"
 	"github.com/hookinbox/hookinbox/verify"
 )
 

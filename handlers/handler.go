@@ -14,7 +14,7 @@
 //
 // The handlers hookinbox ships are built on this package's API alone:
 // handlers/github (the issue mirror), handlers/stripe (the ledger and a
-// payment saga with its compensation) and handlers/destination
+// payment saga with its compensation) and internal/destination
 // (forwarding to configured destinations).
 package handlers
 

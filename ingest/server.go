@@ -1,5 +1,9 @@
 // Package ingest receives webhooks over HTTP: it verifies them, records them
 // in the inbox and enqueues their processing, all before answering.
+//
+// It is part of hookinbox's engine, importable by the module's own
+// packages but not a stable API: a library user serves with the root
+// package (hookinbox.Main, hookinbox.Run).
 package ingest
 
 import (

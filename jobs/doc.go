@@ -40,4 +40,10 @@
 // locks, the ordering, the handlers and their deferred writes. A handler's
 // Event is built there, and the handler API must not depend on River's
 // job machinery, so the line stays where the transaction is handed over.
+//
+// # Not a stable API
+//
+// Package jobs is part of hookinbox's engine: it exports what the
+// module's other packages need, and a library user calls the root package
+// and the handlers package instead.
 package jobs

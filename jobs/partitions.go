@@ -235,28 +235,28 @@ func createPartition(ctx context.Context, pool *pgxpool.Pool, p partition) error
 	return nil
 }
 
-// InboxPartitionsArgs opens the next generation of the inbox's keys and
+// inboxPartitionsArgs opens the next generation of the inbox's keys and
 // makes the inbox's next partition, each when it is due.
 // River's leader enqueues it every minute.
-type InboxPartitionsArgs struct{}
+type inboxPartitionsArgs struct{}
 
-func (InboxPartitionsArgs) Kind() string { return "inbox_partitions" }
+func (inboxPartitionsArgs) Kind() string { return "inbox_partitions" }
 
 func inboxPartitionsPeriodicJob() *river.PeriodicJob {
 	const every = time.Minute
 	return river.NewPeriodicJob(river.PeriodicInterval(every), func() (river.JobArgs, *river.InsertOpts) {
-		return InboxPartitionsArgs{}, &river.InsertOpts{UniqueOpts: river.UniqueOpts{ByPeriod: every}}
+		return inboxPartitionsArgs{}, &river.InsertOpts{UniqueOpts: river.UniqueOpts{ByPeriod: every}}
 	}, &river.PeriodicJobOpts{RunOnStart: true})
 }
 
 type inboxPartitionsWorker struct {
-	river.WorkerDefaults[InboxPartitionsArgs]
+	river.WorkerDefaults[inboxPartitionsArgs]
 	pool   *pgxpool.Pool
 	cfg    RetentionConfig
 	logger *slog.Logger
 }
 
-func (w *inboxPartitionsWorker) Work(ctx context.Context, _ *river.Job[InboxPartitionsArgs]) error {
+func (w *inboxPartitionsWorker) Work(ctx context.Context, _ *river.Job[inboxPartitionsArgs]) error {
 	if w.logger == nil {
 		w.logger = slog.New(slog.DiscardHandler)
 	}

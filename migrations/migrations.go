@@ -1,5 +1,9 @@
 // Package migrations holds hookinbox's schema and applies it, together with
 // River's own migrations, from SQL embedded in the binary.
+//
+// It is part of hookinbox's engine, not a stable API: a library user
+// applies the schema with "hookinbox migrate" or hookinbox.Run, and adds
+// tables with hookinbox.WithMigrations.
 package migrations
 
 import (

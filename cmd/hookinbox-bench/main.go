@@ -19,7 +19,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/hookinbox/hookinbox/config"
+	"github.com/hookinbox/hookinbox/internal/config"
 )
 
 // options are the command's flags.

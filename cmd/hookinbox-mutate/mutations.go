@@ -457,85 +457,85 @@ var coreMutations = []Mutation{
 			Find:    "CONSTRAINT destination_send_once UNIQUE (source, delivery_id, destination)",
 			Replace: "CONSTRAINT destination_send_once UNIQUE (source, delivery_id, destination, created_at)",
 		}},
-		Pkgs: []string{"./handlers/destination"},
+		Pkgs: []string{"./internal/destination"},
 		Run:  "^TestRetriesKeepOneKeyAndOneEffect$",
 	},
 	{
 		Name:    "claim-takes-a-send-in-flight",
 		Promise: promiseSendOnce,
-		File:    "handlers/destination/sql/send_claim.sql",
+		File:    "internal/destination/sql/send_claim.sql",
 		Edits: []Edit{{
 			Find:    "WHERE sl.destination = @destination AND sl.claimed_until > t.now AND sl.send_id IS NOT NULL",
 			Replace: "WHERE false",
 		}},
-		Pkgs: []string{"./handlers/destination"},
+		Pkgs: []string{"./internal/destination"},
 		Run:  "^TestEverySendOnceWhileOthersAreInFlight$",
 	},
 	{
 		Name:    "cycle-without-transaction",
 		Promise: promiseSendOnce,
-		File:    "handlers/destination/cycle.go",
+		File:    "internal/destination/cycle.go",
 		// Each round trip of a sender's cycle commits by itself: the state
 		// row's lock ends before the claim it guards.
 		Edits: []Edit{{
 			Find:    "\t\tb.Queue(\"BEGIN\")\n",
 			Replace: "",
 		}},
-		Pkgs: []string{"./handlers/destination"},
+		Pkgs: []string{"./internal/destination"},
 		Run:  "^TestACycleRecordsAndClaimsInOneTransaction$",
 	},
 	{
 		Name:    "rate-slots-after-commit",
 		Promise: promiseLimits,
-		File:    "handlers/destination/cycle.go",
+		File:    "internal/destination/cycle.go",
 		// The claim commits in its second round trip and the rate slots it
 		// took are written after, outside its transaction.
 		Edits: []Edit{{
 			Find:    `"hand on turns, claim sends", !mayTakeSlots)`,
 			Replace: `"hand on turns, claim sends", true)`,
 		}},
-		Pkgs: []string{"./handlers/destination"},
+		Pkgs: []string{"./internal/destination"},
 		Run:  "^TestARateLimitedClaimTakesItsSlotsInItsTransaction$",
 	},
 	{
 		Name:    "record-again-adds-attempts",
 		Promise: promiseCountOnce,
-		File:    "handlers/destination/sql/attempts_insert.sql",
+		File:    "internal/destination/sql/attempts_insert.sql",
 		Edits:   []Edit{{Find: "WHERE NOT @again::boolean", Replace: "WHERE true"}},
-		Pkgs:    []string{"./handlers/destination"},
+		Pkgs:    []string{"./internal/destination"},
 		Run:     "^TestARecordTriedAgainAddsNothingTwice$",
 	},
 	{
 		Name:    "record-again-counts-failures",
 		Promise: promiseCountOnce,
-		File:    "handlers/destination/sql/circuit_failure.sql",
+		File:    "internal/destination/sql/circuit_failure.sql",
 		Edits:   []Edit{{Find: "AND (NOT @again::boolean", Replace: "AND (true"}},
-		Pkgs:    []string{"./handlers/destination"},
+		Pkgs:    []string{"./internal/destination"},
 		Run:     "^TestARecordTriedAgainAddsNothingTwice$",
 	},
 	{
 		Name:    "circuit-counts-unrequested",
 		Promise: promiseCountOnce,
-		File:    "handlers/destination/record.go",
+		File:    "internal/destination/record.go",
 		Edits:   []Edit{{Find: "return !r.skipped && !r.gone && !r.filtered && r.routeErr == nil", Replace: "return !r.skipped && !r.gone"}},
-		Pkgs:    []string{"./handlers/destination"},
+		Pkgs:    []string{"./internal/destination"},
 		Run:     "^TestARecordTriedAgainAddsNothingTwice$",
 	},
 	{
 		Name:    "pause-ignored",
 		Promise: promisePause,
-		File:    "handlers/destination/claim.go",
+		File:    "internal/destination/claim.go",
 		Edits: []Edit{{
 			Find:    "if lk.paused {",
 			Replace: "if lk.paused && false {",
 		}},
-		Pkgs: []string{"./handlers/destination"},
+		Pkgs: []string{"./internal/destination"},
 		Run:  "^TestPauseHoldsAndResumeSends$",
 	},
 	{
 		Name:    "in-flight-limit-ignored",
 		Promise: promiseLimits,
-		File:    "handlers/destination/claim.go",
+		File:    "internal/destination/claim.go",
 		// The slots hold the limit by themselves, and the count of the
 		// requests in flight holds it too: more slots than max_in_flight,
 		// all used, and the count ignored.
@@ -551,18 +551,18 @@ var coreMutations = []Mutation{
 		}},
 		// TestLimitsHoldAcrossReplicas sets a rate limit that alone keeps
 		// fewer requests in flight than max_in_flight: it cannot notice.
-		Pkgs: []string{"./handlers/destination"},
+		Pkgs: []string{"./internal/destination"},
 		Run:  "^TestMaxInFlightBindsAcrossReplicas$",
 	},
 	{
 		Name:    "destination-follows-redirects",
 		Promise: promiseRedirect,
-		File:    "handlers/destination/destination.go",
+		File:    "internal/destination/destination.go",
 		Edits: []Edit{{
 			Find:    ", CheckRedirect: outbound.CheckRedirect}",
 			Replace: "}\n\t\t_ = outbound.CheckRedirect",
 		}},
-		Pkgs: []string{"./handlers/destination"},
+		Pkgs: []string{"./internal/destination"},
 		Run:  "^TestRedirectIsAFailedAttemptNeverFollowed$",
 	},
 	{
@@ -617,7 +617,7 @@ var coreMutations = []Mutation{
 			Find:    "AND d.state IN ('waiting', 'pending', 'held')",
 			Replace: "AND FALSE",
 		}},
-		Pkgs: []string{"./handlers/destination"},
+		Pkgs: []string{"./internal/destination"},
 		Run:  "^TestRetentionHoldsUnfinishedSends$",
 	},
 	{
@@ -782,7 +782,7 @@ var coreMutations = []Mutation{
 			Find:    "		cfg.Generation.attach(client.Queues(), queueDeliveries, rc.Queues[queueDeliveries])",
 			Replace: "",
 		}},
-		Pkgs: []string{"./handlers/destination"},
+		Pkgs: []string{"./internal/destination"},
 		Run:  "^TestEveryDeliveryAfterTheNewConfigStartsReachesTheNewDestination$",
 	},
 	{
@@ -794,7 +794,7 @@ var coreMutations = []Mutation{
 			Find:    "		cfg.Generation.attach(client.Queues(), queueDeliveries, rc.Queues[queueDeliveries])",
 			Replace: "",
 		}},
-		Pkgs: []string{"./handlers/destination"},
+		Pkgs: []string{"./internal/destination"},
 		Run:  "^TestEveryDeliveryAfterTheNewConfigStartsReachesTheNewDestination$",
 	},
 	{
@@ -829,7 +829,7 @@ var coreMutations = []Mutation{
 			Find:    "			stalled = now.Sub(g.waitingSince) >= g.stallAfter()",
 			Replace: "			stalled = false",
 		}},
-		Pkgs: []string{"./handlers/destination"},
+		Pkgs: []string{"./internal/destination"},
 		Run:  "^TestAWedgedNewerConfigDelaysProcessingBoundedly$",
 	},
 	{
@@ -857,25 +857,25 @@ var coreMutations = []Mutation{
 	{
 		Name:    "start-fails-unknown-destinations",
 		Promise: promiseRolling,
-		File:    "handlers/destination/sender.go",
+		File:    "internal/destination/sender.go",
 		Edits: []Edit{{
 			Find: "\tif err := s.sayKnown(ctx); err != nil {\n\t\treturn err\n\t}",
 			Replace: "\tif err := s.sayKnown(ctx); err != nil {\n\t\treturn err\n\t}\n" +
 				"\t_, _ = s.cfg.Pool.Exec(ctx, `UPDATE destination_send SET state = 'failed', finished_at = now() " +
 				"WHERE state IN ('waiting', 'pending', 'held') AND destination <> ALL($1)`, s.Names())",
 		}},
-		Pkgs: []string{"./handlers/destination"},
+		Pkgs: []string{"./internal/destination"},
 		Run:  "^(TestAReplicaWithAnOlderConfigLeavesANewDestinationsSendsAlone|TestAnUnknownDestinationsSendsWaitForAnOperator)$",
 	},
 	{
 		Name:    "abandon-ignores-live-process",
 		Promise: promiseRolling,
-		File:    "handlers/destination/known.go",
+		File:    "internal/destination/known.go",
 		Edits: []Edit{{
 			Find:    "if live != nil && *live {",
 			Replace: "if live != nil && *live && false {",
 		}},
-		Pkgs: []string{"./handlers/destination"},
+		Pkgs: []string{"./internal/destination"},
 		Run:  "^TestAnUnknownDestinationsSendsWaitForAnOperator$",
 	},
 	{
@@ -897,7 +897,7 @@ var coreMutations = []Mutation{
 			Find:    "\tvar ue *url.Error\n\tif !errors.As(err, &ue) {",
 			Replace: "\tvar ue *url.Error\n\tif !errors.As(err, &ue) || true {",
 		}},
-		Pkgs: []string{"./handlers/destination", "./handlers"},
+		Pkgs: []string{"./internal/destination", "./handlers"},
 		Run:  "^(TestURLCredentialsAreMaskedInErrors|TestCallPostMasksTheURLInErrors)$",
 	},
 }

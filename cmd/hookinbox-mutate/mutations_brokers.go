@@ -6,7 +6,7 @@ var brokerAndRouteMutations = []Mutation{
 	{
 		Name:    "kafka-offsets-before-inbox",
 		Promise: promiseOffsets,
-		File:    "ingest/kafka/consumer.go",
+		File:    "internal/kafkasource/consumer.go",
 		Edits: []Edit{{
 			Find: `	delay := 500 * time.Millisecond
 	for {
@@ -19,35 +19,35 @@ var brokerAndRouteMutations = []Mutation{
 	for {
 		err := c.record(ctx, ds)`,
 		}},
-		Pkgs: []string{"./ingest/kafka"},
+		Pkgs: []string{"./internal/kafkasource"},
 		Run:  "^TestDatabaseOutageMovesNoOffset$",
 	},
 	{
 		Name:    "kafka-batch-not-drained",
 		Promise: promiseOffsets,
-		File:    "ingest/kafka/consumer.go",
+		File:    "internal/kafkasource/consumer.go",
 		Edits: []Edit{{
 			Find:    "	rctx, cancel := c.detached(ctx)",
 			Replace: "	rctx, cancel := context.WithCancel(ctx)",
 		}},
-		Pkgs: []string{"./ingest/kafka"},
+		Pkgs: []string{"./internal/kafkasource"},
 		Run:  "^TestStopDrainsTheBatchInHand$",
 	},
 	{
 		Name:    "kafka-refused-commit-dropped",
 		Promise: promiseOffsets,
-		File:    "ingest/kafka/consumer.go",
+		File:    "internal/kafkasource/consumer.go",
 		Edits: []Edit{{
 			Find:    "	} else if c.uncommitted {",
 			Replace: "	} else if false && c.uncommitted {",
 		}},
-		Pkgs: []string{"./ingest/kafka"},
+		Pkgs: []string{"./internal/kafkasource"},
 		Run:  "^TestRefusedCommitIsTriedAgain$",
 	},
 	{
 		Name:    "kafka-commit-retry-waits-for-a-message",
 		Promise: promiseOffsets,
-		File:    "ingest/kafka/consumer.go",
+		File:    "internal/kafkasource/consumer.go",
 		// A refused commit is tried again only when a new message comes:
 		// the poll that should return within commitRetry waits for one.
 		// Found by a generated pass (drop ! in poll).
@@ -55,24 +55,24 @@ var brokerAndRouteMutations = []Mutation{
 			Find:    "	if !c.uncommitted {\n		return c.client.PollRecords(ctx, c.cfg.MaxPollRecords)",
 			Replace: "	if c.uncommitted {\n		return c.client.PollRecords(ctx, c.cfg.MaxPollRecords)",
 		}},
-		Pkgs: []string{"./ingest/kafka"},
+		Pkgs: []string{"./internal/kafkasource"},
 		Run:  "^TestRefusedCommitIsTriedAgainWithoutANewMessage$",
 	},
 	{
 		Name:    "nats-msg-id-dropped",
 		Promise: promiseSendOnce,
-		File:    "handlers/destination/broker_nats.go",
+		File:    "internal/destination/broker_nats.go",
 		Edits: []Edit{{
 			Find:    "jetstream.WithMsgID(m.id), ",
 			Replace: "",
 		}},
-		Pkgs: []string{"./handlers/destination"},
+		Pkgs: []string{"./internal/destination"},
 		Run:  "^TestNATSPublisherRepeatIsDroppedByTheStream$",
 	},
 	{
 		Name:    "route-error-filters-out",
 		Promise: promiseRoutes,
-		File:    "handlers/destination/destination.go",
+		File:    "internal/destination/destination.go",
 		Edits: []Edit{{
 			Find: `		if err != nil {
 			return t, true, fmt.Errorf("routes[%d] (%s): %w", t.index, t.route.Source, err)
@@ -81,76 +81,76 @@ var brokerAndRouteMutations = []Mutation{
 			continue
 		}`,
 		}},
-		Pkgs: []string{"./handlers/destination"},
+		Pkgs: []string{"./internal/destination"},
 		Run:  "^TestRouteErrorIsAFailedSendRetriedAfterTheFix$",
 	},
 	{
 		Name:    "transform-not-sent",
 		Promise: promiseRoutes,
-		File:    "handlers/destination/expr.go",
+		File:    "internal/destination/expr.go",
 		Edits: []Edit{{
 			Find:    "	l.Payload, l.ContentType = body, &contentType",
 			Replace: "	_, _ = body, contentType",
 		}},
-		Pkgs: []string{"./handlers/destination"},
+		Pkgs: []string{"./internal/destination"},
 		Run:  "^TestRouteFilterAndTransform$",
 	},
 	{
 		Name:    "ordered-turn-freed-early",
 		Promise: promiseOrderedSends,
-		File:    "handlers/destination/sql/chain_finish_many.sql",
+		File:    "internal/destination/sql/chain_finish_many.sql",
 		// The turn is freed even as the next send is made due: a send
 		// enqueued meanwhile finds the resource free and goes beside it.
 		Edits: []Edit{{
 			Find:    "busy = n.next_id IS NOT NULL,",
 			Replace: "busy = false,",
 		}},
-		Pkgs: []string{"./handlers/destination"},
+		Pkgs: []string{"./internal/destination"},
 		Run:  "^TestAnOrderedSendArrivingMidChainWaitsItsTurn$",
 	},
 	{
 		Name:    "ordered-sent-not-advanced",
 		Promise: promiseOrderedSends,
-		File:    "handlers/destination/sql/chain_finish_many.sql",
+		File:    "internal/destination/sql/chain_finish_many.sql",
 		// What the destination got never moves: no older event is told
 		// stale.
 		Edits: []Edit{{
 			Find:    "    SET sent_at = CASE WHEN n.succeeded AND NOT n.at_is_receipt",
 			Replace: "    SET sent_at = CASE WHEN false",
 		}},
-		Pkgs: []string{"./handlers/destination"},
+		Pkgs: []string{"./internal/destination"},
 		Run:  "^(TestOrderedSendsOneResourceAtATime|TestSkipStaleDoesNotSendOlderEvents)$",
 	},
 	{
 		Name:    "ordered-turn-taken-when-busy",
 		Promise: promiseOrderedSends,
-		File:    "handlers/destination/sql/chain_line_up.sql",
+		File:    "internal/destination/sql/chain_line_up.sql",
 		// A new ordered send takes its resource's turn whether or not
 		// another of its resource is in progress.
 		Edits: []Edit{{
 			Find:    "    WHERE NOT r.busy\n",
 			Replace: "    WHERE true\n",
 		}},
-		Pkgs: []string{"./handlers/destination"},
+		Pkgs: []string{"./internal/destination"},
 		Run:  "^(TestOrderedSendsOneResourceAtATime|TestAnOrderedSendArrivingMidChainWaitsItsTurn)$",
 	},
 	{
 		Name:    "ordered-line-up-starts-all",
 		Promise: promiseOrderedSends,
-		File:    "handlers/destination/sql/chain_line_up.sql",
+		File:    "internal/destination/sql/chain_line_up.sql",
 		// Every new send of a resource whose turn is free is made due,
 		// not only its first.
 		Edits: []Edit{{
 			Find:    "LEFT JOIN first f ON f.id = a.id",
 			Replace: "LEFT JOIN first f ON f.source = a.source AND f.resource_key = a.resource_key",
 		}},
-		Pkgs: []string{"./handlers/destination"},
+		Pkgs: []string{"./internal/destination"},
 		Run:  "^(TestOrderedSendsOneResourceAtATime|TestSendsOfOneResourceFoundTogetherGoOneAtATime)$",
 	},
 	{
 		Name:    "ordered-retry-jumps-the-line",
 		Promise: promiseOrderedSends,
-		File:    "handlers/destination/sql/send_retry_reset.sql",
+		File:    "internal/destination/sql/send_retry_reset.sql",
 		// An operator's retry makes an ordered send due at once, beside
 		// its resource's send in progress.
 		Edits: []Edit{{
@@ -160,7 +160,7 @@ var brokerAndRouteMutations = []Mutation{
 			Find:    "next_attempt_at = CASE WHEN p.lines_up THEN s.next_attempt_at ELSE now() END,",
 			Replace: "next_attempt_at = now(),",
 		}},
-		Pkgs: []string{"./handlers/destination"},
+		Pkgs: []string{"./internal/destination"},
 		Run:  "^TestARetriedOrderedSendWaitsForTheSendInProgress$",
 	},
 	{

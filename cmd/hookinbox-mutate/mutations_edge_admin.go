@@ -16,7 +16,7 @@ var edgeAdminMutations = []Mutation{
 			Find:    "\t\tif seg != \"\" {",
 			Replace: "\t\tif seg != \"\" && len(seg) > 24 {",
 		}},
-		Pkgs: []string{"./handlers/destination", "./internal/cli"},
+		Pkgs: []string{"./internal/destination", "./internal/cli"},
 		Run:  "^(TestURLCredentialsAreMaskedInErrors|TestServeMasksDestinationURLPaths)$",
 	},
 	{

@@ -6,29 +6,29 @@ var edgeCELMutations = []Mutation{
 	{
 		Name:    "route-memory-unbounded",
 		Promise: promiseRouteBounded,
-		File:    "handlers/destination/expr.go",
+		File:    "internal/destination/expr.go",
 		Edits: []Edit{{
 			Find:    "\t\tcel.MemoryLimit(uint32(maxBytes)))",
 			Replace: "\t)",
 		}},
-		Pkgs: []string{"./handlers/destination"},
+		Pkgs: []string{"./internal/destination"},
 		Run:  "^TestTransformMemoryIsBounded$",
 	},
 	{
 		Name:    "route-output-bytes-unchecked",
 		Promise: promiseRouteBounded,
-		File:    "handlers/destination/expr.go",
+		File:    "internal/destination/expr.go",
 		Edits: []Edit{{
 			Find:    "	if err == nil && len(body) > x.maxOutput {",
 			Replace: "	if false {",
 		}},
-		Pkgs: []string{"./handlers/destination"},
+		Pkgs: []string{"./internal/destination"},
 		Run:  "^TestTransformOutputIsBoundedInBytes$",
 	},
 	{
 		Name:    "route-output-unbounded",
 		Promise: promiseRouteBounded,
-		File:    "handlers/destination/expr.go",
+		File:    "internal/destination/expr.go",
 		Edits: []Edit{{
 			Find:    "\t\tcel.MemoryLimit(uint32(maxBytes)))",
 			Replace: "\t)",
@@ -36,13 +36,13 @@ var edgeCELMutations = []Mutation{
 			Find:    "	if err == nil && len(body) > x.maxOutput {",
 			Replace: "	if false {",
 		}},
-		Pkgs: []string{"./handlers/destination"},
+		Pkgs: []string{"./internal/destination"},
 		Run:  "^(TestTransformOutputIsBounded|TestRouteOverItsOutputLimitIsAFailedSend)$",
 	},
 	{
 		Name:    "delivery-read-runs-transform",
 		Promise: promiseRouteBounded,
-		File:    "handlers/destination/routes.go",
+		File:    "internal/destination/routes.go",
 		Edits: []Edit{{
 			Find:    "		case ok && err == nil && transform:",
 			Replace: "		case ok && err == nil:",
@@ -75,12 +75,12 @@ var edgeCELMutations = []Mutation{
 	{
 		Name:    "slack-escape-keeps-angle-brackets",
 		Promise: promiseChatMarkup,
-		File:    "handlers/destination/expr_chat.go",
+		File:    "internal/destination/expr_chat.go",
 		Edits: []Edit{{
 			Find:    `strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")`,
 			Replace: `strings.NewReplacer("&", "&amp;")`,
 		}},
-		Pkgs: []string{"./handlers/destination"},
+		Pkgs: []string{"./internal/destination"},
 		Run:  "^TestChatEscapes$",
 	},
 }

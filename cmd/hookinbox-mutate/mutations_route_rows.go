@@ -6,33 +6,33 @@ var routeRowMutations = []Mutation{
 	{
 		Name:    "ordered-next-is-newest",
 		Promise: promiseOrderedSends,
-		File:    "handlers/destination/sql/chain_finish_many.sql",
+		File:    "internal/destination/sql/chain_finish_many.sql",
 		// A finished send hands the turn to its resource's newest waiting
 		// send: the ones between go after it, stale (or skipped).
 		Edits: []Edit{{
 			Find:    "                 ORDER BY s.id\n                 LIMIT 1) AS next_id",
 			Replace: "                 ORDER BY s.id DESC\n                 LIMIT 1) AS next_id",
 		}},
-		Pkgs: []string{"./handlers/destination"},
+		Pkgs: []string{"./internal/destination"},
 		Run:  "^(TestAnOrderedChainGoesOldestFirst|TestSendsOfOneResourceFoundTogetherGoOneAtATime)$",
 	},
 	{
 		Name:    "ordered-line-up-newest-first",
 		Promise: promiseOrderedSends,
-		File:    "handlers/destination/sql/chain_line_up.sql",
+		File:    "internal/destination/sql/chain_line_up.sql",
 		// Of a resource's sends found together, the newest takes the
 		// turn: the older ones follow it, stale.
 		Edits: []Edit{{
 			Find:    "    ORDER BY source, resource_key, id\n",
 			Replace: "    ORDER BY source, resource_key, id DESC\n",
 		}},
-		Pkgs: []string{"./handlers/destination"},
+		Pkgs: []string{"./internal/destination"},
 		Run:  "^TestSendsOfOneResourceFoundTogetherGoOneAtATime$",
 	},
 	{
 		Name:    "route-last-match-decides",
 		Promise: promiseRoutes,
-		File:    "handlers/destination/destination.go",
+		File:    "internal/destination/destination.go",
 		// Every route to the destination is tried and the last that
 		// matches is kept: its transform, ordered and skip_stale.
 		Edits: []Edit{{
@@ -50,26 +50,26 @@ var routeRowMutations = []Mutation{
 	}
 	return decided, ok, nil`,
 		}},
-		Pkgs: []string{"./handlers/destination"},
+		Pkgs: []string{"./internal/destination"},
 		Run:  "^TestTheFirstMatchingRouteDecides$",
 	},
 	{
 		Name:    "transform-needs-filter",
 		Promise: promiseRoutes,
-		File:    "handlers/destination/expr.go",
+		File:    "internal/destination/expr.go",
 		// A route without a filter sends the delivery as it came, its
 		// transform never applied.
 		Edits: []Edit{{
 			Find:    "	case t.expr == nil || t.expr.transform == nil:",
 			Replace: "	case t.expr == nil || t.expr.filter == nil:",
 		}},
-		Pkgs: []string{"./handlers/destination"},
+		Pkgs: []string{"./internal/destination"},
 		Run:  "^TestATransformWithoutAFilterIsWhatIsSent$",
 	},
 	{
 		Name:    "transform-error-filters-out",
 		Promise: promiseRoutes,
-		File:    "handlers/destination/expr.go",
+		File:    "internal/destination/expr.go",
 		// A transform that fails at send time skips the send as filtered
 		// out: nothing failed, nothing to retry.
 		Edits: []Edit{{
@@ -84,7 +84,7 @@ var routeRowMutations = []Mutation{
 	}
 	l.Payload`,
 		}},
-		Pkgs: []string{"./handlers/destination"},
+		Pkgs: []string{"./internal/destination"},
 		Run:  "^TestATransformErrorIsAFailedSendRetriedAfterTheFix$",
 	},
 }

@@ -40,7 +40,7 @@ var visibleMutations = []Mutation{
 	{
 		Name:    "destination-status-without-failed-send",
 		Promise: promiseRoutes,
-		File:    "handlers/destination/ops.go",
+		File:    "internal/destination/ops.go",
 		Edits: []Edit{{
 			Find:    `			st.LastFailedSend = &failed`,
 			Replace: `			_ = &failed`,

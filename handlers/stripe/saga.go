@@ -55,7 +55,7 @@ type SagaConfig struct {
 	// SweepEvery is how often the sweep marks failed the sagas whose step's
 	// job ended without its worker deciding them (its process died on the
 	// last attempt, or an operator cancelled it). Defaults to
-	// DefaultSagaSweepEvery.
+	// defaultSagaSweepEvery.
 	SweepEvery time.Duration
 	// Logger defaults to a discard logger.
 	Logger *slog.Logger
@@ -97,7 +97,7 @@ func RegisterSaga(r *handlers.Registry, cfg SagaConfig) error {
 		cfg.FinalStatuses = handlers.DefaultFinalStatuses
 	}
 	if cfg.SweepEvery == 0 {
-		cfg.SweepEvery = DefaultSagaSweepEvery
+		cfg.SweepEvery = defaultSagaSweepEvery
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -164,7 +164,7 @@ func (s *saga) handle(ctx context.Context, e *handlers.Event) error {
 	}); err != nil {
 		return fmt.Errorf("start saga: %w", err)
 	}
-	if _, err := e.EnqueueOnce(ctx, "fulfill", FulfillArgs{sagaPayment: p, Key: fulfillKey, RefundKey: refundKey}, nil); err != nil {
+	if _, err := e.EnqueueOnce(ctx, "fulfill", fulfillArgs{sagaPayment: p, Key: fulfillKey, RefundKey: refundKey}, nil); err != nil {
 		return err
 	}
 	e.Logger.Info("saga: payment credited, fulfillment enqueued", "step", "credit", "payment_intent", p.PaymentIntent, "next_key", fulfillKey)
@@ -212,25 +212,25 @@ func notMoved(log *slog.Logger, to string, from ...string) {
 	log.Warn("saga: not moved; it is no longer in the state this step expects", "expected", from, "to", to)
 }
 
-// FulfillArgs asks for a payment's fulfillment. Key is unique: River will
+// fulfillArgs asks for a payment's fulfillment. Key is unique: River will
 // not hold two fulfillment jobs for one delivery.
-type FulfillArgs struct {
+type fulfillArgs struct {
 	sagaPayment
 	Key       string `json:"key" river:"unique"`
 	RefundKey string `json:"refund_key"`
 }
 
-func (FulfillArgs) Kind() string { return "stripe_fulfill" }
-func (FulfillArgs) InsertOpts() river.InsertOpts {
+func (fulfillArgs) Kind() string { return "stripe_fulfill" }
+func (fulfillArgs) InsertOpts() river.InsertOpts {
 	return river.InsertOpts{Queue: handlers.QueueDownstream, UniqueOpts: river.UniqueOpts{ByArgs: true}}
 }
 
 type fulfillWorker struct {
-	river.WorkerDefaults[FulfillArgs]
+	river.WorkerDefaults[fulfillArgs]
 	saga *saga
 }
 
-func (w *fulfillWorker) Work(ctx context.Context, job *river.Job[FulfillArgs]) error {
+func (w *fulfillWorker) Work(ctx context.Context, job *river.Job[fulfillArgs]) error {
 	a, cfg := job.Args, w.saga.cfg
 	body, _ := json.Marshal(map[string]any{"payment_intent": a.PaymentIntent, "amount": a.Amount, "currency": a.Currency})
 	status, err := handlers.Call{URL: cfg.FulfillmentURL, Key: a.Key, Body: body, FinalStatuses: cfg.FinalStatuses}.Post(ctx, cfg.Client)
@@ -260,7 +260,7 @@ func (w *fulfillWorker) Work(ctx context.Context, job *river.Job[FulfillArgs]) e
 			}
 			_, err = handlers.EnqueueOnceTx(ctx, tx, river.ClientFromContext[pgx.Tx](ctx), handlers.Step{
 				Key: a.RefundKey, Source: a.Source, DeliveryID: a.DeliveryID, Handler: SagaHandlerName, Name: "refund",
-			}, RefundArgs{sagaPayment: a.sagaPayment, Key: a.RefundKey}, nil)
+			}, refundArgs{sagaPayment: a.sagaPayment, Key: a.RefundKey}, nil)
 			return err
 		})
 	default:
@@ -268,16 +268,16 @@ func (w *fulfillWorker) Work(ctx context.Context, job *river.Job[FulfillArgs]) e
 	}
 }
 
-// RefundArgs asks for a payment's refund: the saga's compensation. Key is
+// refundArgs asks for a payment's refund: the saga's compensation. Key is
 // unique across every job state, so the compensation is enqueued at most
 // once even if the fulfillment job were run again.
-type RefundArgs struct {
+type refundArgs struct {
 	sagaPayment
 	Key string `json:"key" river:"unique"`
 }
 
-func (RefundArgs) Kind() string { return "stripe_refund" }
-func (RefundArgs) InsertOpts() river.InsertOpts {
+func (refundArgs) Kind() string { return "stripe_refund" }
+func (refundArgs) InsertOpts() river.InsertOpts {
 	return river.InsertOpts{Queue: handlers.QueueDownstream, UniqueOpts: river.UniqueOpts{
 		ByArgs:  true,
 		ByState: append(rivertype.UniqueOptsByStateDefault(), rivertype.JobStateCancelled, rivertype.JobStateDiscarded),
@@ -285,11 +285,11 @@ func (RefundArgs) InsertOpts() river.InsertOpts {
 }
 
 type refundWorker struct {
-	river.WorkerDefaults[RefundArgs]
+	river.WorkerDefaults[refundArgs]
 	saga *saga
 }
 
-func (w *refundWorker) Work(ctx context.Context, job *river.Job[RefundArgs]) error {
+func (w *refundWorker) Work(ctx context.Context, job *river.Job[refundArgs]) error {
 	a, cfg := job.Args, w.saga.cfg
 	body, _ := json.Marshal(map[string]any{"payment_intent": a.PaymentIntent})
 	url := strings.TrimSuffix(cfg.PaymentsURL, "/") + "/v1/refunds"

@@ -19,9 +19,9 @@ var (
 	paymentSagaResumeSQL string
 )
 
-// DefaultSagaSweepEvery is how often the saga's sweep looks for sagas
+// defaultSagaSweepEvery is how often the saga's sweep looks for sagas
 // whose step's job ended without its worker deciding them.
-const DefaultSagaSweepEvery = time.Minute
+const defaultSagaSweepEvery = time.Minute
 
 // resume moves a saga that failed at a step back to waiting on it and
 // runs that step's job again, with the same derived key. It is how an
@@ -46,10 +46,10 @@ func (s *saga) resume(ctx context.Context, e *handlers.Event, paymentIntent stri
 		p.InboxID = e.InboxID
 	}
 	rec := handlers.Step{Source: p.Source, DeliveryID: p.DeliveryID, Handler: SagaHandlerName, Name: step}
-	var args river.JobArgs = FulfillArgs{sagaPayment: p, Key: fulfillKey, RefundKey: refundKey}
+	var args river.JobArgs = fulfillArgs{sagaPayment: p, Key: fulfillKey, RefundKey: refundKey}
 	rec.Key = fulfillKey
 	if step == "refund" {
-		args, rec.Key = RefundArgs{sagaPayment: p, Key: refundKey}, refundKey
+		args, rec.Key = refundArgs{sagaPayment: p, Key: refundKey}, refundKey
 	}
 	if err := e.RerunStep(ctx, rec, args); err != nil {
 		return false, err
@@ -58,10 +58,10 @@ func (s *saga) resume(ctx context.Context, e *handlers.Event, paymentIntent stri
 	return true, nil
 }
 
-// SagaSweepArgs asks for one pass of the saga's sweep.
-type SagaSweepArgs struct{}
+// sagaSweepArgs asks for one pass of the saga's sweep.
+type sagaSweepArgs struct{}
 
-func (SagaSweepArgs) Kind() string { return "stripe_saga_sweep" }
+func (sagaSweepArgs) Kind() string { return "stripe_saga_sweep" }
 
 // sagaSweepJob runs the sweep every period (River's leader enqueues it:
 // one runner cluster-wide), and once at start.
@@ -69,18 +69,18 @@ func sagaSweepJob(every time.Duration) *river.PeriodicJob {
 	// Not unique: a pass is one UPDATE, and two passes at once each skip
 	// the rows the other holds.
 	return river.NewPeriodicJob(river.PeriodicInterval(every), func() (river.JobArgs, *river.InsertOpts) {
-		return SagaSweepArgs{}, nil
+		return sagaSweepArgs{}, nil
 	}, &river.PeriodicJobOpts{RunOnStart: true})
 }
 
 // sagaSweepWorker marks failed the sagas whose step's job ended without
 // its worker deciding them (riverdb.FailStalledSagas).
 type sagaSweepWorker struct {
-	river.WorkerDefaults[SagaSweepArgs]
+	river.WorkerDefaults[sagaSweepArgs]
 	saga *saga
 }
 
-func (w *sagaSweepWorker) Work(ctx context.Context, job *river.Job[SagaSweepArgs]) error {
+func (w *sagaSweepWorker) Work(ctx context.Context, job *river.Job[sagaSweepArgs]) error {
 	rows, err := riverdb.FailStalledSagas(ctx, w.saga.cfg.Pool)
 	if err != nil {
 		return fmt.Errorf("saga sweep: %w", err)

@@ -2,12 +2,7 @@ package cli
 
 import (
 	"io/fs"
-	"log/slog"
-	"net/http"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
-	"github.com/hookinbox/hookinbox/config"
 	"github.com/hookinbox/hookinbox/handlers"
 	"github.com/hookinbox/hookinbox/handlers/github"
 	"github.com/hookinbox/hookinbox/handlers/stripe"
@@ -23,20 +18,8 @@ type Extensions struct {
 	Migrations fs.FS
 }
 
-// Deps is what a handler needs from the running service.
-type Deps struct {
-	// Pool is the service's database pool.
-	Pool *pgxpool.Pool
-	// Logger is the service's logger.
-	Logger *slog.Logger
-	// HTTPClient has downstream.timeout as its timeout.
-	HTTPClient *http.Client
-	// App is the config file's app: section, untouched but for ${VAR}
-	// expansion.
-	App config.App
-	// Config is the whole parsed configuration, read-only.
-	Config config.Config
-}
+// Deps is handlers.Deps, named here for brevity.
+type Deps = handlers.Deps
 
 // Shipped are the handlers hookinbox ships, each an extension a binary may
 // include or leave out.

@@ -6,8 +6,8 @@ import (
 	"encoding/json"
 	"runtime/debug"
 
-	"github.com/hookinbox/hookinbox/config"
 	"github.com/hookinbox/hookinbox/handlers"
+	"github.com/hookinbox/hookinbox/internal/config"
 )
 
 // processingFingerprint names what decides how this process processes a

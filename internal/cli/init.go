@@ -11,7 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/hookinbox/hookinbox/config"
+	"github.com/hookinbox/hookinbox/internal/config"
 )
 
 // starterConfig is what init writes. Its secrets are generated per file,

@@ -8,23 +8,23 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/hookinbox/hookinbox/config"
 	"github.com/hookinbox/hookinbox/ingest"
-	"github.com/hookinbox/hookinbox/ingest/kafka"
+	"github.com/hookinbox/hookinbox/internal/config"
+	"github.com/hookinbox/hookinbox/internal/kafkasource"
 	"github.com/hookinbox/hookinbox/internal/metrics"
 )
 
 // kafkaConsumers builds a consumer for each Kafka source; observe is told
 // each delivery's outcome, as ingest's Observe is.
 func kafkaConsumers(cfg config.Config, pool *pgxpool.Pool, inbox *ingest.Inbox, m *metrics.Metrics,
-	observe func(source, outcome string, d time.Duration), logger *slog.Logger) ([]*kafka.Consumer, error) {
-	var out []*kafka.Consumer
+	observe func(source, outcome string, d time.Duration), logger *slog.Logger) ([]*kafkasource.Consumer, error) {
+	var out []*kafkasource.Consumer
 	for _, s := range cfg.Sources {
 		k := s.Kafka
 		if k == nil {
 			continue
 		}
-		c, err := kafka.New(kafka.Config{Source: s.Name, Brokers: k.Brokers, Topics: k.Topics, Group: k.Group,
+		c, err := kafkasource.New(kafkasource.Config{Source: s.Name, Brokers: k.Brokers, Topics: k.Topics, Group: k.Group,
 			DeliveryID: k.DeliveryID, EventType: k.EventType, Start: k.Start, SessionTimeout: k.SessionTimeout.Std(),
 			RedactHeaders: s.RedactHeaders, MaxBodyBytes: cfg.MaxBodyBytes,
 			Inbox: inbox, Pool: pool, Observe: observe, ObserveBatch: m.ObserveKafkaBatch, ObserveLag: m.ObserveKafkaLag, Logger: logger})
@@ -38,7 +38,7 @@ func kafkaConsumers(cfg config.Config, pool *pgxpool.Pool, inbox *ingest.Inbox, 
 
 // consumers runs the Kafka sources' consumers from Start until Stop.
 type consumers struct {
-	list   []*kafka.Consumer
+	list   []*kafkasource.Consumer
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 }

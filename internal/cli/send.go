@@ -23,8 +23,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/hookinbox/hookinbox/config"
 	"github.com/hookinbox/hookinbox/ingest"
+	"github.com/hookinbox/hookinbox/internal/config"
 	"github.com/hookinbox/hookinbox/internal/outbound"
 	"github.com/hookinbox/hookinbox/verify"
 )
