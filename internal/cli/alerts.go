@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/hookinbox/hookinbox/internal/alerts"
 	"github.com/hookinbox/hookinbox/internal/config"
@@ -30,9 +31,20 @@ func sourceNames(cfg config.Config) []string {
 // (a destination's "<!channel>" is text, not a mention), and Discord's
 // message may mention no one.
 var alertTransforms = map[string]string{
-	"slack":   `{"text": slackEscape(body.summary) + (has(body.console) ? " " + slackEscape(body.console) : "")}`,
-	"discord": `{"content": discordEscape(body.summary) + (has(body.console) ? " " + body.console : ""), "allowed_mentions": {"parse": []}}`,
-	"teams":   `{"text": teamsEscape(body.summary) + (has(body.console) ? " " + body.console : "")}`,
+	"slack":   `{"text": slackEscape(body.summary)` + alertLinks("slackEscape") + `}`,
+	"discord": `{"content": discordEscape(body.summary)` + alertLinks("") + `, "allowed_mentions": {"parse": []}}`,
+	"teams":   `{"text": teamsEscape(body.summary)` + alertLinks("") + `}`,
+}
+
+// alertLinks appends, to a chat format's text, the alert's console link
+// and its subject's (a failing destination's page, a delivery's), each
+// through escape when the platform reads markup in a URL.
+func alertLinks(escape string) string {
+	var b strings.Builder
+	for _, link := range []string{"console", "subject_console"} {
+		fmt.Fprintf(&b, ` + (has(body.%[1]s) ? " " + %[2]s(body.%[1]s) : "")`, link, escape)
+	}
+	return b.String()
 }
 
 // alertRoutes send alerts to alerts.to: one route per destination, which

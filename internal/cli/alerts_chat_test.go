@@ -26,7 +26,7 @@ func alertMessage(t *testing.T, transform string) map[string]any {
 			Min int `yaml:"min"`
 		}{Min: 1}}}}}
 	body, err := json.Marshal(map[string]string{"rule": "sends_failed", "subject": "app", "summary": hostileAnswer,
-		"console": "http://localhost:8081/console/alerts"})
+		"console": "http://localhost:8081/console/alerts/7", "subject_console": "http://localhost:8081/console/destinations/app"})
 	require.NoError(t, err)
 	results, err := destination.Evaluate(alertRoutes(cfg), sourceNames(cfg), destination.ExprInput{Source: alerts.Source,
 		EventType: alerts.EventOpened, Body: body, ContentType: "application/json"})
@@ -56,4 +56,15 @@ func TestChatAlertsCarryNoMarkupFromOutside(t *testing.T) {
 	teams := alertMessage(t, "teams")["text"].(string)
 	require.Contains(t, teams, `\[Click to re\-authenticate\]\(https://evil.example/login\)`)
 	require.Contains(t, teams, `&lt;b&gt;now&lt;/b&gt;`)
+}
+
+// Every chat format carries both links: the alert's page and its
+// subject's.
+func TestChatAlertsLinkTheAlertAndItsSubject(t *testing.T) {
+	t.Parallel()
+	for transform, field := range map[string]string{"slack": "text", "discord": "content", "teams": "text"} {
+		text := alertMessage(t, transform)[field].(string)
+		require.Contains(t, text, " http://localhost:8081/console/alerts/7", transform)
+		require.Contains(t, text, " http://localhost:8081/console/destinations/app", transform)
+	}
 }
