@@ -1,9 +1,10 @@
 // Command hookinbox-mutate checks that the tests defend the promises the
-// README and docs/ make. Each mutation in its table (mutations.go) breaks one
-// promise in a scratch copy of the tree; the tests mapped to it must then
-// fail. It prints a table of what was killed and what survived, and exits
-// 1 if a mutation survived or no longer applies. docs/guarantees.md lists
-// the promises, their tests and their mutations.
+// README and docs/ make. Each mutation in its table (mutations_*.go, joined
+// in mutations.go) breaks one promise in a scratch copy of the tree; the
+// tests mapped to it must then fail. It prints a table of what was killed
+// and what survived, and exits 1 if a mutation survived or no longer
+// applies. docs/guarantees.md lists the promises, their tests and their
+// mutations.
 //
 // With -generate it runs, on demand, mutants that no one chose: made by
 // rule (swapped operators, dropped statements, changed constants, dropped
