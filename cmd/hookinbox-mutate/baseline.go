@@ -19,17 +19,7 @@ import (
 // mutations whose regex matches no test, a table rotting as tests are
 // renamed.
 func baseline(ctx context.Context, dirs []string, module string, ms []Mutation, timeout time.Duration) (*testRun, error) {
-	byPkg := map[string][]string{}
-	for _, m := range ms {
-		for _, p := range m.Pkgs {
-			byPkg[p] = append(byPkg[p], "(?:"+m.Run+")")
-		}
-	}
-	pkgs := make([]string, 0, len(byPkg))
-	for p := range byPkg {
-		pkgs = append(pkgs, p)
-	}
-	sort.Strings(pkgs)
+	runs, pkgs := runsByPackage(ms)
 	all := &testRun{results: map[string]string{}}
 	var (
 		errs []error
@@ -40,7 +30,7 @@ func baseline(ctx context.Context, dirs []string, module string, ms []Mutation, 
 	for _, dir := range dirs {
 		wg.Go(func() {
 			for p := range next {
-				r := goTest(ctx, dir, strings.Join(dedupe(byPkg[p]), "|"), []string{p}, timeout)
+				r := goTest(ctx, dir, runs[p], []string{p}, timeout)
 				mu.Lock()
 				fmt.Printf("baseline %-28s %3d tests  %s\n", p, len(r.results), round(r.elapsed))
 				if _, err := r.verdict(); err != nil || len(r.failed()) > 0 || len(r.pkgFailed) > 0 {
@@ -64,12 +54,39 @@ func baseline(ctx context.Context, dirs []string, module string, ms []Mutation, 
 	}
 	close(next)
 	wg.Wait()
+	errs = append(errs, unmatched(all, module, ms)...)
+	return all, errors.Join(errs...)
+}
+
+// runsByPackage joins the run regexes of ms by package, for one go test
+// per package, and lists the packages in order.
+func runsByPackage(ms []Mutation) (map[string]string, []string) {
+	byPkg := map[string][]string{}
 	for _, m := range ms {
-		if len(matched(all, module, m)) == 0 {
+		for _, p := range m.Pkgs {
+			byPkg[p] = append(byPkg[p], "(?:"+m.Run+")")
+		}
+	}
+	runs := make(map[string]string, len(byPkg))
+	pkgs := make([]string, 0, len(byPkg))
+	for p, rs := range byPkg {
+		runs[p] = strings.Join(dedupe(rs), "|")
+		pkgs = append(pkgs, p)
+	}
+	sort.Strings(pkgs)
+	return runs, pkgs
+}
+
+// unmatched names each mutation of ms whose regex selects none of the
+// tests in b: it would survive without a test having run.
+func unmatched(b *testRun, module string, ms []Mutation) []error {
+	var errs []error
+	for _, m := range ms {
+		if len(matched(b, module, m)) == 0 {
 			errs = append(errs, fmt.Errorf("mutation %s: -run %q matches no test in %v", m.Name, m.Run, m.Pkgs))
 		}
 	}
-	return all, errors.Join(errs...)
+	return errs
 }
 
 // matched lists the baseline's top-level tests that m's run selects.
