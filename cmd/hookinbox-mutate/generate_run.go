@@ -78,7 +78,7 @@ func runGenerated(ctx context.Context, o options, root, module string) (int, err
 	fmt.Printf("scratch copy %s (%s)\n", s.dir, round(time.Since(start)))
 	for _, p := range plans {
 		fmt.Printf("\nrow %q: %d of %d mutants in %s (seed %d)\n", p.r.promise, len(p.ms), p.all, strings.Join(p.r.files, " "), o.seed)
-		if _, err := baseline(ctx, []string{s.dir}, module, p.r.ms, o.timeout); err != nil {
+		if err := checkTests(ctx, o, []string{s.dir}, module, p.r.ms); err != nil {
 			return 2, err
 		}
 		var tally [3]int // killed, survived, invalid
