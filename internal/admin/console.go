@@ -107,7 +107,6 @@ func (s *Server) page(c *fiber.Ctx, title, nav string) pageBase {
 // own, which run the API's (consoleAction).
 func (s *Server) mountConsole() {
 	s.app.Get("/console/", s.consoleOverview)
-	s.app.Get("/console/static/:file", consoleAsset)
 	s.app.Get("/console/deliveries", s.consoleDeliveries)
 	s.app.Get("/console/deliveries/rows", s.consoleDeliveryRows)
 	s.app.Get("/console/deliveries/:id", s.consoleDelivery)

@@ -32,6 +32,10 @@ func newBrowser(t *testing.T, b *testBundle) *browser {
 	br := &browser{t: t, ctx: browsertest.New(t), b: b}
 	br.do(chromedp.Navigate(b.baseURL+"/login?next=/console/deliveries"),
 		chromedp.SendKeys(chromedp.CSS("#token"), token))
+	// The sign-in page wears the console's stylesheet: its form is the
+	// narrow card, not a bare page.
+	require.Equal(t, 1, br.eval(`getComputedStyle(document.querySelector("main.signin")).maxWidth === "384px" ? 1 : 0`),
+		"the sign-in page is unstyled")
 	br.navigate(chromedp.Submit(chromedp.CSS("#token")))
 	br.do(chromedp.WaitVisible(chromedp.CSS("form.filters")))
 	return br

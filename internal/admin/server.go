@@ -231,6 +231,10 @@ func NewServer(cfg Config) (*Server, error) {
 	s.app.Get("/login", s.loginPage)
 	s.app.Post("/login", s.login)
 	s.app.Post("/logout", s.logout)
+	// The console's scripts and stylesheet are the same for everyone and
+	// hold nothing secret; /login wears the stylesheet before anyone signs
+	// in, and an unauthenticated fetch must not count as a failed sign-in.
+	s.app.Get("/console/static/:file", consoleAsset)
 	s.app.Use(s.authenticate)
 	s.app.Use(s.refuseCrossSite)
 	s.app.Get("/readyz", s.readyz)
