@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"strings"
@@ -135,7 +136,7 @@ func runRetention(ctx context.Context, opts options, root string, progress func(
 		return err
 	}
 	res.finish()
-	printRetention(res)
+	printRetention(os.Stdout, res)
 	out := resultsPath(opts, root, res.Started, "retention")
 	progress("wrote %s", out)
 	return writeJSON(out, res)
@@ -230,12 +231,12 @@ func baselineOf(phases ...retentionPhase) retentionBaseline {
 	return b
 }
 
-func printRetention(res retentionResult) {
+func printRetention(w io.Writer, res retentionResult) {
 	base := baselineOf(res.Without, res.After)
-	fmt.Printf("retention: %d expired deliveries (2 KB payloads) twice: a partition of their own, then among new deliveries; %d expired left\n",
+	fmt.Fprintf(w, "retention: %d expired deliveries (2 KB payloads) twice: a partition of their own, then among new deliveries; %d expired left\n",
 		res.Rows, res.RowsLeft)
-	fmt.Printf("ingest at %.0f/s (0.5x pgbench's %.0f tps), one serve (role all) on its embedded PostgreSQL\n", res.Rate, res.Pgbench.TPS)
-	fmt.Printf("%-20s %7s %8s %8s %10s %6s %9s %9s %14s %11s %9s %11s\n", "", "pass", "ack p50", "ack p99", "sec. p99", "errors",
+	fmt.Fprintf(w, "ingest at %.0f/s (0.5x pgbench's %.0f tps), one serve (role all) on its embedded PostgreSQL\n", res.Rate, res.Pgbench.TPS)
+	fmt.Fprintf(w, "%-20s %7s %8s %8s %10s %6s %9s %9s %14s %11s %9s %11s\n", "", "pass", "ack p50", "ack p99", "sec. p99", "errors",
 		"WAL MB/s", "PG CPU/s", "pass WAL B/row", "pass CPU s", "p99/alone", "sec./alone")
 	row := func(name string, p retentionPhase) {
 		var extraWAL, extraCPU float64
@@ -243,7 +244,7 @@ func printRetention(res retentionResult) {
 			extraWAL = float64(p.WALBytes) - base.walPerSec*p.CPU.Seconds
 			extraCPU = p.CPU.Postgres + p.CPU.Service - base.cpuPerSec*p.CPU.Seconds
 		}
-		fmt.Printf("%-20s %6.1fs %8s %8s %10s %6d %9.1f %9.2f %14.0f %11.1f %9.2f %11.2f\n", name, p.PassSecs,
+		fmt.Fprintf(w, "%-20s %6.1fs %8s %8s %10s %6d %9.1f %9.2f %14.0f %11.1f %9.2f %11.2f\n", name, p.PassSecs,
 			p.Load.Latency.P50, p.Load.Latency.P99, medianSecondP99(p.Load), p.Load.Errors, float64(p.WALBytes)/1e6/p.CPU.Seconds,
 			p.CPU.Postgres/p.CPU.Seconds, extraWAL/float64(res.Rows), extraCPU,
 			float64(p.Load.Latency.P99)/float64(base.p99), float64(medianSecondP99(p.Load))/float64(base.second))
@@ -257,37 +258,37 @@ func printRetention(res retentionResult) {
 			row(ph.name, ph.p)
 		}
 	}
-	fmt.Println("sec. p99: the median of the phase's per-second p99s, which one slow second (an autovacuum's) does not move")
-	fmt.Println("/alone: against the alone phases' mean, before and after the drop pass; pass WAL and CPU: beyond theirs")
-	fmt.Printf("goal: ack p99 during the drop pass / alone <= 1.1: %.2f (against the first alone phase only: %.2f)\n",
+	fmt.Fprintln(w, "sec. p99: the median of the phase's per-second p99s, which one slow second (an autovacuum's) does not move")
+	fmt.Fprintln(w, "/alone: against the alone phases' mean, before and after the drop pass; pass WAL and CPU: beyond theirs")
+	fmt.Fprintf(w, "goal: ack p99 during the drop pass / alone <= 1.1: %.2f (against the first alone phase only: %.2f)\n",
 		float64(res.Drop.Load.Latency.P99)/float64(base.p99), float64(res.Drop.Load.Latency.P99)/float64(res.Without.Load.Latency.P99))
 	slow := 2 * base.second
 	for _, ph := range phases {
 		if ph.p.Load.Requests == 0 {
 			continue
 		}
-		printSlowSeconds(ph.name, ph.p.Load, slow)
+		printSlowSeconds(w, ph.name, ph.p.Load, slow)
 		if len(ph.p.PGSamples) > 0 {
-			fmt.Printf("server counters, %s:\n", ph.name)
-			printPGSamples(os.Stdout, ph.p.PGSamples)
+			fmt.Fprintf(w, "server counters, %s:\n", ph.name)
+			printPGSamples(w, ph.p.PGSamples)
 		}
 	}
 }
 
 // printSlowSeconds lists the seconds of l whose p99 is over slow (twice
 // the alone phase's median second): how often the machine's stalls came.
-func printSlowSeconds(name string, l loadResult, slow duration) {
+func printSlowSeconds(w io.Writer, name string, l loadResult, slow duration) {
 	var at []string
 	for i, p99 := range l.SecondP99 {
 		if p99 > slow {
 			at = append(at, fmt.Sprintf("%ds %s", i, p99))
 		}
 	}
-	fmt.Printf("%s: %d of %d seconds with a p99 over %s", name, len(at), len(l.SecondP99), slow)
+	fmt.Fprintf(w, "%s: %d of %d seconds with a p99 over %s", name, len(at), len(l.SecondP99), slow)
 	if len(at) > 0 {
-		fmt.Printf(" (%s)", strings.Join(at, ", "))
+		fmt.Fprintf(w, " (%s)", strings.Join(at, ", "))
 	}
-	fmt.Println()
+	fmt.Fprintln(w)
 }
 
 // medianSecondP99 is the median of a loop's per-second p99s.

@@ -9,8 +9,8 @@ import (
 
 // show prints the report of a results file again, as its run printed it:
 // to compare runs, or to read one written on another machine, without a
-// script of one's own over the JSON. The retention scenario's file is
-// printed as it is (its report is the file).
+// script of one's own over the JSON. A file of a scenario it does not
+// know is printed as it is.
 func show(w io.Writer, path string) error {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -36,6 +36,8 @@ func show(w io.Writer, path string) error {
 		return showAs(w, b, path, printTracing)
 	case "upgrade":
 		return showAs(w, b, path, printUpgrade)
+	case "retention":
+		return showAs(w, b, path, printRetention)
 	default:
 		_, err := w.Write(b)
 		return err

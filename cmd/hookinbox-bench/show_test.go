@@ -26,6 +26,12 @@ func TestShowReadsBackWhatARunWrote(t *testing.T) {
 		{"*Z.json", readAs[results], "ingest, closed loop"},
 		{"*Z.steady.json", readAs[steadyResult], "highest sustained step"},
 		{"*Z.destinations.json", readAs[destinationsResult], "destinations"},
+		{"*Z.destinations-ordered.json", readAs[destinationsResult], "route issues, ordered"},
+		{"*Z.history.json", readAs[steadyResult], "deliveries of history"},
+		{"*Z.retention.json", readAs[retentionResult], "goal: ack p99 during the drop pass"},
+		{"*Z.kafka.json", readAs[kafkaResult], "kafka"},
+		{"*Z.tracing.json", readAs[tracingResult], "tracing"},
+		{"*Z.upgrade.json", readAs[upgradeResult], "held, prepared over plain"},
 	} {
 		t.Run(tc.pattern, func(t *testing.T) {
 			t.Parallel()
