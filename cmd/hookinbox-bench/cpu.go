@@ -51,13 +51,14 @@ type cpuUse struct {
 	// in the phase, on the service's and pgbench's tables: PostgreSQL CPU
 	// that the phase's own work did not ask for.
 	AutovacuumRuns int64 `json:"autovacuum_runs"`
-	// ProcessesStarted is the processes and threads started on the machine
-	// in the phase: PostgreSQL's backends and autovacuum workers, and
-	// anything else that ran (a shell command in another window). On the
-	// 2-core reference VM a burst of process starts stalls the service's
-	// commits for up to a tenth of a second (bench/README.md),
-	// so a slow tail in a phase with many is the machine's, not the run's.
-	// Nil in older results files.
+	// ProcessesStarted is the processes and threads started on the
+	// machine in the phase: PostgreSQL's backends and autovacuum workers,
+	// and anything else that ran (a shell command in another window). On
+	// the 2-core reference VM a burst of process starts stalls the
+	// service's commits for up to a tenth of a second (bench/README.md,
+	// "Steady load, one default serve": procs), so a slow tail in a phase
+	// with many is the machine's, not the run's. Nil in older results
+	// files.
 	ProcessesStarted *int64 `json:"processes_started,omitempty"`
 }
 

@@ -8,15 +8,14 @@ import (
 )
 
 // PostgreSQL writes a data page with write(2) and leaves it to the kernel
-// until a checkpoint fsyncs the file. Linux writes such dirty pages back
-// once they are dirty_expire_centisecs old (30 s by default), or sooner
-// once the machine's dirty data passes dirty_background_ratio (10% of
-// memory) or dirty_background_bytes: on a machine with memory to spare a
-// steady load's data files then go to the disk in one burst about every
-// 30 seconds. The held tail's slow seconds were there: at
-// 2,500/s the kernel held 300–730 MB of dirty data and wrote 250–650 MB of
-// it in one second every ~31 s, and WAL flushes (every commit) queued
-// behind it. The sampler reads the kernel's counters beside the server's.
+// until a checkpoint fsyncs the file. Linux writes such dirty pages back once
+// they are dirty_expire_centisecs old (30 s by default), or sooner once the
+// machine's dirty data passes dirty_background_ratio (10% of memory) or
+// dirty_background_bytes: on a machine with memory to spare a steady load's
+// data files then go to the disk in one burst about every 30 seconds. The
+// held tail's slow seconds were there, WAL flushes (every commit) queued
+// behind each burst (bench/README.md, Design decisions, "Kernel write-back").
+// The sampler reads the kernel's counters beside the server's.
 
 // kernelWriteback is the machine's dirty page cache and its writes to
 // block devices at one moment.

@@ -329,11 +329,11 @@ func merge(tallies []*tally, elapsed time.Duration) loadResult {
 	return res
 }
 
-// worstSecond is the second of an open-loop phase (by due time) that held
-// the most of its slowest answers, those at or above the phase's p99. A
-// tail made in one short window (an autovacuum round, a stall of the
-// machine) shows as a large share of them here, and a p99 of the other
-// answers near the rest of the distribution (bench/README.md).
+// worstSecond is the second of an open-loop phase (by due time) that held the
+// most of its slowest answers, those at or above the phase's p99. A tail made
+// in one short window (an autovacuum round, a stall of the machine) shows as
+// a large share of them here, and a p99 of the other answers near the rest of
+// the distribution (bench/README.md, "Steady load, one default serve").
 type worstSecond struct {
 	At         int      `json:"at_s"`        // whole seconds into the phase
 	Slow       int      `json:"slow"`        // answers at or above the phase's p99 due in it

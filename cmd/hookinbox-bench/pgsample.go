@@ -14,11 +14,12 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// A held step's ack tail grows with what the step has written (bench/README.md). -pg-sample reads the server's counters every
-// interval during a step, so the growth can be seen as it happens: blocks
-// read into the buffer pool and by which relation, the backends' own writes
-// of dirty buffers, how long each WAL flush took, the full-page images in
-// the WAL (a checkpoint's start makes the next change to every page write
+// A held step's ack tail grows with what the step has written
+// (bench/README.md, "The held step"). -pg-sample reads the server's counters
+// every interval during a step, so the growth can be seen as it happens:
+// blocks read into the buffer pool and by which relation, the backends' own
+// writes of dirty buffers, how long each WAL flush took, the full-page images
+// in the WAL (a checkpoint's start makes the next change to every page write
 // one), and where the checkpoints were.
 //
 // PostgreSQL 15 counts a block added to a relation (an insert extending

@@ -29,12 +29,13 @@ type postgres struct {
 	binDir   string          // pgbench lives here
 	created  []string
 
-	// statsConns read each created database's statistics (autovacuumRuns),
-	// one connection per database opened when it is created. A connection
-	// is a new backend process, and on the 2-core reference VM bursts of
-	// process starts stall the service's commits for up to a tenth of a
-	// second (bench/README.md): opened at each span's first
-	// reading, it started one right where every measured step begins.
+	// statsConns read each created database's statistics
+	// (autovacuumRuns), one connection per database opened when it is
+	// created. A connection is a new backend process, and on the 2-core
+	// reference VM bursts of process starts stall the service's commits
+	// for up to a tenth of a second (bench/README.md, "Steady load, one
+	// default serve": procs): opened at each span's first reading, it
+	// started one right where every measured step begins.
 	statsMu    sync.Mutex
 	statsConns map[string]*pgx.Conn // by URL
 }
@@ -80,9 +81,11 @@ func serverSettings(stats bool, explain time.Duration) []string {
 		libs = append(libs, "pg_stat_statements")
 	}
 	if explain > 0 {
-		// How the generic plans were found that scanned river_job whole
-		// (bench/README.md): every plan slower than explain, with its
-		// actual row counts, buffers and WAL, in the server's log.
+		// How the generic plans were found that scanned river_job
+		// whole (bench/README.md, Design decisions, "Completing a
+		// processing batch"): every plan slower than explain, with
+		// its actual row counts, buffers and WAL, in the server's
+		// log.
 		libs = append(libs, "auto_explain")
 		settings = append(settings,
 			fmt.Sprintf("auto_explain.log_min_duration=%dus", explain.Microseconds()),

@@ -8,8 +8,10 @@ import (
 )
 
 // The ack of every delivery waits for its commit's WAL flush, and what else
-// writes WAL at that moment makes the flush longer (bench/README.md): a step's WAL per request says how much of that each delivery
-// costs, and its full-page images how much of it a checkpoint adds.
+// writes WAL at that moment makes the flush longer (bench/README.md, Design
+// decisions, "WAL settings"): a step's WAL per request says how much of that
+// each delivery costs, and its full-page images how much of it a checkpoint
+// adds.
 
 // walSample is the server's WAL position and pg_stat_wal's counters at
 // one moment.
