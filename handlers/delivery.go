@@ -35,9 +35,9 @@ type Delivery struct {
 //
 // It is github.ParseWebHook with encoding/json's v1 semantics run on the
 // json/v2 engine (go-json-experiment/json/v1, what encoding/json becomes
-// under GOEXPERIMENT=jsonv2): 1.8× faster on a 5 KB issues event, and
-// ParseWebHook was 13% of a default serve's CPU under steady GitHub load
-// (bench/README.md, "Payloads and JSON"). TestParseGitHubMatchesGoGitHub
+// under GOEXPERIMENT=jsonv2), which is faster, and ParseWebHook was a large
+// share of a default serve's CPU under steady GitHub load (bench/README.md,
+// Design decisions, "Payloads and JSON"). TestParseGitHubMatchesGoGitHub
 // holds the two to one result.
 func (d *Delivery) parseGitHub() {
 	if d.Provider != "github" || d.GitHub != nil {
@@ -52,13 +52,12 @@ func (d *Delivery) parseGitHub() {
 // gitHubPayload is what hookinbox itself reads from a GitHub payload: the
 // resource and its ordering time (resourceOf) and an issue's or pull
 // request's state (GitHubFields, which the shipped mirror reads). Decoding
-// these alone takes about a third of go-github's typed parse (7 against
-// 18 µs for a 5 KB issues event), which was 12% of a default serve's CPU
-// under steady GitHub load (bench/README.md, "Payloads and JSON"), so the
-// typed event is parsed only for a handler that reads it
-// (Registration.PayloadOnly). The types are go-github's where it has one
-// (Timestamp's two forms) and pointers where a null must read as absent,
-// so both readings agree:
+// these alone costs a fraction of go-github's typed parse, which was a large
+// share of a default serve's CPU under steady GitHub load (bench/README.md,
+// Design decisions, "Payloads and JSON"), so the typed event is parsed only
+// for a handler that reads it (Registration.PayloadOnly). The types are
+// go-github's where it has one (Timestamp's two forms) and pointers where a
+// null must read as absent, so both readings agree:
 // TestGitHubTypedResourceMatchesTheJSONPath, TestGitHubFieldsMatchGoGitHub
 // and handlers/github's TestIssueMirrorRowMatchesGoGitHub.
 type gitHubPayload struct {
@@ -112,11 +111,11 @@ func (d *Delivery) decodeGitHub() (*gitHubPayload, bool) {
 
 // GitHubFields are the few fields of a GitHub delivery's payload that
 // hookinbox reads itself to order the delivery (Event.Resource). They are
-// decoded once per delivery, so a handler that needs no more than these
-// reads them at no cost of its own, where go-github's typed event
-// (Delivery.GitHub) is a full parse: 18 µs against 7 for a 5 KB issues
-// event. Such a handler is PayloadOnly, and spares the delivery that
-// parse altogether.
+// decoded once per delivery, so a handler that needs no more than these reads
+// them at no cost of its own, where go-github's typed event (Delivery.GitHub)
+// is a full parse (bench/README.md, Design decisions, "Payloads and JSON").
+// Such a handler is PayloadOnly, and spares the delivery that parse
+// altogether.
 type GitHubFields struct {
 	Action string // the event's action; "" when it has none
 	Repo   string // repository.full_name; "" when absent

@@ -85,11 +85,11 @@ type Registration struct {
 	Batch bool
 
 	// PayloadOnly says the handler never reads Event.GitHub, so a GitHub
-	// delivery matched only by such handlers is not parsed into go-github's
-	// typed event: a full parse of the payload (18 µs for a 5 KB issues
-	// event), 12% of a default serve's CPU under steady GitHub load.
-	// Event.GitHub is then nil; Payload is always there. Defaults to false:
-	// Event.GitHub is set.
+	// delivery matched only by such handlers is not parsed into
+	// go-github's typed event: a full parse of the payload, a large share
+	// of a default serve's CPU under steady GitHub load (bench/README.md,
+	// Design decisions, "Payloads and JSON"). Event.GitHub is then nil;
+	// Payload is always there. Defaults to false: Event.GitHub is set.
 	PayloadOnly bool
 
 	Handler Handler

@@ -14,9 +14,9 @@ import (
 // trip before them and one after: in the steady benchmark a processing
 // batch spent most of its time on round trips, six per delivery (a
 // savepoint, the lock, the version read, the handlers, the version upsert,
-// the release). PostgreSQL runs a pipeline's statements in order, each
-// with a snapshot of its own, so the version is read after the lock is
-// held, as before.
+// the release; bench/README.md, Design decisions, "Processing batches").
+// PostgreSQL runs a pipeline's statements in order, each with a snapshot
+// of its own, so the version is read after the lock is held, as before.
 
 // deliverySavepoint is the savepoint of one delivery in a processing
 // batch: its handlers' work rolls back alone. One at a time per batch

@@ -227,8 +227,8 @@ func (r *Registry) process(ctx context.Context, tx pgx.Tx, jobs JobInserter, d D
 	}
 	matched := r.matching(d)
 	if len(matched) == 0 {
-		// Nothing to order: skip parsing the payload (3% of CPU for
-		// skipped events in the benchmark).
+		// Nothing to order: skip parsing the payload
+		// (bench/README.md, Design decisions, "Payloads and JSON").
 		return Result{Outcome: OutcomeSkipped}, nil
 	}
 	if wantGitHubEvent(matched) {

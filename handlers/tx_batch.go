@@ -10,14 +10,13 @@ import (
 // ProcessBatch processes ds in order in tx, one processing batch: each
 // delivery as Process does, but under a savepoint of its own, so that an
 // error rolls back that delivery's work alone, and without waiting for a
-// resource another transaction holds, which could deadlock two batches.
-// Every delivery's resource lock and version is taken in one round trip
-// for the whole batch; the statements that close a delivery's work (its
-// handlers' Event.Defer writes, the release of its savepoint) travel with
-// a later round trip, and every delivery's new resource version is
-// recorded at once at the end. In the steady benchmark round trips were
-// most of serve's CPU and of a batch's length (bench/README.md,
-// "Processing batches").
+// resource another transaction holds, which could deadlock two batches. Every
+// delivery's resource lock and version is taken in one round trip for the
+// whole batch; the statements that close a delivery's work (its handlers'
+// Event.Defer writes, the release of its savepoint) travel with a later round
+// trip, and every delivery's new resource version is recorded at once at the
+// end. In the steady benchmark round trips were most of serve's CPU and of a
+// batch's length (bench/README.md, Design decisions, "Processing batches").
 //
 // errs[i] is delivery i's own failure (its work rolled back alone), or
 // ErrResourceBusy when it must be processed alone: another transaction

@@ -17,16 +17,16 @@ var (
 )
 
 // batchVersions are the new resource versions of a ProcessBatch's processed
-// deliveries, recorded at its flush in one statement for each clock
-// instead of one a delivery. With the savepoint a Defer-only delivery no
-// longer opens, such a delivery (the shipped mirror's) sends one
-// statement instead of four. The steady benchmark measured PostgreSQL's
-// CPU per delivery about 2% lower, within its run-to-run spread
-// (bench/README.md): a statement's own cost is small beside
-// the rows and index entries it writes. A batch never holds two
-// deliveries of one resource, so each row is written once, as the
-// delivery's own statement would have. A delivery processed alone sends
-// the same statements with one row (endQueries).
+// deliveries, recorded at its flush in one statement for each clock instead
+// of one a delivery. With the savepoint a Defer-only delivery no longer
+// opens, such a delivery (the shipped mirror's) sends one statement instead
+// of four. The steady benchmark measured PostgreSQL's CPU per delivery within
+// its run-to-run spread of the build without it (bench/README.md, Design
+// decisions, "Processing batches"): a statement's own cost is small beside
+// the rows and index entries it writes. A batch never holds two deliveries of
+// one resource, so each row is written once, as the delivery's own statement
+// would have. A delivery processed alone sends the same statements with one
+// row (endQueries).
 type batchVersions struct {
 	provider, receipt versionColumns
 }

@@ -49,8 +49,8 @@ func (in *Inbox) RecordManyTx(ctx context.Context, tx pgx.Tx, ds []Delivery) ([]
 // round trips: its BEGIN travels with the insert (pgx's Batch.BeginTx) and
 // its COMMIT with River's job insert (commitCarryingTx). Under steady load
 // every round trip waits a scheduler turn on both sides, and in the steady
-// benchmark at 4,000 requests/s on one default serve a bare BEGIN took
-// 1.9 ms of a 16 ms batch (bench/README.md). How long a batch
+// benchmark a bare BEGIN was a visible share of a batch's length
+// (bench/README.md, Design decisions, "Ingest round trips"). How long a batch
 // takes bounds how many requests a provider's connections get answered.
 //
 // The connection is held here, not by a pgxpool.Tx: after a carried

@@ -14,23 +14,22 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// batcher groups concurrent deliveries into one transaction. A runner
-// takes a first delivery, gathers what arrives within the window (up to
-// maxBatch), and commits them together. One batch forms at a time while
-// the others commit: if every idle runner took deliveries at once, the
-// arrivals of one window would split into as many one-row transactions
-// (at 1,000 requests/s the steady benchmark measured about two rows a
-// batch, and the batch's two statements cost the database nearly as much
-// for two rows as for ten). But a batch that has handOff deliveries
-// closes early when another runner is free to gather the next: a burst
-// (a closed loop of 32 clients answered by one commit) then commits in
-// parallel batches instead of one large batch at a time (which took a
-// closed loop of 32 connections from 3,319 to 2,433 accepted/s).
-// Each request is answered only after the commit that holds its row, with
-// the outcome it would have had alone. If PostgreSQL refuses a statement of
-// the batch, nothing of it is stored and each delivery is recorded alone
-// (one bad row must not fail its neighbours); if the database cannot be
-// reached, every delivery of the batch gets the error (a 503).
+// batcher groups concurrent deliveries into one transaction. A runner takes a
+// first delivery, gathers what arrives within the window (up to maxBatch),
+// and commits them together. One batch forms at a time while the others
+// commit: if every idle runner took deliveries at once, the arrivals of one
+// window would split into as many one-row transactions, and the batch's two
+// statements cost the database nearly as much for two rows as for ten
+// (bench/README.md, Design decisions, "Ingest batching"). But a batch that
+// has handOff deliveries closes early when another runner is free to gather
+// the next: a burst (a closed loop of 32 clients answered by one commit) then
+// commits in parallel batches instead of one large batch at a time, which
+// slowed such a closed loop. Each request is answered only after the commit
+// that holds its row, with the outcome it would have had alone. If PostgreSQL
+// refuses a statement of the batch, nothing of it is stored and each delivery
+// is recorded alone (one bad row must not fail its neighbours); if the
+// database cannot be reached, every delivery of the batch gets the error (a
+// 503).
 type batcher struct {
 	inbox    *Inbox
 	window   time.Duration
@@ -106,9 +105,10 @@ func (b *batcher) run() {
 	}
 }
 
-// handOff is the batch size at which a forming batch closes if another
-// runner is free: the benchmark's closed loop at 32 connections made
-// batches of 7-8 with every runner gathering (bench/README.md).
+// handOff is the batch size at which a forming batch closes if another runner
+// is free: the benchmark's closed loop at 32 connections made batches of 7-8
+// with every runner gathering (bench/README.md, Design decisions, "Ingest
+// batching").
 const handOff = 8
 
 // gather forms a batch: first, then what arrives until the window closes,

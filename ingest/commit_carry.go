@@ -12,12 +12,12 @@ import (
 )
 
 // commitCarryingTx is an ingest batch's transaction as River's job insert
-// sees it: River's insert statement goes out with the batch's COMMIT
-// queued behind it, one round trip instead of two. Every round trip on a
-// busy 2-core machine waits a scheduler turn on both sides, and the ack
-// waits for all of them: in the steady benchmark at 1,400 and 2,800
-// requests/s on one default serve it shortened the ack's p99 and held
-// rates the three round trips did not (bench/README.md).
+// sees it: River's insert statement goes out with the batch's COMMIT queued
+// behind it, one round trip instead of two. Every round trip on a busy 2-core
+// machine waits a scheduler turn on both sides, and the ack waits for all of
+// them: in the steady benchmark it shortened the ack's p99 and held rates
+// that three round trips did not (bench/README.md, Design decisions, "Ingest
+// round trips").
 //
 // PostgreSQL runs a pipeline's statements in order and, after an error,
 // skips the rest up to its sync: the COMMIT runs only if the insert

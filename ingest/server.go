@@ -119,7 +119,8 @@ type Config struct {
 	// BatchRunners is how many batches may form or commit at once. Few
 	// runners make large batches: four kept two cores busy in the
 	// benchmark with seven deliveries a batch at 32 connections (eight
-	// made batches of four, and the database then costs more per row).
+	// made batches of four, and the database then costs more per row:
+	// bench/README.md, Design decisions, "Ingest batching").
 	// Defaults to 4.
 	BatchRunners int
 

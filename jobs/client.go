@@ -37,15 +37,16 @@ type ClientConfig struct {
 	// deliveryWorkers). Defaults to 100.
 	MaxWorkers int
 
-	// FetchCooldown is the least time between two fetches of a queue. River
-	// fetches up to MaxWorkers jobs at a time, so MaxWorkers/FetchCooldown
-	// caps one process's rate per queue: River's 100ms default with 50
-	// workers held processing at 500/s in the benchmark (deliveries have
-	// 1,600 workers while batching: 40,000/s at 40ms). The jobs of one fetch
-	// form one processing batch, so under moderate load a longer cooldown
-	// makes fewer, larger batches: 40ms against 10ms cost 14% less CPU per
-	// delivery at 500/s and kept processing up at 1,500/s (bench/README.md). An idle queue's first job is fetched at once. Defaults to
-	// 40ms.
+	// FetchCooldown is the least time between two fetches of a queue.
+	// River fetches up to MaxWorkers jobs at a time, so
+	// MaxWorkers/FetchCooldown caps one process's rate per queue: River's
+	// 100ms default with 50 workers held processing at 500/s in the
+	// benchmark (deliveries have 1,600 workers while batching: 40,000/s
+	// at 40ms). The jobs of one fetch form one processing batch, so under
+	// moderate load a longer cooldown makes fewer, larger batches: 40ms
+	// costs less CPU per delivery than 10ms (bench/README.md, Design
+	// decisions, "River fetching and polling"). An idle queue's first job
+	// is fetched at once. Defaults to 40ms.
 	FetchCooldown time.Duration
 
 	// ProcessBatchSize is the most deliveries one processing transaction
@@ -76,16 +77,17 @@ type ClientConfig struct {
 	// latency at the end of a burst. Defaults to River's (1s).
 	FetchPollInterval time.Duration
 
-	// FollowUpFetchPollInterval is FetchPollInterval for every other queue:
-	// the downstream calls, the default queue (retention, bulk replays,
-	// redelivery) and the Registry's own queues. None of them is on the
-	// path from a provider's request to its processing, and every poll is
-	// a query and a few wake-ups of an idle process: one poll a second on
-	// all three of serve's queues was about half of its idle CPU
-	// (bench/README.md). The price: a follow-up job committed
-	// within FetchCooldown of a notified one, with no job after it, waits
-	// up to this long to start (a saga's call at the end of a burst).
-	// Defaults to 5 × FetchPollInterval (5s with River's).
+	// FollowUpFetchPollInterval is FetchPollInterval for every other
+	// queue: the downstream calls, the default queue (retention, bulk
+	// replays, redelivery) and the Registry's own queues. None of them is
+	// on the path from a provider's request to its processing, and every
+	// poll is a query and a few wake-ups of an idle process: one poll a
+	// second on all three of serve's queues was a large share of its idle
+	// CPU (bench/README.md, Design decisions, "River fetching and
+	// polling"). The price: a follow-up job committed within
+	// FetchCooldown of a notified one, with no job after it, waits up to
+	// this long to start (a saga's call at the end of a burst). Defaults
+	// to 5 × FetchPollInterval (5s with River's).
 	FollowUpFetchPollInterval time.Duration
 
 	// ObserveDelivery, when set, is told about every processing attempt:
@@ -180,16 +182,15 @@ func (c ClientConfig) WithDefaults() ClientConfig {
 	return c
 }
 
-// deliveryWorkers is how many process_delivery jobs run at once. Batched,
-// a worker mostly waits for its batch to commit, and River fetches no more
-// jobs than it has free workers: with MaxWorkers alone, one batch would
-// hold every worker and the next fetch would wait for its commit. Workers
-// for twice the batch slots keep a full batch waiting for each slot that
-// frees: with only enough to fill the slots, a slot that freed waited for
-// River's next fetch (FetchCooldown, 40ms), and on a backlog the machine
-// sat 27% idle. Under moderate load fetches are small and nothing changes.
-// In the benchmark's drain: 13,537 deliveries/s against 10,590
-// (bench/README.md).
+// deliveryWorkers is how many process_delivery jobs run at once. Batched, a
+// worker mostly waits for its batch to commit, and River fetches no more jobs
+// than it has free workers: with MaxWorkers alone, one batch would hold every
+// worker and the next fetch would wait for its commit. Workers for twice the
+// batch slots keep a full batch waiting for each slot that frees: with only
+// enough to fill the slots, a slot that freed waited for River's next fetch
+// (FetchCooldown, 40ms), and on a backlog the machine sat partly idle. Under
+// moderate load fetches are small and nothing changes (bench/README.md,
+// Design decisions, "River fetching and polling").
 func deliveryWorkers(cfg ClientConfig) int {
 	if cfg.ProcessBatchSize > 1 {
 		return max(cfg.MaxWorkers, 2*cfg.ProcessBatchSize*processBatchSlots)

@@ -63,8 +63,9 @@ func attemptOf[T river.JobArgs](job *river.Job[T]) jobAttempt {
 //
 // The statement is planned for its arguments on every call (pgx's
 // QueryExecModeCacheDescribe: still one round trip), never from a cached
-// generic plan: one made while the tables were small scans them whole
-// after they grew (bench/README.md).
+// generic plan: one made while the tables were small scans them whole after
+// they grew (bench/README.md, Design decisions, "Completing a processing
+// batch").
 func completeTx(ctx context.Context, tx pgx.Tx, js []jobAttempt, ps []processed, finalizedAt time.Time) error {
 	// Each table's rows in id order, so concurrent batches normally lock
 	// them in the same order; should two still deadlock, PostgreSQL aborts

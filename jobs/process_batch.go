@@ -26,16 +26,16 @@ var (
 	inboxPayloadsSQL string
 )
 
-// processBatcher runs concurrent process_delivery jobs, and the deliveries
-// of process_deliveries jobs (a batchGroup each), in shared transactions.
-// River hands a worker goroutine one job at a time; a transaction per
-// delivery costs a commit, a River completion query (the
-// largest single cost in the benchmark's profile: 0.27 ms of PostgreSQL per
-// call) and three more round trips. A batch loads its rows in one query,
+// processBatcher runs concurrent process_delivery jobs, and the deliveries of
+// process_deliveries jobs (a batchGroup each), in shared transactions. River
+// hands a worker goroutine one job at a time; a transaction per delivery
+// costs a commit, a River completion query (the largest single cost in the
+// benchmark's profile: bench/README.md, Design decisions, "Processing
+// batches") and three more round trips. A batch loads its rows in one query,
 // runs each delivery's handlers under a savepoint of its own, then records
 // every status and completes every job in one statement each, and commits
-// once: the effects, statuses and completions of its deliveries still
-// commit together, or not at all.
+// once: the effects, statuses and completions of its deliveries still commit
+// together, or not at all.
 //
 // Only deliveries whose handlers allow it (handlers.Registration.Batch)
 // are batched, as are those no handler matches; the others are processed

@@ -19,11 +19,11 @@ import (
 
 // ProcessDeliveriesArgs asks a worker to run the handlers for several inbox
 // rows in one transaction: ingest enqueues one for a batch of accepted
-// deliveries (ingest.job_per_batch) instead of a process_delivery job each.
-// A River job is three row versions with an entry in each of river_job's
-// indexes (inserted, fetched, completed), about a third of the database's
-// work per delivery (bench/README.md); one job for a batch pays
-// that once.
+// deliveries (ingest.job_per_batch) instead of a process_delivery job each. A
+// River job is three row versions with an entry in each of river_job's
+// indexes (inserted, fetched, completed), a large share of the database's
+// work per delivery (bench/README.md, Design decisions, "Job per ingest
+// batch"); one job for a batch pays that once.
 //
 // InboxIDs are in ascending order.
 type ProcessDeliveriesArgs struct {

@@ -99,7 +99,8 @@ func (w *processDeliveryWorker) Work(ctx context.Context, job *river.Job[Process
 		d, outcome, err = w.process(ctx, job)
 	}
 	// A line per delivery: LogAttrs, because a child logger (With) per
-	// job cost a worker 7% of its CPU.
+	// job showed in a worker's CPU profile (bench/README.md, Design
+	// decisions, "Delivery log lines").
 	attrs := [...]slog.Attr{slog.Int64("inbox_id", job.Args.InboxID), slog.String("source", d.Source),
 		slog.String("delivery_id", d.DeliveryID), slog.String("event_type", d.EventType),
 		slog.Int64("job_id", job.ID), slog.Int("attempt", job.Attempt)}

@@ -8,23 +8,22 @@ import (
 	"github.com/KimMachineGun/automemlimit/memlimit"
 )
 
-// serveGCPercent is the garbage collector's target for serve when GOGC is
-// not set. serve's live heap is small (the requests and batches in flight,
-// a few MB), so Go's default of 100 collects several times a second under
-// load: a tenth of the ingest process's CPU in bench profiles. At 400 the
-// bench measured 9% less CPU per request, for a peak RSS of 55 MB instead
-// of 39 at 32 connections (a high-water mark of 88 MB with 128).
+// serveGCPercent is the garbage collector's target for serve when GOGC is not
+// set. serve's live heap is small (the requests and batches in flight, a few
+// MB), so Go's default of 100 collects several times a second under load, a
+// large share of the ingest process's CPU in bench profiles. At 400 the bench
+// measured less CPU per request for a somewhat larger peak RSS
+// (bench/README.md, Design decisions, "Memory and garbage collection").
 const serveGCPercent = 400
 
-// serveMemLimit is serve's soft memory limit (GOMEMLIMIT) where no
-// container limit says otherwise. At serveGCPercent the heap grows to five
-// times what is live before a collection: a worker draining a backlog of
-// 200,000 deliveries in jobs of 100 had 64 MB live and an RSS of 353 MB
-// (191 MB with jobs of 20, 21 MB live). Under this limit the collector
-// runs early only when the heap nears it: RSS 138 MB, and the drain took
-// 6% longer (bench/README.md, "Memory and garbage collection"). Memory
-// that is live stays usable past it: the limit is soft, and Go caps the
-// collector's share of CPU near it.
+// serveMemLimit is serve's soft memory limit (GOMEMLIMIT) where no container
+// limit says otherwise. At serveGCPercent the heap grows to five times what
+// is live before a collection: a worker draining a backlog held several times
+// its live heap in RSS. Under this limit the collector runs early only when
+// the heap nears it, and the drain keeps its rate (bench/README.md, Design
+// decisions, "Memory and garbage collection"). Memory that is live stays
+// usable past it: the limit is soft, and Go caps the collector's share of CPU
+// near it.
 const serveMemLimit = 112 << 20
 
 // gcTuning is what tuneGC needs to know besides the environment.

@@ -8,17 +8,16 @@ import (
 	"time"
 )
 
-// loadRelease hands the runtime's leftovers of a load back at once when
-// the load ends. With serveGCPercent the heap may grow to five times what
-// is live, and once requests stop nothing allocates enough to start a
+// loadRelease hands the runtime's leftovers of a load back at once when the
+// load ends. With serveGCPercent the heap may grow to five times what is
+// live, and once requests stop nothing allocates enough to start a
 // collection: the garbage stays until Go's forced collection, up to two
-// minutes later, and meanwhile the background scavenger and sweeper work
-// in small steps. After a 20 s load at 300 requests/s an idle serve used
-// 1.1-1.2% of a core for the next 90 s against 0.8% before it, then
-// spiked with the forced collection; RSS stayed at 125 MB until then and
-// fell to 62 MB after it (bench/README.md). One full collection
-// as soon as a period is quiet pays the same work in one go and gives the
-// memory back to the system right away.
+// minutes later, and meanwhile the background scavenger and sweeper work in
+// small steps. After a load an idle serve used more CPU than before it until
+// the forced collection, then spiked with it, and its RSS stayed high until
+// then (bench/README.md, Design decisions, "Memory and garbage collection").
+// One full collection as soon as a period is quiet pays the same work in one
+// go and gives the memory back to the system right away.
 type loadRelease struct {
 	// Every is how often the allocation is read. Defaults to 5s.
 	Every time.Duration

@@ -96,13 +96,13 @@ type Config struct {
 	listenEnv, adminListenEnv string
 }
 
-// DefaultIngestBatchWindow is on: in the benchmark it took ingest from
-// 0.46 to 0.90 of pgbench's one-transaction-per-delivery rate. 8 ms, not
-// 3: at a quarter of that rate (500-600 requests/s) a 3 ms window made
-// batches of two or three, so each transaction's fixed cost (round trips,
-// River's job insert, the commit's flush) fell on few deliveries, in serve
-// and in PostgreSQL alike. 8 ms took one default serve's CPU per delivery
-// there down by about 15% for 2-4 ms more ack p50 (bench/README.md). A batch of eight still closes at once when
+// DefaultIngestBatchWindow is on: batching is what takes ingest past
+// pgbench's one-transaction-per-delivery rate. 8 ms, not 3: at a quarter of
+// that rate a 3 ms window made batches of two or three, so each transaction's
+// fixed cost (round trips, River's job insert, the commit's flush) fell on
+// few deliveries, in serve and in PostgreSQL alike; 8 ms spends less CPU per
+// delivery there for a few ms more ack p50 (bench/README.md, Design
+// decisions, "Ingest batching"). A batch of eight still closes at once when
 // another runner is free to gather the next; only when every runner is
 // committing does a large batch wait the window out.
 const DefaultIngestBatchWindow = Duration(8 * time.Millisecond)
@@ -132,14 +132,16 @@ type Ingest struct {
 	MaxConnectionsPerAddress int `yaml:"max_connections_per_address"`
 
 	// JobPerBatch enqueues one River job (process_deliveries) for the
-	// deliveries a batch accepts, not one (process_delivery) each. River's
-	// work per job (its row written three times, with an entry in each of
-	// its indexes) is then paid once a batch, and the job's deliveries are
-	// processed in one transaction, with those of the other jobs fetched
-	// beside it. A delivery the batch job does not decide (its resource
-	// busy, its handler failed) gets a process_delivery job of its own.
-	// One default serve under steady load: 14% less CPU per delivery at
-	// half of pgbench's rate, and the full rate held (bench/README.md). Off when jobs.batch_size is 1. Defaults to true.
+	// deliveries a batch accepts, not one (process_delivery) each.
+	// River's work per job (its row written three times, with an entry in
+	// each of its indexes) is then paid once a batch, and the job's
+	// deliveries are processed in one transaction, with those of the
+	// other jobs fetched beside it. A delivery the batch job does not
+	// decide (its resource busy, its handler failed) gets a
+	// process_delivery job of its own. One default serve under steady
+	// load spends less CPU and WAL per delivery and holds a higher rate
+	// (bench/README.md, Design decisions, "Job per ingest batch"). Off
+	// when jobs.batch_size is 1. Defaults to true.
 	JobPerBatch *bool `yaml:"job_per_batch"`
 }
 
@@ -192,13 +194,14 @@ type Log struct {
 	DeliveriesPerSecond *int `yaml:"deliveries_per_second"`
 }
 
-// DefaultLogDeliveriesPerSecond shows every delivery of a trial or a quiet
-// source, and keeps a busy one's log from costing what its deliveries do:
-// at 3,300 deliveries/s on one default serve the two lines a delivery were
-// 5-6% of serve's CPU and 2 MB of log a second (bench/README.md).
 // LogLevels maps log.level values to slog levels.
 var LogLevels = map[string]slog.Level{"debug": slog.LevelDebug, "info": slog.LevelInfo, "warn": slog.LevelWarn, "error": slog.LevelError}
 
+// DefaultLogDeliveriesPerSecond shows every delivery of a trial or a quiet
+// source, and keeps a busy one's log from costing what its deliveries do:
+// under steady load a line per delivery on each side was a measurable share
+// of serve's CPU and megabytes of log a second (bench/README.md, Design
+// decisions, "Delivery log lines").
 const DefaultLogDeliveriesPerSecond = 10
 
 // ReplayHorizon is the longest time after which we know a provider may

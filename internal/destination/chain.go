@@ -25,15 +25,13 @@ const lineUpLimit = 1000
 // would wait for it. *more is set when the bound left some for the next
 // claim.
 //
-// The statement joins its own results (the sends read, each resource's
-// first, the turns taken) and the sends by id, and is planned without
-// nested loops. Planned from statistics taken while the destination had
-// few waiting sends (its first minute, or before a pause or an outage
-// built a backlog), it expects one row of each and compares every send
-// with every other: 1.2–1.5 s for 1,000 sends behind 5,000 waiting,
-// against 18 ms hashed, in a reproduction with such statistics, and a
-// drain under traffic that fell to 20 sends a second (bench/README.md,
-// "An ordered route"). Hashed, it reads only the sends it lines up
+// The statement joins its own results (the sends read, each resource's first,
+// the turns taken) and the sends by id, and is planned without nested loops.
+// Planned from statistics taken while the destination had few waiting sends
+// (its first minute, or before a pause or an outage built a backlog), it
+// expects one row of each and compares every send with every other, and a
+// drain under traffic stalled (bench/README.md, Design decisions, "Turn
+// statements' plans"). Hashed, it reads only the sends it lines up
 // (TestLineUpPlansNoNestedLoop).
 func queueLineUp(b *pgx.Batch, d *dest, more *bool) {
 	b.Queue(lineUpPlansSQL)

@@ -183,9 +183,9 @@ const (
 	DefaultTimeout     = 10 * time.Second
 	DefaultMaxInFlight = 10
 	// MaxMaxInFlight bounds MaxInFlight: far more requests than a sender
-	// makes on a few cores (32 drain 1.26× pgbench's rate, bench/README.md,
-	// "Destinations"), where a mistyped value would create that many slot
-	// rows.
+	// makes on a few cores (32 drain a backlog at about the database's
+	// one-delivery rate: bench/README.md, "Destinations"), where a
+	// mistyped value would create that many slot rows.
 	MaxMaxInFlight    = 1000
 	DefaultMaxAge     = 72 * time.Hour
 	DefaultFailures   = 20

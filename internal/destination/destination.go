@@ -108,10 +108,10 @@ func Register(r *handlers.Registry, cfg Config) (*Service, error) {
 		d = d.WithDefaults()
 		transport := http.DefaultTransport.(*http.Transport).Clone()
 		transport.MaxIdleConnsPerHost = max(d.MaxInFlight, 2) // reuse a connection per request in flight
-		// Headers and a body of up to 32 KB leave in one write: with the
-		// default 4 KB, a 2–8 KB delivery took two or three, the largest
-		// share of a backlog drain's CPU in serve (bench/README.md,
-		// "Destinations").
+		// Headers and a body of up to 32 KB leave in one write: with
+		// the default 4 KB, a 2–8 KB delivery took two or three, the
+		// largest share of a backlog drain's CPU in serve
+		// (bench/README.md, Design decisions, "Sender cycles").
 		transport.WriteBufferSize = 32 << 10
 		if d.CAFile != "" {
 			roots, err := loadCAFile(d.CAFile)
@@ -267,12 +267,13 @@ func (s *Service) insertSend(ctx context.Context, e *handlers.Event, t target, e
 		"at_is_receipt": e.Resource.AtIsReceipt, "state": state, "last_error": lastError, "trace_parent": traceParentOf(ctx),
 	}
 	if evalErr == nil {
-		// Nothing here depends on whether the row is new, so the insert
-		// travels with the delivery's closing statements instead of a
-		// round trip of its own: with a destination at half the
-		// database's rate, one round trip per send was the processing's
-		// largest statement after the inbox's (bench/README.md,
-		// "Destinations"). An ordered send's turn is the sender's to give
+		// Nothing here depends on whether the row is new, so the
+		// insert travels with the delivery's closing statements
+		// instead of a round trip of its own: with a destination at
+		// half the database's rate, one round trip per send was the
+		// processing's largest statement after the inbox's
+		// (bench/README.md, Design decisions, "Send insert with the
+		// delivery"). An ordered send's turn is the sender's to give
 		// (queueLineUp).
 		e.Defer(sendInsertSQL, args)
 		s.hint(t.destination)

@@ -400,18 +400,18 @@ func queueFinishOrdered(b *pgx.Batch, d *dest, finished []orderedEnd, handed *bo
 	// call. A generic plan the server caches in a destination's first
 	// seconds, when its turn and send tables hold a few rows, scans them
 	// whole for every send, and keeps doing so as they grow until their
-	// first autoanalyze: 5–6 ms a call for a few sends, against 1.4–2.3 ms
-	// planned per call (bench/README.md, "An ordered route"). Their
-	// planning takes about 0.5 ms; the claim's statements, dearer to plan
-	// and cheap as cached, keep the default.
+	// first autoanalyze (bench/README.md, Design decisions, "Turn
+	// statements' plans"). Their planning costs less than those scans;
+	// the claim's statements, dearer to plan and cheap as cached, keep
+	// the default.
 	b.Queue(customPlansSQL)
 	b.Queue(chainLockManySQL, pgnamed.Args{"destination": d.Name, "sources": sources, "resource_keys": resources})
 	// A resource's next waiting send is read at the head of its line
 	// (destination_send_chain_idx), never by sorting the destination's
 	// waiting sends: from statistics taken while few sends waited, the
 	// planner rates both at one row, and under a backlog the sort read
-	// 12,000 sends for each finished one, 270–365 ms a call, and sending
-	// stalled (bench/README.md, "An ordered route").
+	// every waiting send for each finished one, and sending stalled
+	// (bench/README.md, Design decisions, "Turn statements' plans").
 	b.Queue(noSortSQL)
 	b.Queue(chainFinishManySQL, pgnamed.Args{
 		"destination": d.Name, "sources": sources, "resource_keys": resources, "succeeded": succeeded,

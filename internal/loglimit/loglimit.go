@@ -4,11 +4,12 @@
 // One info line per delivery on each side (ingest's "delivery accepted",
 // processing's "delivery processed") is what a first-hour user reads to see
 // webhooks arrive, and what a busy deployment pays for at every delivery: in
-// the steady benchmark at 3,300 deliveries/s on one default serve the two
-// lines were 5-6% of serve's CPU (formatting and a write each), and 2 MB of
-// log a second. A PerSecond lets the first lines of each second through and
-// has the next line written say how many it held back, as the log of
-// refused requests does (`suppressed_since_last`).
+// the steady benchmark the two lines were a measurable share of serve's CPU
+// (formatting and a write each) and megabytes of log a second
+// (bench/README.md, Design decisions, "Delivery log lines"). A PerSecond lets
+// the first lines of each second through and has the next line written say
+// how many it held back, as the log of refused requests does
+// (`suppressed_since_last`).
 package loglimit
 
 import (

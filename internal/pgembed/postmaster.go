@@ -154,15 +154,13 @@ type postmaster struct {
 // besides PostgreSQL's defaults, and shared_buffers sized to the machine
 // (shared_buffers.go); Config.Settings come after them, and win.
 //
-// max_wal_size: PostgreSQL starts a checkpoint once about max_wal_size ÷
-// (1 + checkpoint_completion_target) of WAL was written since the last
-// one, and after each checkpoint the first change to every page logs the
-// whole page. With the default 1GB, one default serve at 4,200
-// deliveries/s (21 MB of WAL a second) checkpointed every 25 s; with
-// 4GB, on the checkpoint_timeout of 5 minutes. In the steady benchmark's
-// full runs the 0.75× step's ack p99 went from 61-444 ms to 24 ms and the
-// 1.0× step answered 88% of its load instead of 72-82%
-// (bench/README.md). The price is disk: pg_wal may grow to
+// max_wal_size: PostgreSQL starts a checkpoint once about max_wal_size ÷ (1 +
+// checkpoint_completion_target) of WAL was written since the last one, and
+// after each checkpoint the first change to every page logs the whole page.
+// With the default 1GB, one default serve at 4,200 deliveries/s (21 MB of WAL
+// a second) checkpointed every 25 s; with 4GB, on the checkpoint_timeout of 5
+// minutes, which shortened the steady benchmark's ack tail (bench/README.md,
+// Design decisions, "WAL settings"). The price is disk: pg_wal may grow to
 // about this size under sustained load before it is recycled, and crash
 // recovery replays up to that much.
 //
@@ -171,15 +169,14 @@ type postmaster struct {
 // (with max_wal_size=4GB, some 2 GB of WAL into its life) and whenever the
 // WAL outgrows what earlier checkpoints kept, every 16 MB segment is a new
 // file. PostgreSQL writes a new file full of zeros and syncs it while it
-// holds the WAL write lock, and every commit waits behind it: in a held
-// step at 2,500 deliveries/s the ack p99 was 145-177 ms, every second of
-// it from the first new segment to that checkpoint's end, against 36 ms
-// with the setting (bench/README.md). Off, PostgreSQL writes a
-// new segment's last byte only and the file system allocates its blocks
-// as the WAL is written; a commit's fdatasync then also commits that
-// allocation, as it must to find the data after a crash, so durability is
-// unchanged. (The zeros exist so that the space is reserved ahead: a full
-// disk fails a WAL write instead, and PostgreSQL stops either way.)
+// holds the WAL write lock, and every commit waits behind it: in a held step
+// the slow seconds ran from the first new segment to that checkpoint's end
+// (bench/README.md, Design decisions, "WAL settings"). Off, PostgreSQL writes
+// a new segment's last byte only and the file system allocates its blocks as
+// the WAL is written; a commit's fdatasync then also commits that allocation,
+// as it must to find the data after a crash, so durability is unchanged. (The
+// zeros exist so that the space is reserved ahead: a full disk fails a WAL
+// write instead, and PostgreSQL stops either way.)
 var DurableSettings = []string{"max_wal_size=4GB", "wal_init_zero=off"}
 
 func (c cluster) launch(binDir string, port int, fsync bool, settings []string) (*postmaster, error) {

@@ -9,16 +9,15 @@ import (
 // A durable server's shared_buffers is an eighth of the memory it may use,
 // at least PostgreSQL's default and at most sharedBuffersMax.
 //
-// PostgreSQL's default of 128MB is sized to start anywhere. Under a
-// steady load the inbox's random-order indexes (delivery ids, resource
-// keys) outgrow it within minutes, and every insert then reads a leaf
-// page back from the page cache and evicts, often writing, another. In
-// the steady benchmark's five-minute held step at 2,500 deliveries/s,
-// 512MB took the seconds with an ack p99 over 25 ms from 79-80 to 66, and
-// with the kernel's write-back smoothed (docs/operations.md, "Sizing") the step's ack
-// p99 from 30 ms to 22 ms (bench/README.md). An eighth leaves
-// the rest of a small machine or container to hookinbox, the page cache
-// and PostgreSQL's per-connection memory.
+// PostgreSQL's default of 128MB is sized to start anywhere. Under a steady
+// load the inbox's random-order indexes (delivery ids, resource keys) outgrow
+// it within minutes, and every insert then reads a leaf page back from the
+// page cache and evicts, often writing, another. In the steady benchmark's
+// five-minute held step 512MB made fewer slow seconds and, with the kernel's
+// write-back smoothed (docs/operations.md, "Sizing"), a lower ack p99
+// (bench/README.md, Design decisions, "Buffer pool size"). An eighth leaves
+// the rest of a small machine or container to hookinbox, the page cache and
+// PostgreSQL's per-connection memory.
 const (
 	sharedBuffersMin = 128 << 20
 	sharedBuffersMax = 512 << 20

@@ -1,11 +1,11 @@
 // Package pgnamed is pgx.NamedArgs with each statement rewritten once.
 //
 // pgx turns a statement's @name parameters into $n by lexing the whole
-// statement, comments included, on every call. Under steady load on one
-// default serve that was 4.6% of its CPU (bench/README.md, "Steady load,
-// one default serve"): a processed delivery runs five such statements.
-// Args does the same rewrite, by pgx's own NamedArgs, the first time it
-// meets a statement and reuses it after.
+// statement, comments included, on every call. Under steady load that showed
+// in one default serve's CPU profile (bench/README.md, Design decisions,
+// "Payloads and JSON"): a processed delivery runs five such statements. Args
+// does the same rewrite, by pgx's own NamedArgs, the first time it meets a
+// statement and reuses it after.
 //
 // The cache is keyed by the statement's text and never shrinks: use Args
 // with fixed statements (the embedded .sql files), not with SQL built from

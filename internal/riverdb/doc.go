@@ -12,13 +12,13 @@
 //
 // River's job insert (JobInsertStatement, JobInsertKindsArg,
 // InsertNotifyStatement). ingest's commit-carrying transaction
-// (ingest/commit_carry.go) sends a batch's COMMIT in one round trip with
-// the statement InsertManyTx sends for all its jobs; it recognises that
-// statement by its sqlc name and counts its jobs by the kinds argument,
-// and lets only River's insert notification follow it. The public API
-// has no hook there, and committing after InsertManyTx returns makes a
-// batch three round trips instead of two: at 1,400 requests/s the ack's
-// p99 was 4–15 ms longer (bench/README.md, "Ingest round trips").
+// (ingest/commit_carry.go) sends a batch's COMMIT in one round trip with the
+// statement InsertManyTx sends for all its jobs; it recognises that statement
+// by its sqlc name and counts its jobs by the kinds argument, and lets only
+// River's insert notification follow it. The public API has no hook there,
+// and committing after InsertManyTx returns makes a batch three round trips
+// instead of two, and the ack's p99 longer (bench/README.md, Design
+// decisions, "Ingest round trips").
 //
 // River's table river_job: columns id, kind, args, metadata, tags, queue,
 // state (type river_job_state: available, pending, running, retryable,
