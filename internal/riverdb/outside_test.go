@@ -1,15 +1,12 @@
 package riverdb_test
 
 import (
-	"io/fs"
-	"os"
-	"path/filepath"
 	"regexp"
-	"slices"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/hookinbox/hookinbox/internal/sqlowner"
 )
 
 // namesRiver matches River's tables and the names of its private
@@ -42,38 +39,8 @@ var outside = []string{
 // riverdb, or in doc.go's list and outside.
 func TestNothingElseNamesRiversTables(t *testing.T) {
 	t.Parallel()
-	root := "../.."
-	var found []string
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, path)
-		rel = filepath.ToSlash(rel)
-		if d.IsDir() {
-			if strings.HasPrefix(d.Name(), ".") && rel != "." || rel == "internal/riverdb" || rel == "cmd/hookinbox-bench" {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if strings.HasSuffix(rel, "_test.go") || !(strings.HasSuffix(rel, ".go") || strings.HasSuffix(rel, ".sql")) {
-			return nil
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		if namesRiver.Match(b) {
-			found = append(found, rel)
-		}
-		return nil
-	})
+	found, err := sqlowner.Find("../..", func(_ string, code []byte) bool { return namesRiver.Match(code) },
+		"internal/riverdb", "cmd/hookinbox-bench")
 	require.NoError(t, err)
-	for _, f := range found {
-		require.True(t, slices.Contains(outside, f),
-			"%s names River's tables or statements: move the statement into internal/riverdb, or list the file in its doc.go and in outside", f)
-	}
-	for _, f := range outside {
-		require.True(t, slices.Contains(found, f), "%s no longer names River's tables: take it off outside and doc.go", f)
-	}
+	sqlowner.RequireExactly(t, found, outside, "River's tables or statements", "internal/riverdb")
 }
