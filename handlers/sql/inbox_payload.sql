@@ -1,1 +1,0 @@
-SELECT payload, headers FROM inbox WHERE id = @id
