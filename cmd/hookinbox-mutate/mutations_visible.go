@@ -7,9 +7,9 @@ var visibleMutations = []Mutation{
 	{
 		Name:    "send-failed-filter-ignored",
 		Promise: promiseRoutes,
-		File:    "internal/admin/deliveries.go",
+		File:    "internal/inbox/deliveries.go",
 		Edits: []Edit{{
-			Find:    `	case f.SendStatus == "failed":`,
+			Find:    `	case f.FailedSends:`,
 			Replace: `	case false:`,
 		}},
 		Pkgs: []string{"./internal/cli"},

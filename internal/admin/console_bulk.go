@@ -2,20 +2,16 @@ package admin
 
 import (
 	"context"
-	_ "embed"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/jackc/pgx/v5"
 
+	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/jobs"
 )
-
-//go:embed sql/console_bulk_preview.sql
-var consoleBulkPreviewSQL string
 
 type bulkNewView struct {
 	pageBase
@@ -65,10 +61,8 @@ func (s *Server) consoleBulkNew(c *fiber.Ctx) error {
 }
 
 func (s *Server) previewBulk(ctx context.Context, f jobs.ReplayFilter) (int64, error) {
-	var n int64
-	err := s.cfg.Pool.QueryRow(ctx, consoleBulkPreviewSQL, pgx.NamedArgs{"source": f.Source, "status": f.Status,
-		"event_type": f.EventType, "since": f.Since, "until": f.Until, "cap": jobs.MaxBulkReplay + 1}).Scan(&n)
-	return n, err
+	return inbox.CountSelected(ctx, s.cfg.Pool, inbox.Selection{Source: f.Source, Status: f.Status,
+		EventType: f.EventType, Since: f.Since, Until: f.Until}, jobs.MaxBulkReplay+1)
 }
 
 type bulkView struct {

@@ -2,7 +2,6 @@ package admin
 
 import (
 	"bytes"
-	_ "embed"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -16,14 +15,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/hookinbox/hookinbox/ingest"
+	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/linediff"
-)
-
-var (
-	//go:embed sql/console_conflicts_list.sql
-	consoleConflictsListSQL string
-	//go:embed sql/console_conflict_get.sql
-	consoleConflictGetSQL string
 )
 
 // conflictRow is a delivery_conflict row in the list.
@@ -67,7 +60,7 @@ func (s *Server) consoleConflicts(c *fiber.Ctx) error {
 		}
 		cursor = &id
 	}
-	rows, err := s.cfg.Pool.Query(c.UserContext(), consoleConflictsListSQL, pgx.NamedArgs{"cursor": cursor, "limit": DefaultListLimit + 1})
+	rows, err := inbox.ListConflicts(c.UserContext(), s.cfg.Pool, cursor, DefaultListLimit+1)
 	if err != nil {
 		return err
 	}
@@ -115,7 +108,7 @@ func (s *Server) consoleConflict(c *fiber.Ctx) error {
 		storedBody []byte
 		storedSize *int
 	)
-	err = s.cfg.Pool.QueryRow(c.UserContext(), consoleConflictGetSQL, pgx.NamedArgs{"id": id, "cap": ingest.MaxConflictBody}).Scan(
+	err = inbox.GetConflict(c.UserContext(), s.cfg.Pool, id, ingest.MaxConflictBody).Scan(
 		&r.ID, &r.Source, &r.DeliveryID, &r.ReceivedAt, &r.SHA256, &headers, &r.conflicting, &r.Size,
 		&r.InboxID, &storedAt, &r.StoredSHA, &storedBody, &storedSize)
 	if errors.Is(err, pgx.ErrNoRows) {

@@ -13,13 +13,12 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/hookinbox/hookinbox/internal/destination"
+	"github.com/hookinbox/hookinbox/internal/inbox"
 )
 
 var (
 	//go:embed sql/console_ingest_minutes.sql
 	consoleIngestMinutesSQL string
-	//go:embed sql/console_backlog.sql
-	consoleBacklogSQL string
 )
 
 // chartWindows are the spans the Overview's charts offer, shortest first.
@@ -158,7 +157,7 @@ func (s *Server) consoleOverview(c *fiber.Ctx) error {
 }
 
 func (s *Server) overviewBacklog(ctx context.Context, v *overviewView, source func(string) *sourceOverview) error {
-	rows, err := s.cfg.Pool.Query(ctx, consoleBacklogSQL)
+	rows, err := inbox.Backlog(ctx, s.cfg.Pool)
 	if err != nil {
 		return err
 	}

@@ -2,7 +2,6 @@ package admin
 
 import (
 	"context"
-	_ "embed"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
@@ -18,22 +17,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/hookinbox/hookinbox/internal/destination"
+	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/riverdb"
-)
-
-var (
-	//go:embed sql/deliveries_list.sql
-	deliveriesListSQL string
-	//go:embed sql/deliveries_list_until.sql
-	deliveriesListUntilSQL string
-	//go:embed sql/deliveries_list_pending.sql
-	deliveriesListPendingSQL string
-	//go:embed sql/deliveries_list_outcome.sql
-	deliveriesListOutcomeSQL string
-	//go:embed sql/deliveries_list_send_failed.sql
-	deliveriesListSendFailedSQL string
-	//go:embed sql/delivery_get.sql
-	deliveryGetSQL string
 )
 
 // MaxListLimit bounds one page of GET /admin/deliveries.
@@ -155,22 +140,11 @@ func (f deliveryFilter) byTime() bool { return f.until != nil && f.SendStatus ==
 // queryDeliveries reads one page, newest first, with each delivery's
 // failed sends.
 func (s *Server) queryDeliveries(ctx context.Context, f deliveryFilter) (deliveryPage, error) {
-	args := pgx.NamedArgs{"source": optional(f.Source), "status": optional(f.Status), "event_type": optional(f.EventType),
-		"resource": optional(f.Resource), "since": f.since, "until": f.until, "cursor": f.cursor, "after": f.after,
-		"destination": optional(f.Destination), "limit": f.Limit + 1} // one more tells whether a next page exists
-	sql := deliveriesListSQL
-	switch {
-	case f.SendStatus == "failed":
-		sql = deliveriesListSendFailedSQL
-	case f.until != nil:
-		sql, args["cursor_at"] = deliveriesListUntilSQL, f.cursorAt
-	// Filters the state tables answer through an index: their rows lead.
-	case f.Status == "received":
-		sql = deliveriesListPendingSQL
-	case f.Status == "skipped" || f.Status == "failed" || f.Resource != "":
-		sql = deliveriesListOutcomeSQL
-	}
-	rows, err := s.cfg.Pool.Query(ctx, sql, args)
+	rows, err := inbox.List(ctx, s.cfg.Pool, inbox.ListFilter{Source: optional(f.Source), Status: optional(f.Status),
+		EventType: optional(f.EventType), Resource: optional(f.Resource), Since: f.since, Until: f.until,
+		FailedSends: f.SendStatus == "failed", Destination: optional(f.Destination),
+		Cursor: f.cursor, CursorAt: f.cursorAt, After: f.after,
+		Limit: f.Limit + 1}) // one more tells whether a next page exists
 	if err != nil {
 		return deliveryPage{}, err
 	}
@@ -335,7 +309,7 @@ func readDeliveryTx(ctx context.Context, tx pgx.Tx, id int64) (DeliveryDetail, e
 		payload []byte
 		sum     []byte
 	)
-	err := tx.QueryRow(ctx, deliveryGetSQL, pgx.NamedArgs{"id": id}).Scan(
+	err := inbox.Get(ctx, tx, id).Scan(
 		&d.ID, &d.Source, &d.DeliveryID, &d.EventType, &d.Status, &d.Origin, &d.ResourceKey, &d.Stale,
 		&d.OccurredAt, &d.ReceivedAt, &d.ProcessedAt, &d.LastError, &d.Size, &d.Headers, &payload, &sum)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -434,7 +408,7 @@ func decodeCursor(s string) (int64, error) {
 	return strconv.ParseInt(string(raw[3:]), 10, 64)
 }
 
-// A list with until is ordered by received time (deliveries_list_until.sql):
+// A list with until is ordered by received time (inbox.ListFilter.Until):
 // its cursor holds the last row's received_at, in microseconds as stored,
 // and its id.
 func encodeTimeCursor(at time.Time, id int64) string {

@@ -2,7 +2,6 @@ package admin
 
 import (
 	"context"
-	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,13 +12,9 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/riverdb"
 	"github.com/hookinbox/hookinbox/jobs"
-)
-
-var (
-	//go:embed sql/inbox_exists.sql
-	inboxExistsSQL string
 )
 
 // Replay is one re-run of a stored delivery: GET /admin/replays/{id}, and
@@ -46,13 +41,12 @@ func (s *Server) replayDelivery(c *fiber.Ctx) error {
 		return err
 	}
 	ctx, t := c.UserContext(), tx(c)
-	var exists bool
-	err = t.QueryRow(ctx, inboxExistsSQL, pgx.NamedArgs{"id": id}).Scan(&exists)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return errNotFound(fmt.Sprintf("no delivery with id %d", id))
-	}
+	exists, err := inbox.Exists(ctx, t, id)
 	if err != nil {
 		return err
+	}
+	if !exists {
+		return errNotFound(fmt.Sprintf("no delivery with id %d", id))
 	}
 	replays, err := jobs.ReplayTx(ctx, t, s.cfg.River, []int64{id}, nil)
 	if err != nil {

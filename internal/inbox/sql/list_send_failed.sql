@@ -1,10 +1,10 @@
--- deliveries_list.sql for the deliveries with a failed send
+-- list.sql for the deliveries with a failed send
 -- (send_status=failed), to one destination or any: the candidates are the
 -- failed sends, read from their partial index (destination_send_failed_idx)
 -- and newest delivery first, so the list costs what the failed sends cost,
 -- not a walk down the inbox. A failed send stays failed until an operator
 -- retries it, so these are few next to the inbox. The other filters apply
--- to each row, as in deliveries_list.sql; until too, on a list ordered by
+-- to each row, as in list.sql; until too, on a list ordered by
 -- id like the others here.
 SELECT d.id, d.source, d.delivery_id, d.event_type, d.status, d.origin, d.resource_key, d.stale,
        d.occurred_at, d.received_at, d.processed_at, d.last_error, octet_length(d.payload) AS size

@@ -1,9 +1,9 @@
--- deliveries_list.sql for a list filtered by a decided status that stays
+-- list.sql for a list filtered by a decided status that stays
 -- small (skipped, failed) or by a resource, without until: the candidates
 -- come newest first from inbox_outcome's indexes (status, resource), so
 -- the list costs what its matches cost, not a walk down the whole inbox
 -- past the rows of other statuses. The other filters apply to each row, as
--- in deliveries_list.sql.
+-- in list.sql.
 SELECT d.id, d.source, d.delivery_id, d.event_type, d.status, d.origin, d.resource_key, d.stale,
        d.occurred_at, d.received_at, d.processed_at, d.last_error, octet_length(d.payload) AS size
 FROM inbox_outcome o

@@ -1,4 +1,4 @@
--- deliveries_list.sql for a list with until (a window back in time):
+-- list.sql for a list with until (a window back in time):
 -- newest first by received_at, then id, keyset-paginated on both, so that
 -- PostgreSQL reads the received_at index backward from until. Ordered by
 -- id, it would walk the primary key from the newest row and skip every

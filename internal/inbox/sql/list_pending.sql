@@ -1,6 +1,6 @@
--- deliveries_list.sql for status received without until: the candidates
+-- list.sql for status received without until: the candidates
 -- are inbox_pending's rows (the backlog), newest first by its key. The
--- other filters apply to each row, as in deliveries_list.sql (a pending
+-- other filters apply to each row, as in list.sql (a pending
 -- delivery names no resource yet, so a resource filter matches none).
 SELECT d.id, d.source, d.delivery_id, d.event_type, d.status, d.origin, d.resource_key, d.stale,
        d.occurred_at, d.received_at, d.processed_at, d.last_error, octet_length(d.payload) AS size

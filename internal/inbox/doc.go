@@ -1,0 +1,151 @@
+// Package inbox owns the inbox's tables: the statements that record,
+// find, load, mark, list, count and retire deliveries are to live here,
+// and every other package calls this package's functions (or, from
+// outside hookinbox, reads the view delivery). The migrations create the
+// tables (migrations/*.sql are the schema's history); this comment is
+// where to learn what they hold now and the rule that keeps them right.
+// TestNothingElseNamesTheInboxTables fails when a file elsewhere names
+// them in SQL, unless it is on the list at the end of this comment.
+//
+// # The tables
+//
+// inbox: one row per stored delivery, written once by ingest and never
+// updated: id, source, delivery_id, event_type, occurred_at, headers (as
+// received, credentials dropped), payload (the body, byte for byte, lz4
+// where the server has it), payload_sha256, received_at, origin
+// (webhook, kafka, or the provider API a recovery read it from), body_key
+// (a digest of event type and body, for the sources that dedupe bodies;
+// NULL for the others). id has no default: ingest takes it from
+// inbox_id_seq with the delivery's key. The table is partitioned by ranges
+// of id, which the sequence hands out in arrival order, so a partition
+// holds a span of time: inbox_p<lo> (inbox_p0 holds the ids from before
+// partitioning), made ahead of the ids by jobs' partition job through the
+// function inbox_partition_create, which also makes the matching
+// inbox_outcome partition and gives both their parent's statistics
+// targets (inbox_partition_statistics) and autovacuum settings
+// (inbox_partition_vacuum); inbox_overflow, the default partition, takes
+// ids no range is ready for, so ingest never fails for want of one.
+// Retention drops a partition whole once every delivery in it is expired
+// and finished; the rows it cannot wait for (the overflow's, a source's
+// with a shorter retention) it deletes in batches.
+//
+// inbox_pending: a delivery no processing run has decided yet (status
+// received): inbox_id, its source, event_type and received_at again, and
+// last_error, the last failed attempt's while retries remain. Ingest's
+// statement inserts it with the inbox row; processing deletes it when it
+// decides. Not partitioned: it holds the backlog, and stays that small.
+//
+// inbox_outcome: what processing decided: status (processed, skipped or
+// failed), processed_at, resource_key and stale (what the handlers found),
+// last_error; source, event_type and received_at again, so that a filter
+// on status and those reads one table. Partitioned like inbox
+// (inbox_outcome_p<lo>, inbox_outcome_overflow), with partial indexes on
+// the statuses that stay small (status <> 'processed') and on
+// resource_key. Neither state table has a foreign key to inbox: the KEY
+// SHARE lock its check takes would write the inbox row they exist not to
+// write (migrations/016).
+//
+// delivery, a view: the inbox with each row's state, as one row: the
+// inbox's columns, status (received while an inbox_pending row exists,
+// else the outcome's), processed_at, resource_key, stale, last_error. The
+// statements here read it where a row's whole state is wanted; outside
+// hookinbox, dashboards and an application's own SQL read it rather than
+// the tables.
+//
+// inbox_key: one row per stored delivery, its key: source, delivery_id,
+// inbox_id, payload_sha256, origin, body_key. It decides duplicates (the
+// rule below) and says which stored delivery a duplicate repeats without
+// reading the inbox. Partitioned by generations of inbox ids, 2^40 ids
+// each (inbox_key_g<lo>; inbox_key_g0 from the lowest bigint), listed in
+// inbox_key_generation (lo, hi, opened_at; NULL until ids are handed out
+// in it) and made by the function inbox_key_generation_create. jobs opens
+// the next generation once the current one has taken new keys for
+// jobs.RetentionConfig.KeyGeneration (the longest retention by default),
+// and drops a generation whole once the inbox holds no delivery of its
+// ids.
+//
+// delivery_conflict: every request refused with 409
+// delivery_id_conflict, a delivery id the inbox holds sent again with
+// another body: source, delivery_id, inbox_id (the stored delivery, no
+// foreign key), received_at, payload_sha256, headers, body (up to 64 KiB),
+// body_size, and copies and last_received_at, for the same body sent
+// again, which counts a copy on its row (unique on source, delivery_id
+// and payload_sha256). Never written in the inbox transaction: a statement
+// of its own after it decided the conflict. Retention keeps 7 days.
+//
+// # What is a duplicate
+//
+// A unique constraint decides, inside the insert, in the transaction that
+// also inserts the delivery's job; nothing asks "does it exist?" first.
+// Ingest's one statement (ingest/sql/inbox_insert.sql, and
+// inbox_insert_many.sql for a batch) inserts the key into inbox_key with
+// ON CONFLICT DO NOTHING and the inbox and inbox_pending rows only for a
+// key that was new; River's InsertTx (InsertManyTx) then inserts the job
+// of each stored delivery, and one commit makes the delivery and its job
+// visible together, or neither. The primary key (source, delivery_id) of
+// the generation the key falls in decides between two inserts of one key
+// running at once: the second waits for the first transaction and then
+// inserts nothing. The unique index on (source, body_key) decides the
+// same for a body sent again under a fresh id, where the source dedupes
+// bodies. A key that inserted nothing is a duplicate of the stored
+// delivery its key names (inbox_find.sql): the same body is answered as a
+// duplicate, another body is a conflict (409, recorded in
+// delivery_conflict).
+//
+// The constraints hold within a generation, so the insert also looks the
+// key up in the older generations. The look-up is sound because every
+// inserting transaction first takes the generations' fence, an advisory
+// lock held shared (ingest/sql/key_fence.sql), in READ COMMITTED, so the
+// insert's snapshot is taken once the fence is held; a new generation
+// opens under the fence held exclusively, which waits for every insert in
+// flight. Two inserts of one key therefore never fall in two generations
+// at once (migrations/032).
+//
+// # What lives here
+//
+// Reads of the admin API and the console: List, Get and Exists (a
+// delivery with its state), ListConflicts and GetConflict, Backlog,
+// CountSelected (a bulk replay's preview). A function whose rows the
+// caller scans into its own types (an API's JSON, a page) returns
+// pgx.Rows or pgx.Row and says its columns, in order; counts and look-ups
+// return values. Each takes a Querier, so a caller runs it in its own
+// transaction when it needs one snapshot.
+//
+// # Still outside, to move
+//
+// metrics' inbox_status.sql and oldest_unprocessed.sql (the scrape's
+// counts), redeliver's inbox_known.sql (the delivery ids the inbox
+// holds), and handlertest's status read (inline in wait.go).
+//
+// ingest, the inbox transaction: inbox_insert.sql and inbox_insert_many.sql
+// (record), inbox_find.sql and inbox_find_many.sql (find a duplicate's
+// stored delivery), inbox_payload.sql (a stored body, to tell a retry from
+// a conflict), conflict_insert.sql (record a conflict), and key_fence.sql,
+// which names no table but is the fence of the rule above.
+//
+// jobs: inbox_load.sql, inbox_load_many.sql, inbox_payloads.sql (load),
+// inbox_mark_error.sql, processing_complete.sql (mark; the second also
+// completes River's jobs, in the same statement), bulk_replay_insert.sql
+// and bulk_replay_lock.sql (a bulk replay's selection), retention_inbox.sql,
+// retention_inbox_held.sql, retention_conflict.sql (retention),
+// partition_busy.sql, partition_detached_list.sql, partition_list.sql,
+// partition_next_id.sql, partition_overflow_max.sql, partition_traffic.sql,
+// partition_undecided.sql (partitions), key_generation_held.sql,
+// key_generation_list.sql, key_generation_open.sql,
+// key_generation_opened.sql and key_generation_fence.sql (key
+// generations), and the statements written inline in key_generations.go,
+// partitions.go and partitions_retire.go (the locks and drops).
+//
+// Statements that join the inbox's tables with another owner's, in one
+// statement that would otherwise be two round trips: riverdb's
+// orphan_sweep_find.sql and replay_get.sql join River's jobs, and stay in
+// riverdb, which owns River's tables; metrics' tables.sql reads the sizes
+// of the inbox, api_idempotency and River's jobs in one scrape, and stays;
+// alerts' conditions.sql (every rule in one statement) and destination's
+// send_claim.sql (a claim reads its sends' bodies) would move behind
+// views owned by this package, which need a migration.
+//
+// Not statements of the service: internal/testdb's SetStatus (a fixture
+// that puts deliveries in a state), and cmd/hookinbox-mutate's mutations,
+// which quote other files' statements to change them.
+package inbox

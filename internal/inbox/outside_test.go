@@ -1,0 +1,136 @@
+package inbox_test
+
+import (
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/hookinbox/hookinbox/internal/sqlowner"
+)
+
+// namesInbox matches SQL that names one of the inbox's tables, its view,
+// its sequence, its partitions or its functions: a table after a keyword
+// that takes one, a table quoted as a relation's name ('inbox'::regclass,
+// pg_total_relation_size('inbox')), and the names nothing but SQL uses.
+// It is matched against code with its comments taken out, where "from
+// inbox" is prose.
+var namesInbox = regexp.MustCompile(`(?i)` +
+	`\b(from|join|into|update|table|using)\s+(inbox|inbox_key|inbox_key_generation|inbox_pending|inbox_outcome|inbox_overflow|inbox_outcome_overflow|delivery_conflict|delivery)\b` +
+	`|'(inbox|inbox_key|inbox_key_generation|inbox_pending|inbox_outcome|inbox_overflow|inbox_outcome_overflow|delivery_conflict|delivery)'` +
+	`|\binbox_(id_seq|partition_create|partition_statistics|partition_vacuum|key_generation_create|p\d+|outcome_p\d+|key_g\d+)\b`)
+
+// outside are the files, besides internal/inbox's own, whose SQL names
+// the inbox's tables, each with why it is there; the package comment
+// lists them too. The migrations (the schema's history), tests and their
+// testdata, and the benchmark's command are not counted.
+var outside = map[string]string{
+	// ingest's transaction: record, find, conflicts.
+	"ingest/sql/conflict_insert.sql":   "to move: records a 409 conflict",
+	"ingest/sql/inbox_find.sql":        "to move: finds the stored delivery a duplicate repeats",
+	"ingest/sql/inbox_find_many.sql":   "to move: finds a batch's stored keys",
+	"ingest/sql/inbox_insert.sql":      "to move: records a delivery (the dedup rule)",
+	"ingest/sql/inbox_insert_many.sql": "to move: records a batch",
+	"ingest/sql/inbox_payload.sql":     "to move: a stored body, to tell a retry from a conflict",
+
+	// jobs: processing, replays, retention, partitions, key generations.
+	"jobs/sql/inbox_load.sql":              "to move: loads a delivery for processing",
+	"jobs/sql/inbox_load_many.sql":         "to move: loads a batch for processing",
+	"jobs/sql/inbox_payloads.sql":          "to move: loads a batch's payloads",
+	"jobs/sql/inbox_mark_error.sql":        "to move: marks a failed attempt",
+	"jobs/sql/processing_complete.sql":     "to move: marks outcomes, completing River's jobs in the same statement",
+	"jobs/sql/bulk_replay_insert.sql":      "to move: a bulk replay's selection (count_selected.sql's filters)",
+	"jobs/sql/bulk_replay_lock.sql":        "to move: a bulk replay's next batch, minus deliveries deleted since",
+	"jobs/sql/retention_inbox.sql":         "to move: retention's deletes in batches of rows, joining River's jobs",
+	"jobs/sql/retention_inbox_held.sql":    "to move: the expired deliveries retention keeps",
+	"jobs/sql/retention_conflict.sql":      "to move: retention of conflicts",
+	"jobs/sql/partition_busy.sql":          "to move: whether a partition holds a delivery retention keeps",
+	"jobs/sql/partition_detached_list.sql": "to move: the partitions a drop detached and did not drop",
+	"jobs/sql/partition_list.sql":          "to move: the inbox's partitions",
+	"jobs/sql/partition_next_id.sql":       "to move: the sequence's next id",
+	"jobs/sql/partition_overflow_max.sql":  "to move: the overflow partition's highest id",
+	"jobs/sql/partition_traffic.sql":       "to move: the first id received since a time",
+	"jobs/sql/partition_undecided.sql":     "to move: whether a partition holds an undecided delivery",
+	"jobs/sql/key_generation_held.sql":     "to move: whether the inbox holds a generation's ids",
+	"jobs/sql/key_generation_list.sql":     "to move: the key generations",
+	"jobs/sql/key_generation_open.sql":     "to move: opens a key generation",
+	"jobs/sql/key_generation_opened.sql":   "to move: records a generation opened",
+	"jobs/key_generations.go":              "to move: a generation's drop (its locks and statements, inline)",
+	"jobs/partitions.go":                   "to move: a partition's making (inline statements)",
+	"jobs/partitions_retire.go":            "to move: a partition's drop (its lock, inline)",
+
+	// One statement over the inbox's tables and another owner's, which
+	// would be two statements (and two round trips) apart.
+	"internal/riverdb/sql/orphan_sweep_find.sql": "stays: joins river_job with inbox_pending; riverdb owns River's tables",
+	"internal/riverdb/sql/replay_get.sql":        "stays: joins river_job with the inbox; riverdb owns River's tables",
+	"internal/metrics/sql/tables.sql":            "stays: sizes of the inbox, api_idempotency and river_job in one scrape statement",
+	"internal/alerts/sql/conditions.sql":         "to move through views of inbox (a migration): every alert rule in one statement",
+	"internal/destination/sql/send_claim.sql":    "to move through a view of inbox (a migration): a send's claim reads its body in the same statement",
+
+	// Not moved yet: metrics, recovery and handlertest.
+	"internal/metrics/sql/inbox_status.sql":       "to move: counts deliveries by status",
+	"internal/metrics/sql/oldest_unprocessed.sql": "to move: the oldest pending delivery's age",
+	"internal/redeliver/sql/inbox_known.sql":      "to move: which delivery ids the inbox holds",
+	"handlers/handlertest/wait.go":                "to move: a delivery's status, for tests' waits",
+
+	// No statement of the service's.
+	"internal/testdb/testdb.go":         "stays: SetStatus, a fixture that puts deliveries in a state for tests",
+	"cmd/hookinbox-mutate/mutations.go": "stays: mutations quote other files' statements to change them",
+}
+
+// No other file's SQL names the inbox's tables: a new statement belongs in
+// internal/inbox, or in outside with its reason and in the package
+// comment's list.
+func TestNothingElseNamesTheInboxTables(t *testing.T) {
+	t.Parallel()
+	found, err := sqlowner.Find("../..", func(rel string, code []byte) bool {
+		return namesInbox.MatchString(withoutComments(string(code), strings.HasSuffix(rel, ".sql")))
+	}, "internal/inbox", "migrations", "cmd/hookinbox-bench", "docs")
+	require.NoError(t, err)
+	sqlowner.RequireExactly(t, found, slices.Collect(maps.Keys(outside)), "the inbox's tables", "internal/inbox")
+}
+
+// withoutComments drops a file's line comments: "--" to the end of the
+// line in SQL, lines that start with "//" in Go.
+func withoutComments(code string, sql bool) string {
+	lines := strings.Split(code, "\n")
+	for i, l := range lines {
+		if sql {
+			lines[i], _, _ = strings.Cut(l, "--")
+		} else if strings.HasPrefix(strings.TrimSpace(l), "//") {
+			lines[i] = ""
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// The pattern tells SQL from prose in the shapes this tree has.
+func TestNamesInbox(t *testing.T) {
+	t.Parallel()
+	for _, s := range []string{
+		"SELECT 1 FROM inbox WHERE id = $1",
+		"LEFT JOIN inbox_key k ON k.source = c.source",
+		"INSERT INTO inbox_pending (inbox_id) VALUES (1)",
+		"UPDATE inbox_outcome SET status = 'failed'",
+		"DELETE FROM delivery_conflict WHERE id = 1",
+		"SELECT status FROM delivery\nWHERE id = 1",
+		"LOCK TABLE inbox, inbox_outcome IN ACCESS EXCLUSIVE MODE",
+		"WHERE h.inhparent = 'inbox'::regclass",
+		"SELECT nextval('inbox_id_seq')",
+		"SELECT inbox_partition_create($1, $2)",
+		"DROP TABLE inbox_key_g1099511627776",
+	} {
+		require.True(t, namesInbox.MatchString(s), s)
+	}
+	for _, s := range []string{
+		"SELECT inbox_id, delivery_id FROM destination_send",
+		"WHERE (j.args->>'inbox_id')::bigint = i.id",
+		"a delivery removed from the inbox",
+		"deliveries_list.sql",
+	} {
+		require.False(t, namesInbox.MatchString(s), s)
+	}
+}
