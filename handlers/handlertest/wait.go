@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/hookinbox/hookinbox/internal/inbox"
 )
 
 // waitTimeout bounds every Wait: long enough for a loaded CI machine, short
@@ -16,7 +18,7 @@ const waitTimeout = 15 * time.Second
 // while pending, then what processing decided) and its last error, if any.
 func (e *Env) Status(t testing.TB, inboxID int64) (status string, lastError *string) {
 	t.Helper()
-	err := e.Pool.QueryRow(context.Background(), "SELECT status, last_error FROM delivery WHERE id = $1", inboxID).Scan(&status, &lastError)
+	status, lastError, err := inbox.Status(context.Background(), e.Pool, inboxID)
 	if err != nil {
 		t.Fatalf("handlertest: status of inbox row %d: %v", inboxID, err)
 	}

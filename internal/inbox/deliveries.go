@@ -24,6 +24,10 @@ var (
 	getSQL string
 	//go:embed sql/exists.sql
 	existsSQL string
+	//go:embed sql/status.sql
+	statusSQL string
+	//go:embed sql/known.sql
+	knownSQL string
 )
 
 // ListFilter selects a page of deliveries, newest first. Each filter is
@@ -89,4 +93,23 @@ func Exists(ctx context.Context, q Querier, id int64) (bool, error) {
 		return false, nil
 	}
 	return exists, err
+}
+
+// Status reads a delivery's status as the view delivery shows it
+// (received while pending, then what processing decided) and its last
+// error, if any (status.sql); pgx.ErrNoRows when there is no such
+// delivery.
+func Status(ctx context.Context, q Querier, id int64) (status string, lastError *string, err error) {
+	err = q.QueryRow(ctx, statusSQL, id).Scan(&status, &lastError)
+	return status, lastError, err
+}
+
+// KnownDeliveryIDs returns which of deliveryIDs the inbox holds for
+// source, in one statement however many are asked (known.sql).
+func KnownDeliveryIDs(ctx context.Context, q Querier, source string, deliveryIDs []string) ([]string, error) {
+	rows, err := q.Query(ctx, knownSQL, source, deliveryIDs)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
 }

@@ -103,19 +103,17 @@
 //
 // # What lives here
 //
-// Reads of the admin API and the console: List, Get and Exists (a
-// delivery with its state), ListConflicts and GetConflict, Backlog,
-// CountSelected (a bulk replay's preview). A function whose rows the
-// caller scans into its own types (an API's JSON, a page) returns
-// pgx.Rows or pgx.Row and says its columns, in order; counts and look-ups
-// return values. Each takes a Querier, so a caller runs it in its own
-// transaction when it needs one snapshot.
+// Reads of the admin API, the console, metrics, recovery and handlertest:
+// List, Get, Exists and Status (a delivery with its state),
+// ListConflicts and GetConflict, Backlog, CountSelected (a bulk replay's
+// preview), CountByStatus and OldestPendingSeconds (the scrape's gauges),
+// KnownDeliveryIDs (the ids a recovery need not ask for again). A
+// function whose rows the caller scans into its own types (an API's
+// JSON, a page) returns pgx.Rows or pgx.Row and says its columns, in
+// order; counts and look-ups return values. Each takes a Querier, so a
+// caller runs it in its own transaction when it needs one snapshot.
 //
 // # Still outside, to move
-//
-// metrics' inbox_status.sql and oldest_unprocessed.sql (the scrape's
-// counts), redeliver's inbox_known.sql (the delivery ids the inbox
-// holds), and handlertest's status read (inline in wait.go).
 //
 // ingest, the inbox transaction: inbox_insert.sql and inbox_insert_many.sql
 // (record), inbox_find.sql and inbox_find_many.sql (find a duplicate's

@@ -103,7 +103,7 @@ func TestList(t *testing.T) {
 	require.Equal(t, []int64{c, a}, b.list(t, inbox.ListFilter{Until: &future, Cursor: &first.ID, CursorAt: &first.ReceivedAt, Limit: 10}))
 }
 
-func TestGetExists(t *testing.T) {
+func TestGetExistsStatus(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	id := b.deliver(t, "github", "gh-1", "push", `{"a":1}`)
@@ -129,6 +129,64 @@ func TestGetExists(t *testing.T) {
 	exists, err = inbox.Exists(b.ctx, b.pool, id+1)
 	require.NoError(t, err)
 	require.False(t, exists)
+
+	testdb.SetStatus(t, b.pool, "failed", id)
+	_, err = b.pool.Exec(b.ctx, "UPDATE inbox_outcome SET last_error = 'boom' WHERE inbox_id = $1", id)
+	require.NoError(t, err)
+	status, lastError, err := inbox.Status(b.ctx, b.pool, id)
+	require.NoError(t, err)
+	require.Equal(t, "failed", status)
+	require.Equal(t, "boom", *lastError)
+	_, _, err = inbox.Status(b.ctx, b.pool, id+1)
+	require.ErrorIs(t, err, pgx.ErrNoRows)
+}
+
+func TestKnownDeliveryIDs(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.deliver(t, "github", "gh-1", "push", `{}`)
+	b.deliver(t, "stripe", "gh-2", "push", `{}`)
+
+	known, err := inbox.KnownDeliveryIDs(b.ctx, b.pool, "github", []string{"gh-1", "gh-2", "gh-3"})
+	require.NoError(t, err)
+	require.Equal(t, []string{"gh-1"}, known, "gh-2 is another source's")
+}
+
+func TestCountByStatusAndOldestPending(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	age, err := inbox.OldestPendingSeconds(b.ctx, b.pool)
+	require.NoError(t, err)
+	require.Zero(t, age, "nothing waits")
+
+	ids := make([]int64, 5)
+	for i := range ids {
+		ids[i] = b.deliver(t, "github", "d-"+string(rune('a'+i)), "push", `{}`)
+	}
+	testdb.SetStatus(t, b.pool, "processed", ids[0], ids[1])
+	testdb.SetStatus(t, b.pool, "failed", ids[2])
+
+	counts := map[string][2]float64{}
+	rows, err := inbox.CountByStatus(b.ctx, b.pool, 1)
+	require.NoError(t, err)
+	var (
+		status       string
+		n, estimated float64
+	)
+	_, err = pgx.ForEachRow(rows, []any{&status, &n, &estimated}, func() error {
+		counts[status] = [2]float64{n, estimated}
+		return nil
+	})
+	require.NoError(t, err)
+	require.Equal(t, [2]float64{2, 0}, counts["received"])
+	require.Equal(t, [2]float64{1, 0}, counts["failed"])
+	require.Equal(t, [2]float64{0, 0}, counts["skipped"])
+	require.Equal(t, float64(1), counts["processed"][1], "past the exact limit of 1: estimated")
+	require.GreaterOrEqual(t, counts["processed"][0], float64(2))
+
+	age, err = inbox.OldestPendingSeconds(b.ctx, b.pool)
+	require.NoError(t, err)
+	require.Positive(t, age)
 }
 
 func TestBacklogAndCountSelected(t *testing.T) {

@@ -70,12 +70,6 @@ var outside = map[string]string{
 	"internal/alerts/sql/conditions.sql":         "to move through views of inbox (a migration): every alert rule in one statement",
 	"internal/destination/sql/send_claim.sql":    "to move through a view of inbox (a migration): a send's claim reads its body in the same statement",
 
-	// Not moved yet: metrics, recovery and handlertest.
-	"internal/metrics/sql/inbox_status.sql":       "to move: counts deliveries by status",
-	"internal/metrics/sql/oldest_unprocessed.sql": "to move: the oldest pending delivery's age",
-	"internal/redeliver/sql/inbox_known.sql":      "to move: which delivery ids the inbox holds",
-	"handlers/handlertest/wait.go":                "to move: a delivery's status, for tests' waits",
-
 	// No statement of the service's.
 	"internal/testdb/testdb.go":         "stays: SetStatus, a fixture that puts deliveries in a state for tests",
 	"cmd/hookinbox-mutate/mutations.go": "stays: mutations quote other files' statements to change them",

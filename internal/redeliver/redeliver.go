@@ -11,18 +11,15 @@ package redeliver
 
 import (
 	"context"
-	_ "embed"
 	"fmt"
 	"slices"
 	"time"
 
 	"github.com/google/go-github/v60/github"
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-)
 
-//go:embed sql/inbox_known.sql
-var inboxKnownSQL string
+	"github.com/hookinbox/hookinbox/internal/inbox"
+)
 
 // Result is what one pass did; it is the JSON answer of
 // POST /admin/sources/{name}/redeliver.
@@ -167,11 +164,7 @@ func inboxKnown(ctx context.Context, pool *pgxpool.Pool, source string, ds []*de
 	for i, d := range ds {
 		guids[i] = d.guid
 	}
-	rows, err := pool.Query(ctx, inboxKnownSQL, source, guids)
-	if err != nil {
-		return nil, fmt.Errorf("redeliver: inbox lookup for source %q: %w", source, err)
-	}
-	stored, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	stored, err := inbox.KnownDeliveryIDs(ctx, pool, source, guids)
 	if err != nil {
 		return nil, fmt.Errorf("redeliver: inbox lookup for source %q: %w", source, err)
 	}

@@ -1,0 +1,1 @@
+SELECT status, last_error FROM delivery WHERE id = $1
