@@ -15,6 +15,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/hookinbox/hookinbox/internal/pgnamed"
+	"github.com/hookinbox/hookinbox/internal/pgpipe"
 	"github.com/hookinbox/hookinbox/jobs"
 )
 
@@ -48,14 +49,15 @@ func (in *Inbox) RecordManyTx(ctx context.Context, tx pgx.Tx, ds []Delivery) ([]
 // recordMany is RecordManyTx in a transaction of its own, committed, in two
 // round trips: its BEGIN travels with the insert (pgx's Batch.BeginTx) and
 // its COMMIT with River's job insert (commitCarryingTx). Under steady load
-// every round trip waits a scheduler turn on both sides, and in the steady
-// benchmark a bare BEGIN was a visible share of a batch's length
-// (bench/README.md, Design decisions, "Ingest round trips"). How long a batch
-// takes bounds how many requests a provider's connections get answered.
+// every round trip waits a scheduler turn on both sides, and a bare BEGIN
+// was a large share of a batch's time in the steady benchmark
+// (bench/README.md, Design decisions, "Ingest round trips"). How long a batch takes bounds
+// how many requests a provider's connections get answered.
 //
 // The connection is held here, not by a pgxpool.Tx: after a carried
 // COMMIT the pgx.Tx still counts itself open, and closing it would cost
-// the round trip saved. The connection is idle again either way.
+// the round trip saved. pgpipe.Release rolls back only a transaction the
+// server still has open.
 func (in *Inbox) recordMany(ctx context.Context, ds []Delivery) ([]Recorded, []error, error) {
 	rb, err := newRecordBatch(ds)
 	if err != nil {
@@ -65,18 +67,12 @@ func (in *Inbox) recordMany(ctx context.Context, ds []Delivery) ([]Recorded, []e
 	if err != nil {
 		return nil, nil, err
 	}
-	defer conn.Release()
+	defer pgpipe.Release(ctx, conn)
 	b := &pgx.Batch{}
 	b.BeginTx(readCommitted)
 	rb.queue(b)
 	res := conn.SendBatch(ctx, b)
-	tx := &commitCarryingTx{Tx: res.Tx()}
-	done := false
-	defer func() {
-		if !done {
-			tx.Tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // the error being returned is the answer
-		}
-	}()
+	tx := newCommitCarryingTx(res.Tx())
 	if _, err := res.Exec(); err != nil {
 		res.Close() //nolint:errcheck // err is the answer
 		return nil, nil, fmt.Errorf("begin: %w", err)
@@ -88,8 +84,7 @@ func (in *Inbox) recordMany(ctx context.Context, ds []Delivery) ([]Recorded, []e
 		}
 		return nil, nil, err
 	}
-	done, err = tx.commit(ctx)
-	if err != nil {
+	if err := tx.commit(ctx); err != nil {
 		return nil, nil, err
 	}
 	return recs, errs, nil

@@ -6,18 +6,18 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/hookinbox/hookinbox/internal/pgpipe"
 	"github.com/hookinbox/hookinbox/internal/riverdb"
 )
 
 // commitCarryingTx is an ingest batch's transaction as River's job insert
-// sees it: River's insert statement goes out with the batch's COMMIT queued
-// behind it, one round trip instead of two. Every round trip on a busy 2-core
-// machine waits a scheduler turn on both sides, and the ack waits for all of
-// them: in the steady benchmark it shortened the ack's p99 and held rates
-// that three round trips did not (bench/README.md, Design decisions, "Ingest
-// round trips").
+// sees it: River's insert statement goes out with the batch's COMMIT
+// queued behind it (pgpipe's SendCommit), one round trip instead of two.
+// Every round trip on a busy 2-core machine waits a scheduler turn on both
+// sides, and the ack waits for all of them: in the steady benchmark it
+// shortened the ack's p99 and held rates the three round trips did not
+// (bench/README.md, Design decisions, "Ingest round trips").
 //
 // PostgreSQL runs a pipeline's statements in order and, after an error,
 // skips the rest up to its sync: the COMMIT runs only if the insert
@@ -36,11 +36,17 @@ import (
 // stored: recordMany answers it 503 as a storedThenFailedError, which is
 // not recorded again delivery by delivery.
 type commitCarryingTx struct {
-	pgx.Tx
-	jobs    int              // how many jobs the batch enqueues
-	results pgx.BatchResults // the insert's and the COMMIT's; nil until sent
-	read    bool             // the COMMIT's outcome is in err
-	err     error
+	pgpipe.Tx                  // Before refuses what must not follow the carried COMMIT
+	jobs      int              // how many jobs the batch enqueues
+	results   pgx.BatchResults // the insert's and the COMMIT's; nil until sent
+	read      bool             // the COMMIT's outcome is in err
+	err       error
+}
+
+func newCommitCarryingTx(tx pgx.Tx) *commitCarryingTx {
+	t := &commitCarryingTx{}
+	t.Tx = pgpipe.Tx{Tx: tx, Before: t.afterCommit}
+	return t
 }
 
 // errAfterCarriedCommit: River sent a statement the carried COMMIT left
@@ -51,57 +57,22 @@ var errAfterCarriedCommit = errors.New("statement after the batch's COMMIT, whic
 func (t *commitCarryingTx) carried() bool { return t.results != nil }
 
 func (t *commitCarryingTx) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
-	if t.carried() {
-		if err := t.afterCommit(sql); err != nil {
-			return nil, err
-		}
-		return t.Tx.Query(ctx, sql, args...)
-	}
-	if !t.insertsEveryJob(sql, args) {
+	if t.carried() || !t.insertsEveryJob(sql, args) {
 		return t.Tx.Query(ctx, sql, args...)
 	}
 	b := &pgx.Batch{}
 	b.Queue(sql, args...)
-	b.Queue("COMMIT")
-	t.results = t.Tx.SendBatch(ctx, b)
+	results, err := pgpipe.New(t.Tx.Tx).SendCommit(ctx, b)
+	if err != nil { // nothing was queued ahead of the insert: not reached
+		return nil, err
+	}
+	t.results = results
 	rows, err := t.results.Query()
 	if err != nil {
 		t.finish()
 		return nil, err
 	}
 	return &carriedRows{Rows: rows, t: t}, nil
-}
-
-func (t *commitCarryingTx) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
-	if t.carried() {
-		if err := t.afterCommit(sql); err != nil {
-			return errRow{err}
-		}
-	}
-	return t.Tx.QueryRow(ctx, sql, args...)
-}
-
-func (t *commitCarryingTx) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
-	if t.carried() {
-		if err := t.afterCommit(sql); err != nil {
-			return pgconn.CommandTag{}, err
-		}
-	}
-	return t.Tx.Exec(ctx, sql, args...)
-}
-
-func (t *commitCarryingTx) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
-	if t.carried() {
-		return pgx.FailedBatchResults(b, errAfterCarriedCommit)
-	}
-	return t.Tx.SendBatch(ctx, b)
-}
-
-func (t *commitCarryingTx) CopyFrom(ctx context.Context, table pgx.Identifier, columns []string, src pgx.CopyFromSource) (int64, error) {
-	if t.carried() {
-		return 0, errAfterCarriedCommit
-	}
-	return t.Tx.CopyFrom(ctx, table, columns, src)
 }
 
 // insertsEveryJob reports whether a statement is River's insert of all
@@ -112,10 +83,13 @@ func (t *commitCarryingTx) insertsEveryJob(sql string, args []any) bool {
 	return ok && t.jobs > 0 && len(kinds) == t.jobs
 }
 
-// afterCommit finishes the carried batch, so the connection is free, and
-// lets through only the statements that are harmless outside the
-// transaction.
-func (t *commitCarryingTx) afterCommit(sql string) error {
+// afterCommit is every statement's check once the COMMIT went out: it
+// finishes the carried batch, so the connection is free, and lets through
+// only the statements that are harmless outside the transaction.
+func (t *commitCarryingTx) afterCommit(_ context.Context, sql string) error {
+	if !t.carried() {
+		return nil
+	}
 	t.finish()
 	if riverdb.IsInsertNotify(sql) {
 		return nil
@@ -129,29 +103,21 @@ func (t *commitCarryingTx) finish() {
 		return
 	}
 	t.read = true
-	tag, err := t.results.Exec()
-	if err == nil && tag.String() == "ROLLBACK" {
-		err = pgx.ErrTxCommitRollback
-	}
-	if cerr := t.results.Close(); err == nil {
-		err = cerr
-	}
-	t.err = err
+	t.err = t.results.Close()
 }
 
 // commit ends the transaction: it reads the carried COMMIT's outcome, or
-// commits now if nothing carried it. done reports whether the transaction
-// is over either way (if not, the caller rolls it back).
-func (t *commitCarryingTx) commit(ctx context.Context) (done bool, err error) {
+// commits now if nothing carried it. After an error the transaction may
+// be left open, for pgpipe.Release to roll back.
+func (t *commitCarryingTx) commit(ctx context.Context) error {
 	if !t.carried() {
-		err := t.Tx.Commit(ctx)
-		return true, err
+		return t.Tx.Commit(ctx)
 	}
 	t.finish()
 	if t.err != nil {
-		return false, fmt.Errorf("commit: %w", t.err)
+		return fmt.Errorf("commit: %w", t.err)
 	}
-	return true, nil
+	return nil
 }
 
 // committed reports whether the carried COMMIT went through: the batch's
@@ -185,8 +151,3 @@ func (r *carriedRows) Close() {
 	r.Rows.Close()
 	r.t.finish()
 }
-
-// errRow answers Scan with err.
-type errRow struct{ err error }
-
-func (r errRow) Scan(...any) error { return r.err }

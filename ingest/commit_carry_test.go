@@ -3,6 +3,7 @@ package ingest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -45,7 +46,9 @@ func setupCarry(t *testing.T) *carrySetup {
 	res := conn.SendBatch(ctx, b)
 	tx := res.Tx()
 	require.NoError(t, res.Close())
-	return &carrySetup{pool: pool, conn: conn, tx: &commitCarryingTx{Tx: tx, jobs: 1}}
+	ct := newCommitCarryingTx(tx)
+	ct.jobs = 1
+	return &carrySetup{pool: pool, conn: conn, tx: ct}
 }
 
 // insert runs the stand-in job insert through the tx as River would: query,
@@ -86,9 +89,7 @@ func TestCommitTravelsWithRiversInsert(t *testing.T) {
 	require.True(t, s.tx.carried())
 	require.Equal(t, []int{1, 2}, s.stored(t), "committed before commit() is called")
 	require.Equal(t, byte('I'), s.conn.Conn().PgConn().TxStatus())
-	done, err := s.tx.commit(ctx)
-	require.NoError(t, err)
-	require.True(t, done)
+	require.NoError(t, s.tx.commit(ctx))
 }
 
 // Other statements go out alone and carry nothing.
@@ -103,22 +104,20 @@ func TestOtherStatementsCarryNothing(t *testing.T) {
 	rows.Close()
 	require.False(t, s.tx.carried())
 	require.Empty(t, s.stored(t), "nothing committed yet")
-	done, err := s.tx.commit(ctx)
-	require.NoError(t, err)
-	require.True(t, done)
+	require.NoError(t, s.tx.commit(ctx))
 	require.Equal(t, []int{1}, s.stored(t))
 }
 
 // A failing insert skips the COMMIT behind it: commit reports the failure,
-// the transaction is left to roll back, and nothing of it is stored.
+// the transaction is left to roll back (pgpipe.Release does), and nothing
+// of it is stored.
 func TestFailedInsertCommitsNothing(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s := setupCarry(t)
 	require.Error(t, s.insert(ctx, -1), "the CHECK refuses it")
-	done, err := s.tx.commit(ctx)
-	require.Error(t, err)
-	require.False(t, done)
+	require.Error(t, s.tx.commit(ctx))
+	require.Equal(t, byte('E'), s.conn.Conn().PgConn().TxStatus(), "open, aborted")
 	require.NoError(t, s.tx.Tx.Rollback(ctx))
 	require.Empty(t, s.stored(t))
 	require.Equal(t, byte('I'), s.conn.Conn().PgConn().TxStatus())
@@ -159,9 +158,7 @@ func TestRiversJobInsertCarriesTheCommit(t *testing.T) {
 	res, err := client.InsertManyTx(ctx, s.tx, []river.InsertManyParams{{Args: jobs.ProcessDeliveryArgs{InboxID: 1}}})
 	require.NoError(t, err)
 	require.True(t, s.tx.carried())
-	done, err := s.tx.commit(ctx)
-	require.NoError(t, err)
-	require.True(t, done)
+	require.NoError(t, s.tx.commit(ctx))
 	var state string
 	require.NoError(t, s.pool.QueryRow(ctx, `SELECT state FROM river_job WHERE id = $1`, res[0].Job.ID).Scan(&state))
 	require.Equal(t, "available", state)
@@ -175,11 +172,9 @@ func TestCarriedCommitThatFailsStoresNothing(t *testing.T) {
 	ctx := context.Background()
 	s := setupCarry(t)
 	require.NoError(t, s.insert(ctx, 1), "the duplicate is only checked at COMMIT")
-	done, err := s.tx.commit(ctx)
-	require.Error(t, err)
-	require.False(t, done)
+	require.Error(t, s.tx.commit(ctx))
 	require.False(t, s.tx.committed())
-	require.NoError(t, s.tx.Tx.Rollback(ctx))
+	require.Equal(t, byte('I'), s.conn.Conn().PgConn().TxStatus(), "the failed COMMIT ended it: nothing to roll back")
 	require.Empty(t, s.stored(t))
 }
 
@@ -195,9 +190,7 @@ func TestPartialJobInsertCarriesNothing(t *testing.T) {
 	require.False(t, s.tx.carried())
 	require.NoError(t, s.insertKinds(ctx, 3, []string{"k", "k"}))
 	require.True(t, s.tx.carried())
-	done, err := s.tx.commit(ctx)
-	require.NoError(t, err)
-	require.True(t, done)
+	require.NoError(t, s.tx.commit(ctx))
 	require.Equal(t, []int{1, 2, 3}, s.stored(t))
 }
 
@@ -209,4 +202,48 @@ func TestStoredThenFailedIsNotRecordedAgain(t *testing.T) {
 	pgErr := &pgconn.PgError{Code: "42501", Message: "permission denied for function pg_notify"}
 	require.True(t, refusedByDatabase(pgErr))
 	require.False(t, refusedByDatabase(&storedThenFailedError{pgErr}))
+}
+
+// A batch is two round trips whatever it holds: its BEGIN travels with
+// the insert and the lookup, its COMMIT behind River's job insert, and the
+// connection goes back to the pool with no round trip of its own. River's
+// insert notification, after the COMMIT and at most once a fetch cooldown,
+// is not the batch's.
+func TestABatchIsTwoRoundTrips(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool, trips := testdb.NewCounted(t)
+	client, err := jobs.NewClient(pool, jobs.ClientConfig{InsertOnly: true})
+	require.NoError(t, err)
+	in := NewInbox(pool, client)
+	delivery := func(id string) Delivery {
+		return Delivery{Source: "github", DeliveryID: id, EventType: "push", Payload: []byte(`{"id":"` + id + `"}`)}
+	}
+	for _, perBatch := range []bool{false, true} {
+		in.JobPerBatch = perBatch
+		// The first batch of a connection prepares its statements, and
+		// River reads the server's version once.
+		_, _, err := in.recordMany(ctx, []Delivery{delivery(fmt.Sprint("warm-", perBatch))})
+		require.NoError(t, err)
+		for _, n := range []int{1, 5} {
+			ds := make([]Delivery, n)
+			for i := range ds {
+				ds[i] = delivery(fmt.Sprintf("d-%t-%d-%d", perBatch, n, i))
+			}
+			trips.Reset()
+			recs, _, err := in.recordMany(ctx, ds)
+			require.NoError(t, err)
+			require.Equal(t, OutcomeAccepted, recs[n-1].Outcome)
+			var batch [][]string
+			for _, trip := range trips.Sent() {
+				if len(trip) == 1 && riverdb.IsInsertNotify(trip[0]) {
+					continue
+				}
+				batch = append(batch, trip)
+			}
+			require.Equal(t, 2, len(batch), "job per batch %t, %d deliveries:\n%s", perBatch, n, trips)
+			require.Equal(t, "COMMIT", batch[1][len(batch[1])-1], "the second round trip commits:\n%s", trips)
+		}
+	}
+	require.Zero(t, pool.Stat().AcquiredConns())
 }
