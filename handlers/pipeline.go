@@ -57,16 +57,6 @@ func begin(ctx context.Context, tx pgx.Tx, d Delivery, r Resource, wait bool) (s
 	return stale, err
 }
 
-// readCarried reads the results of n carried statements.
-func readCarried(res pgx.BatchResults, n int) error {
-	for range n {
-		if _, err := res.Exec(); err != nil {
-			return &carriedError{Err: err}
-		}
-	}
-	return nil
-}
-
 func readBegin(res pgx.BatchResults, r Resource, readVersion bool, key string, wait bool) (stale bool, err error) {
 	if err := readLock(res, r, key, wait); err != nil {
 		return false, err

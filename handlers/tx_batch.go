@@ -2,9 +2,12 @@ package handlers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/hookinbox/hookinbox/internal/pgpipe"
 )
 
 // ProcessBatch processes ds in order in tx, one processing batch: each
@@ -27,12 +30,16 @@ import (
 // Process, the caller commits tx together with the outcomes and the jobs'
 // completions.
 func (r *Registry) ProcessBatch(ctx context.Context, tx pgx.Tx, jobs JobInserter, ds []Delivery) (results []Result, errs []error, err error) {
-	b := &txBatch{r: r, tx: tx}
+	b := &txBatch{r: r, tx: tx, carry: pgpipe.New(tx)}
 	results, errs, err = b.processAll(ctx, jobs, ds)
-	if err != nil {
-		return nil, nil, err
+	if err == nil {
+		err = b.flush(ctx)
 	}
-	if err := b.flush(ctx); err != nil {
+	if err != nil {
+		var carried *pgpipe.CarriedError
+		if errors.As(err, &carried) {
+			err = fmt.Errorf("close an earlier delivery's work (deferred statements, resource version): %w", err)
+		}
 		return nil, nil, err
 	}
 	return results, errs, nil
@@ -44,43 +51,16 @@ func (r *Registry) ProcessBatch(ctx context.Context, tx pgx.Tx, jobs JobInserter
 type txBatch struct {
 	r        *Registry
 	tx       pgx.Tx
-	carry    []*pgx.QueuedQuery
+	carry    *pgpipe.Pipe
 	versions batchVersions // sent by flush only
 }
 
 // flush sends what the last delivery left to send, and the new versions
-// of every processed delivery's resource.
+// of every processed delivery's resource. They all close earlier
+// deliveries' work: their failure is the batch's (a *pgpipe.CarriedError).
 func (b *txBatch) flush(ctx context.Context) error {
-	batch := &pgx.Batch{QueuedQueries: b.carry}
-	b.carry = nil
+	batch := &pgx.Batch{}
 	b.versions.queue(batch)
-	return b.send(ctx, batch)
+	b.carry.Carry(batch.QueuedQueries...)
+	return b.carry.Flush(ctx)
 }
-
-// sendCarry sends what the deliveries so far left to send, before a
-// statement of a handler's own.
-func (b *txBatch) sendCarry(ctx context.Context) error {
-	batch := &pgx.Batch{QueuedQueries: b.carry}
-	b.carry = nil
-	return b.send(ctx, batch)
-}
-
-func (b *txBatch) send(ctx context.Context, batch *pgx.Batch) error {
-	if batch.Len() == 0 {
-		return nil
-	}
-	if err := b.tx.SendBatch(ctx, batch).Close(); err != nil {
-		return &carriedError{Err: err}
-	}
-	return nil
-}
-
-// carriedError is a delivery's closing statements failing in a later
-// round trip of its batch.
-type carriedError struct{ Err error }
-
-func (e *carriedError) Error() string {
-	return fmt.Sprintf("close an earlier delivery's work (deferred statements, resource version): %v", e.Err)
-}
-
-func (e *carriedError) Unwrap() error { return e.Err }

@@ -6,9 +6,9 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/hookinbox/hookinbox/internal/pgnamed"
+	"github.com/hookinbox/hookinbox/internal/pgpipe"
 )
 
 // processAll is ProcessBatch before its flush.
@@ -20,7 +20,7 @@ func (b *txBatch) processAll(ctx context.Context, jobs JobInserter, ds []Deliver
 	}
 	for _, p := range locked {
 		res, err := b.processLocked(ctx, jobs, p)
-		var carried *carriedError
+		var carried *pgpipe.CarriedError
 		if errors.As(err, &carried) {
 			return nil, nil, err
 		}
@@ -41,8 +41,8 @@ type lockedDelivery struct {
 // lockAll decides what each delivery needs: nothing (no handler matches:
 // skipped), to go alone, or its lock and version. It takes the locks and
 // reads the versions of all of them in two statements, sent in one round
-// trip with the statements already carried: two statements for the batch
-// instead of two for each delivery.
+// trip with whatever is carried: two statements for the batch instead of
+// two for each delivery.
 func (b *txBatch) lockAll(ctx context.Context, ds []Delivery, results []Result, errs []error) ([]*lockedDelivery, error) {
 	var (
 		want                         []*lockedDelivery
@@ -74,35 +74,28 @@ func (b *txBatch) lockAll(ctx context.Context, ds []Delivery, results []Result, 
 		}
 		want = append(want, &lockedDelivery{i: i, d: d, matched: matched, res: res})
 	}
-	batch := &pgx.Batch{QueuedQueries: b.carry}
-	carried := len(b.carry)
-	b.carry = nil
-	if len(want) > 0 {
-		batch.Queue(resourceTryLockManySQL, pgnamed.Args{"lock_keys": lockKeys})
-		if len(resources) > 0 {
-			batch.Queue(resourceVersionGetManySQL, pgnamed.Args{"sources": sources, "resource_keys": resources})
-		}
+	if len(want) == 0 {
+		return nil, nil // what is carried waits for the next round trip
 	}
-	if batch.Len() == 0 {
-		return nil, nil
+	batch := &pgx.Batch{}
+	batch.Queue(resourceTryLockManySQL, pgnamed.Args{"lock_keys": lockKeys})
+	if len(resources) > 0 {
+		batch.Queue(resourceVersionGetManySQL, pgnamed.Args{"sources": sources, "resource_keys": resources})
 	}
-	out := b.tx.SendBatch(ctx, batch)
-	locked, err := readLockAll(out, carried, want, errs)
+	out, err := b.carry.Send(ctx, batch)
+	if err != nil {
+		return nil, err
+	}
+	locked, err := readLockAll(out, want, errs)
 	if cerr := out.Close(); err == nil && cerr != nil {
 		err = cerr
 	}
 	return locked, err
 }
 
-// readLockAll reads lockAll's results: the carried statements', then the
-// wanted deliveries' locks, then the versions of those with a resource.
-func readLockAll(out pgx.BatchResults, carried int, want []*lockedDelivery, errs []error) ([]*lockedDelivery, error) {
-	if err := readCarried(out, carried); err != nil {
-		return nil, err
-	}
-	if len(want) == 0 {
-		return nil, nil
-	}
+// readLockAll reads lockAll's results: the wanted deliveries' locks, then
+// the versions of those with a resource.
+func readLockAll(out pgx.BatchResults, want []*lockedDelivery, errs []error) ([]*lockedDelivery, error) {
 	got, err := readLocks(out, len(want))
 	if err != nil {
 		return nil, err
@@ -180,9 +173,9 @@ func readVersions(out pgx.BatchResults, withKey []*lockedDelivery) error {
 // version the batch's (flush). A handler that fails, or succeeds, before
 // anything of its delivery was sent needs no savepoint: it is dropped.
 func (b *txBatch) processLocked(ctx context.Context, jobs JobInserter, p *lockedDelivery) (Result, error) {
-	start := len(b.carry)
-	b.carry = append(b.carry, &pgx.QueuedQuery{SQL: "SAVEPOINT " + deliverySavepoint})
-	htx := &carryingTx{batchTx: batchTx{b.tx}, b: b}
+	start := b.carry.Len()
+	b.carry.Queue("SAVEPOINT " + deliverySavepoint)
+	htx := newCarryingTx(b)
 	deferred, err := b.r.runHandlers(ctx, htx, jobs, p.d, p.res, p.stale, false, p.matched)
 	if htx.carryErr != nil {
 		// Whatever the handler made of it: an earlier delivery's closing
@@ -193,26 +186,29 @@ func (b *txBatch) processLocked(ctx context.Context, jobs JobInserter, p *locked
 	if err == nil {
 		if !htx.sent {
 			// Nothing of the delivery ran yet: its closing statements are
-			// all it sends, and if one fails the batch fails (carriedError),
-			// so there is nothing a savepoint could roll back alone. Two
-			// statements fewer a delivery for handlers that only Defer.
-			b.carry = b.carry[:start]
+			// all it sends, and if one fails the batch fails (a carried
+			// error), so there is nothing a savepoint could roll back
+			// alone. Two statements fewer a delivery for handlers that
+			// only Defer.
+			b.carry.Drop(start)
 		}
-		b.carry = append(b.carry, deferred...)
+		b.carry.Carry(deferred...)
 		if htx.sent {
-			b.carry = append(b.carry, &pgx.QueuedQuery{SQL: "RELEASE SAVEPOINT " + deliverySavepoint})
+			b.carry.Queue("RELEASE SAVEPOINT " + deliverySavepoint)
 		}
 		b.versions.add(p.d, p.res)
 		return Result{Outcome: OutcomeProcessed, Resource: p.res, Stale: p.stale}, nil
 	}
-	var carried *carriedError
+	var carried *pgpipe.CarriedError
 	if errors.As(err, &carried) {
 		return Result{}, carried
 	}
 	if !htx.sent {
-		b.carry = b.carry[:start]
+		b.carry.Drop(start)
 		return Result{}, err
 	}
+	// The handler's statements flushed the carry: nothing is queued that
+	// the rollback could overtake.
 	if rerr := rollback(ctx, b.tx); rerr != nil {
 		return Result{}, errors.Join(err, fmt.Errorf("roll back the delivery's savepoint: %w", rerr))
 	}
@@ -221,73 +217,29 @@ func (b *txBatch) processLocked(ctx context.Context, jobs JobInserter, p *locked
 
 // carryingTx is a batched delivery's Tx in processAll: before a statement
 // of the handler's own it sends what the batch carries (the delivery's
-// savepoint among it), so the statement runs inside the savepoint.
+// savepoint among it) in a round trip of its own, so the statement runs
+// inside the savepoint. The handler's statement does not join that round
+// trip: pgx sends an Exec without arguments by the simple protocol, which
+// takes several statements in one string, and a pipeline would refuse
+// them.
 type carryingTx struct {
-	batchTx
+	pgpipe.Tx
 	b        *txBatch
 	sent     bool  // the delivery's savepoint went out
 	carryErr error // what sending the carry failed with: the batch's failure
 }
 
-func (t *carryingTx) flush(ctx context.Context) error {
+func newCarryingTx(b *txBatch) *carryingTx {
+	t := &carryingTx{b: b}
+	t.Tx = pgpipe.Tx{Tx: batchTx{b.tx}, Before: t.flush}
+	return t
+}
+
+func (t *carryingTx) flush(ctx context.Context, _ string) error {
 	t.sent = true
-	if err := t.b.sendCarry(ctx); err != nil {
+	if err := t.b.carry.Flush(ctx); err != nil {
 		t.carryErr = err
 		return err
 	}
 	return nil
 }
-
-func (t *carryingTx) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
-	if err := t.flush(ctx); err != nil {
-		return pgconn.CommandTag{}, err
-	}
-	return t.Tx.Exec(ctx, sql, args...)
-}
-
-func (t *carryingTx) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
-	if err := t.flush(ctx); err != nil {
-		return nil, err
-	}
-	return t.Tx.Query(ctx, sql, args...)
-}
-
-func (t *carryingTx) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
-	if err := t.flush(ctx); err != nil {
-		return errRow{err}
-	}
-	return t.Tx.QueryRow(ctx, sql, args...)
-}
-
-func (t *carryingTx) SendBatch(ctx context.Context, batch *pgx.Batch) pgx.BatchResults {
-	if err := t.flush(ctx); err != nil {
-		return pgx.FailedBatchResults(batch, err)
-	}
-	return t.Tx.SendBatch(ctx, batch)
-}
-
-func (t *carryingTx) CopyFrom(ctx context.Context, table pgx.Identifier, columns []string, src pgx.CopyFromSource) (int64, error) {
-	if err := t.flush(ctx); err != nil {
-		return 0, err
-	}
-	return t.Tx.CopyFrom(ctx, table, columns, src)
-}
-
-func (t *carryingTx) Prepare(ctx context.Context, name, sql string) (*pgconn.StatementDescription, error) {
-	if err := t.flush(ctx); err != nil {
-		return nil, err
-	}
-	return t.Tx.Prepare(ctx, name, sql)
-}
-
-func (t *carryingTx) Begin(ctx context.Context) (pgx.Tx, error) {
-	if err := t.flush(ctx); err != nil {
-		return nil, err
-	}
-	return t.Tx.Begin(ctx)
-}
-
-// errRow answers Scan with err.
-type errRow struct{ err error }
-
-func (r errRow) Scan(...any) error { return r.err }
