@@ -33,7 +33,7 @@ var destinationMutations = []Mutation{
 		// Each round trip of a sender's cycle commits by itself: the state
 		// row's lock ends before the claim it guards.
 		Edits: []Edit{{
-			Find:    "\t\tb.Queue(\"BEGIN\")\n",
+			Find:    "\ttx.Queue(\"BEGIN\")\n",
 			Replace: "",
 		}},
 		Pkgs: []string{"./internal/destination"},

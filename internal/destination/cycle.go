@@ -3,10 +3,10 @@ package destination
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/hookinbox/hookinbox/internal/pgpipe"
 )
 
 // recordAndClaim records a sender's results and claims up to room sends,
@@ -35,22 +35,27 @@ func (s *Service) recordAndClaim(ctx context.Context, d *dest, instance, holder 
 		lk *claimLock
 		c  *claiming
 	)
-	tx, err := beginPipelined(ctx, s.cfg.Pool)
+	conn, err := s.cfg.Pool.Acquire(ctx)
 	if err != nil {
-		return recorded{}, claimResult{}, fmt.Errorf("destination %s: %w", d.Name, err)
+		return recorded{}, claimResult{}, fmt.Errorf("destination %s: acquire a connection: %w", d.Name, err)
 	}
-	defer tx.end(ctx)
-	first := tx.batch()
+	defer pgpipe.Release(ctx, conn)
+	// BEGIN rides in the first round trip and COMMIT in the last, where
+	// pgx.BeginFunc spends a round trip on each (pgx.Batch.BeginTx saves
+	// the BEGIN, but its Tx then spends one on Commit).
+	tx := pgpipe.New(conn)
+	tx.Queue("BEGIN")
+	first := &pgx.Batch{}
 	if len(results) > 0 {
 		rc = queueRecord(first, d, results, again)
 	}
 	if room > 0 {
 		lk = queueClaimLock(first, d, instance)
 	}
-	if err := tx.send(ctx, d, first, "record outcomes, lock the state, line up ordered sends", false); err != nil {
+	if err := send(ctx, tx, d, first, "record outcomes, lock the state, line up ordered sends", false); err != nil {
 		return recorded{}, claimResult{}, err
 	}
-	second := tx.batch()
+	second := &pgx.Batch{}
 	if rc != nil {
 		rc.queueTurns(second, d)
 	}
@@ -58,15 +63,15 @@ func (s *Service) recordAndClaim(ctx context.Context, d *dest, instance, holder 
 		c = queueClaim(second, d, lk, instance, holder, room)
 	}
 	mayTakeSlots := c != nil && c.mayTakeSlots(d)
-	if err := tx.send(ctx, d, second, "hand on turns, claim sends", !mayTakeSlots); err != nil {
+	if err := send(ctx, tx, d, second, "hand on turns, claim sends", !mayTakeSlots); err != nil {
 		return recorded{}, claimResult{}, err
 	}
 	if mayTakeSlots {
-		third := tx.batch()
+		third := &pgx.Batch{}
 		if len(c.out.sends) > 0 {
 			c.queueSlots(third, d)
 		}
-		if err := tx.send(ctx, d, third, "take rate slots", true); err != nil {
+		if err := send(ctx, tx, d, third, "take rate slots", true); err != nil {
 			return recorded{}, claimResult{}, err
 		}
 	}
@@ -83,58 +88,24 @@ func (s *Service) recordAndClaim(ctx context.Context, d *dest, instance, holder 
 	return rec, got, nil
 }
 
-// rollbackWithin bounds the rollback of a cycle that failed.
-const rollbackWithin = 5 * time.Second
-
-// pipelinedTx is a transaction on a pooled connection whose BEGIN rides in
-// its first round trip and whose COMMIT rides in its last, where
-// pgx.BeginFunc spends a round trip on each. (pgx.Batch.BeginTx saves the
-// BEGIN, but its Tx then spends one on Commit or Rollback.)
-type pipelinedTx struct {
-	conn  *pgxpool.Conn
-	begun bool
-}
-
-func beginPipelined(ctx context.Context, pool *pgxpool.Pool) (*pipelinedTx, error) {
-	conn, err := pool.Acquire(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("acquire a connection: %w", err)
-	}
-	return &pipelinedTx{conn: conn}, nil
-}
-
-// batch is the next round trip's batch: the first begins the
-// transaction.
-func (t *pipelinedTx) batch() *pgx.Batch {
-	b := &pgx.Batch{}
-	if !t.begun {
-		b.Queue("BEGIN")
-		t.begun = true
-	}
-	return b
-}
-
-// send runs b's statements in one round trip, and commits after them when
-// last. A statement queued without a callback fails unwrapped: the error
-// says what the batch was doing.
-func (t *pipelinedTx) send(ctx context.Context, d *dest, b *pgx.Batch, what string, last bool) error {
+// send runs b's statements, after what tx carries, in one round trip, and
+// commits after them when last. A statement queued without a callback
+// fails unwrapped: the error says what the batch was doing.
+func send(ctx context.Context, tx *pgpipe.Pipe, d *dest, b *pgx.Batch, what string, last bool) error {
+	var (
+		res pgx.BatchResults
+		err error
+	)
 	if last {
-		b.Queue("COMMIT")
+		res, err = tx.SendCommit(ctx, b)
+	} else {
+		res, err = tx.Send(ctx, b)
 	}
-	if err := t.conn.SendBatch(ctx, b).Close(); err != nil {
+	if err == nil {
+		err = res.Close()
+	}
+	if err != nil {
 		return fmt.Errorf("destination %s: %s: %w", d.Name, what, err)
 	}
 	return nil
-}
-
-// end rolls back a transaction left open by an error and releases the
-// connection, even when the cycle's context has ended. A connection that
-// cannot roll back is closed, not pooled.
-func (t *pipelinedTx) end(ctx context.Context) {
-	if t.conn.Conn().PgConn().TxStatus() != 'I' {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rollbackWithin)
-		_, _ = t.conn.Exec(ctx, "ROLLBACK")
-		cancel()
-	}
-	t.conn.Release()
 }

@@ -129,12 +129,52 @@ func TestARateLimitedClaimTakesItsSlotsInItsTransaction(t *testing.T) {
 	require.Positive(t, ahead, "the rate slots of three sends at 10/s lie ahead")
 }
 
+// A cycle is one transaction of two round trips, its BEGIN travelling in
+// the first and its COMMIT in the last, or of three when its claim may
+// take rate slots; the connection goes back to the pool without another.
+func TestACycleIsTwoRoundTrips(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for name, tc := range map[string]struct {
+		rateLimit float64
+		trips     int
+	}{"unlimited": {0, 2}, "rate-limited": {100, 3}} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			d := &dest{Destination: Destination{Name: "app", MaxInFlight: 2, Timeout: time.Second, RateLimit: tc.rateLimit}}
+			pool, trips := testdb.NewCounted(t)
+			s := setupCycleOn(t, pool, d, 4)
+			_, got, err := s.recordAndClaim(ctx, d, "me", "me/1", nil, 1, false) // prepares the statements
+			require.NoError(t, err)
+			require.Len(t, got.sends, 1)
+			made := []result{{send: got.sends[0], res: response{at: time.Now(), status: 200}}}
+
+			trips.Reset()
+			_, got, err = s.recordAndClaim(ctx, d, "me", "me/2", made, 1, false)
+			require.NoError(t, err)
+			require.Len(t, got.sends, 1)
+			sent := trips.Sent()
+			require.Equal(t, tc.trips, len(sent), "round trips:\n%s", trips)
+			require.Equal(t, "BEGIN", sent[0][0])
+			last := sent[len(sent)-1]
+			require.Equal(t, "COMMIT", last[len(last)-1])
+			require.Zero(t, pool.Stat().AcquiredConns())
+		})
+	}
+}
+
 // setupCycle is a Service for d on a database of its own, with n pending
 // sends of d (delivery ids d1…dn), oldest first.
 func setupCycle(t *testing.T, d *dest, n int) (*Service, *pgxpool.Pool) {
 	t.Helper()
-	ctx := context.Background()
 	pool := testdb.New(t)
+	return setupCycleOn(t, pool, d, n), pool
+}
+
+// setupCycleOn is setupCycle on pool.
+func setupCycleOn(t *testing.T, pool *pgxpool.Pool, d *dest, n int) *Service {
+	t.Helper()
+	ctx := context.Background()
 	s := &Service{cfg: Config{Pool: pool}}
 	require.NoError(t, s.ensureShared(ctx, d))
 	_, err := pool.Exec(ctx, `
@@ -143,5 +183,5 @@ func setupCycle(t *testing.T, d *dest, n int) (*Service, *pgxpool.Pool) {
 		SELECT $1, 'billing', 'd' || n, n, 'invoice.paid', 'hkb_' || n, false, false, now(), now(), false, 'pending', now()
 		FROM generate_series(1, $2::int) n`, d.Name, n)
 	require.NoError(t, err)
-	return s, pool
+	return s
 }
