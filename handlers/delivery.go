@@ -17,8 +17,8 @@ type Delivery struct {
 	EventType  string
 	OccurredAt time.Time // zero when the provider did not say
 	ReceivedAt time.Time
-	Headers    http.Header
-	Payload    []byte // the raw body, byte for byte
+	Headers    http.Header // canonical names: Headers.Get finds a Kafka header whatever case its producer sent
+	Payload    []byte      // the raw body, byte for byte
 
 	// GitHub is go-github's typed event (e.g. *github.IssuesEvent) for a
 	// GitHub delivery whose event type go-github knows; nil otherwise, and

@@ -424,7 +424,7 @@ func loadPayloads(ctx context.Context, tx pgx.Tx, members []*batchMember) ([]*ba
 	found := make(map[int64]bool, len(members))
 	_, err = pgx.ForEachRow(rows, []any{&id, &headers, &payload}, func() error {
 		for _, m := range byID[id] {
-			m.d.Headers, m.d.Payload = headers, payload
+			m.d.Headers, m.d.Payload = canonicalHeaders(headers), payload
 		}
 		found[id] = true
 		headers = nil // a fresh map for the next row

@@ -249,6 +249,6 @@ func scanDelivery(row pgx.Row) (handlers.Delivery, error) {
 	if occurredAt != nil {
 		d.OccurredAt = *occurredAt
 	}
-	d.Headers = headers
+	d.Headers = canonicalHeaders(headers)
 	return d, nil
 }

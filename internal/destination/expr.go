@@ -164,9 +164,14 @@ func (in *ExprInput) activation() map[string]any {
 	}
 	headers := make(map[string]string, len(in.Header))
 	for k, v := range in.Header {
-		if len(v) > 0 {
-			headers[strings.ToLower(k)] = v[0]
+		if len(v) == 0 {
+			continue
 		}
+		lower := strings.ToLower(k)
+		if _, taken := headers[lower]; taken && !firstSpelling(in.Header, lower, k) {
+			continue
+		}
+		headers[lower] = v[0]
 	}
 	body := sync.OnceValue(func() any { return parseBody(in.Body, in.ContentType) })
 	in.vars = map[string]any{
@@ -179,6 +184,19 @@ func (in *ExprInput) activation() map[string]any {
 		"resource":    in.Resource,
 	}
 	return in.vars
+}
+
+// firstSpelling reports whether k is the first, in byte order, of h's
+// names that lower-case to lower. A Kafka delivery keeps its names as the
+// producer spelled them, so two may differ only in case; the route sees
+// one of them, the same one on every evaluation.
+func firstSpelling(h http.Header, lower, k string) bool {
+	for other := range h {
+		if other < k && strings.ToLower(other) == lower {
+			return false
+		}
+	}
+	return true
 }
 
 // parseBody is body as CEL sees it: parsed JSON, a form's fields, or the

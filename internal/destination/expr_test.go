@@ -160,3 +160,21 @@ func TestTransformJSONIsStable(t *testing.T) {
 	require.Equal(t, `{"at":1,"list":["issues","github"],"text":"a & <b>"}`, string(body))
 	require.Equal(t, "application/json", contentType)
 }
+
+// A route's headers map is lower-cased, whatever case a name was stored
+// in: a Kafka delivery keeps its producer's spelling. Two names that
+// differ only in case give the same one of their values on every
+// evaluation (the first name in byte order), never whichever the map
+// iteration met last.
+func TestRouteHeadersAreLowerCasedAndStable(t *testing.T) {
+	t.Parallel()
+	x, err := compileRoute(Route{Transform: `{"id": headers["event_id"], "env": headers["x-env"]}`})
+	require.NoError(t, err)
+	for range 50 {
+		in := ExprInput{Source: "orders", EventType: "order.confirmed", Body: []byte(`{}`), ContentType: "application/json",
+			Header: http.Header{"event_id": {"lower"}, "Event_ID": {"mixed"}, "EVENT_ID": {"upper"}, "X-Env": {"prod"}}}
+		body, _, err := x.apply(&in)
+		require.NoError(t, err)
+		require.JSONEq(t, `{"id": "upper", "env": "prod"}`, string(body))
+	}
+}

@@ -69,3 +69,19 @@ func TestDeliveryIDAndTypeHeadersMatchInAnyCase(t *testing.T) {
 	require.Equal(t, "evt-1", id)
 	require.Equal(t, "order.confirmed", eventType)
 }
+
+// A stored Kafka delivery keeps its header names as the producer spelled
+// them: `deliveries N` shows "event_id", not "Event_id".
+func TestHeaderNamesKeepTheirCase(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.produceHeaders(t, `{}`, []kgo.RecordHeader{{Key: "event_id", Value: []byte("evt-1")},
+		{Key: "traceParent", Value: []byte("00-ab")}, {Key: "type", Value: []byte("order.confirmed")}})
+	b.consumer(t, "header:event_id")
+	require.Eventually(t, func() bool { return b.committed(t) == 1 }, 20*time.Second, 50*time.Millisecond)
+	var names []string
+	require.NoError(t, b.pool.QueryRow(context.Background(),
+		`SELECT array_agg(k ORDER BY k) FROM inbox, jsonb_object_keys(headers::jsonb) k WHERE source = 'orders'`).Scan(&names))
+	require.Subset(t, names, []string{"event_id", "traceParent", "type"})
+	require.NotContains(t, names, "Event_id")
+}

@@ -135,10 +135,14 @@ func header(r *kgo.Record, name string) (string, bool) {
 	return "", false
 }
 
-// headers are the message's headers, but the redacted ones (lower-cased
-// names), and where it was read. A value that is not text (not UTF-8, or
-// holding NUL, which a JSON column refuses) is kept in base64, prefixed
-// "base64:".
+// headers are the message's headers, but the redacted ones (matched in
+// any case), and where it was read. Names keep the case the producer
+// sent: Kafka's header names are bytes, not HTTP's case-insensitive
+// tokens, and an operator reading a stored delivery should see what was
+// sent. Handlers still get canonical names (jobs loads them so), and a
+// route's headers map is lower-cased. A value that is not text (not
+// UTF-8, or holding NUL, which a JSON column refuses) is kept in base64,
+// prefixed "base64:".
 func headers(r *kgo.Record, redacted map[string]bool) http.Header {
 	h := http.Header{}
 	for _, kh := range r.Headers {
@@ -146,7 +150,7 @@ func headers(r *kgo.Record, redacted map[string]bool) http.Header {
 			continue
 		}
 		if kh.Key != "" && utf8.ValidString(kh.Key) && !strings.ContainsRune(kh.Key, 0) {
-			h.Add(kh.Key, text(kh.Value))
+			h[kh.Key] = append(h[kh.Key], text(kh.Value))
 		}
 	}
 	h.Set(HeaderTopic, r.Topic)
