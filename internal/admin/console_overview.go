@@ -23,7 +23,7 @@ var (
 
 // chartWindows are the spans the Overview's charts offer, shortest first.
 // The longest is within the 48 h of counts retention keeps.
-var chartWindows = []chartWindow{{"1h", time.Hour}, {"6h", 6 * time.Hour}, {"24h", 24 * time.Hour}}
+var chartWindows = []chartWindow{{"15m", 15 * time.Minute}, {"1h", time.Hour}, {"6h", 6 * time.Hour}, {"24h", 24 * time.Hour}}
 
 type chartWindow struct {
 	Name string

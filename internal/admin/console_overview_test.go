@@ -46,6 +46,13 @@ func TestConsoleOverview(t *testing.T) {
 	require.Contains(t, page, "No destination is configured")
 	// Minutes ago and a day ago: the chart spans the shortest window that
 	// holds the day's counts, so they are not a spike at a day's edge.
+	require.Contains(t, page, `last <span id="window">15m</span>`)
+	require.Equal(t, 15, chartMinutes(t, page))
+
+	_, err = b.pool.Exec(ctx, `INSERT INTO ingest_minute (minute, source, outcome, count) VALUES
+		(date_trunc('minute', now()) - interval '30 minutes', 'github', 'unavailable', 1)`)
+	require.NoError(t, err)
+	page = string(b.do(t, http.MethodGet, "/console/", "", nil).body)
 	require.Contains(t, page, `last <span id="window">1h</span>`)
 	require.Equal(t, 60, chartMinutes(t, page))
 
