@@ -24,36 +24,25 @@ func baseline(ctx context.Context, dirs []string, module string, ms []Mutation, 
 	var (
 		errs []error
 		mu   sync.Mutex
-		wg   sync.WaitGroup
-		next = make(chan string)
 	)
-	for _, dir := range dirs {
-		wg.Go(func() {
-			for p := range next {
-				r := goTest(ctx, dir, runs[p], []string{p}, timeout)
-				mu.Lock()
-				fmt.Printf("baseline %-28s %3d tests  %s\n", p, len(r.results), round(r.elapsed))
-				if _, err := r.verdict(); err != nil || len(r.failed()) > 0 || len(r.pkgFailed) > 0 {
-					errs = append(errs, fmt.Errorf("baseline %s fails unmutated: %v %v %v", p, r.failed(), r.pkgFailed, err))
-					// The failing tests' own output: a baseline failure is a
-					// flaky or broken test, and its message is the only clue.
-					r.writeOutput(os.Stdout, r.failed())
-					for _, pkg := range r.pkgFailed {
-						r.writeOutput(os.Stdout, []string{testKey(pkg, "")})
-					}
-				}
-				for k, v := range r.results {
-					all.results[k] = v
-				}
-				mu.Unlock()
+	eachPackage(dirs, pkgs, func(dir, p string) {
+		r := goTest(ctx, dir, runs[p], []string{p}, timeout)
+		mu.Lock()
+		fmt.Printf("baseline %-28s %3d tests  %s\n", p, len(r.results), round(r.elapsed))
+		if _, err := r.verdict(); err != nil || len(r.failed()) > 0 || len(r.pkgFailed) > 0 {
+			errs = append(errs, fmt.Errorf("baseline %s fails unmutated: %v %v %v", p, r.failed(), r.pkgFailed, err))
+			// The failing tests' own output: a baseline failure is a
+			// flaky or broken test, and its message is the only clue.
+			r.writeOutput(os.Stdout, r.failed())
+			for _, pkg := range r.pkgFailed {
+				r.writeOutput(os.Stdout, []string{testKey(pkg, "")})
 			}
-		})
-	}
-	for _, p := range pkgs {
-		next <- p
-	}
-	close(next)
-	wg.Wait()
+		}
+		for k, v := range r.results {
+			all.results[k] = v
+		}
+		mu.Unlock()
+	})
 	errs = append(errs, unmatched(all, module, ms)...)
 	return all, errors.Join(errs...)
 }
@@ -127,3 +116,22 @@ func dedupe(ss []string) []string {
 }
 
 func round(d time.Duration) time.Duration { return d.Round(100 * time.Millisecond) }
+
+// eachPackage runs fn for every package, one package at a time in each
+// of dirs (the scratch copies), so that no two go test runs share a copy.
+func eachPackage(dirs, pkgs []string, fn func(dir, pkg string)) {
+	var wg sync.WaitGroup
+	next := make(chan string)
+	for _, dir := range dirs {
+		wg.Go(func() {
+			for p := range next {
+				fn(dir, p)
+			}
+		})
+	}
+	for _, p := range pkgs {
+		next <- p
+	}
+	close(next)
+	wg.Wait()
+}

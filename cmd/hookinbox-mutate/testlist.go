@@ -27,31 +27,20 @@ func listCheck(ctx context.Context, dirs []string, module string, ms []Mutation)
 	var (
 		errs []error
 		mu   sync.Mutex
-		wg   sync.WaitGroup
-		next = make(chan string)
 	)
-	for _, dir := range dirs {
-		wg.Go(func() {
-			for p := range next {
-				start := time.Now()
-				names, err := goTestList(ctx, dir, runs[p], p)
-				mu.Lock()
-				fmt.Printf("listed   %-28s %3d tests  %s\n", p, len(names), round(time.Since(start)))
-				if err != nil {
-					errs = append(errs, err)
-				}
-				for _, n := range names {
-					all.results[testKey(importPath(module, p), n)] = "listed"
-				}
-				mu.Unlock()
-			}
-		})
-	}
-	for _, p := range pkgs {
-		next <- p
-	}
-	close(next)
-	wg.Wait()
+	eachPackage(dirs, pkgs, func(dir, p string) {
+		start := time.Now()
+		names, err := goTestList(ctx, dir, runs[p], p)
+		mu.Lock()
+		fmt.Printf("listed   %-28s %3d tests  %s\n", p, len(names), round(time.Since(start)))
+		if err != nil {
+			errs = append(errs, err)
+		}
+		for _, n := range names {
+			all.results[testKey(importPath(module, p), n)] = "listed"
+		}
+		mu.Unlock()
+	})
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
