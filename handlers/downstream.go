@@ -14,6 +14,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/hookinbox/hookinbox/internal/config"
 	"github.com/hookinbox/hookinbox/internal/outbound"
 	"github.com/hookinbox/hookinbox/internal/riverdb"
 )
@@ -22,8 +23,9 @@ import (
 // apart from inbox processing so slow downstreams cannot starve it.
 const QueueDownstream = "downstream"
 
-// DefaultDownstreamTimeout bounds one downstream call.
-const DefaultDownstreamTimeout = 10 * time.Second
+// DefaultDownstreamTimeout bounds one downstream call: downstream.timeout's
+// default.
+const DefaultDownstreamTimeout = config.DefaultDownstreamTimeout
 
 // MaxRetryAfter bounds how long a downstream's Retry-After may make a job
 // wait, so that a wrong header cannot park a job for days.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/hookinbox/hookinbox/internal/config"
 	"github.com/hookinbox/hookinbox/internal/httpedge"
 	"github.com/hookinbox/hookinbox/internal/loglimit"
 	"github.com/hookinbox/hookinbox/verify"
@@ -84,7 +85,8 @@ type Config struct {
 
 	// MaxBodyBytes bounds a request body; larger ones get 413. A body is
 	// read as it arrives, so a connection holds what its client sent, never
-	// what its Content-Length announces. Defaults to 5 MiB.
+	// what its Content-Length announces. Defaults to
+	// config.DefaultMaxBodyBytes (5 MiB), max_body_bytes' default.
 	MaxBodyBytes int
 
 	// MaxConnections is the most connections the listener holds at once;
@@ -98,7 +100,8 @@ type Config struct {
 	// proxy, raise it to MaxConnections. Negative: no limit. Defaults to 128.
 	MaxConnectionsPerAddress int
 
-	// ReadTimeout bounds reading one request. Defaults to 10s.
+	// ReadTimeout bounds reading one request. Defaults to
+	// config.DefaultReadTimeout (10s), read_timeout's default.
 	ReadTimeout time.Duration
 
 	// StoreTimeout bounds the inbox transaction of one request, so a hung
@@ -170,10 +173,10 @@ func (c Config) WithDefaults() Config {
 		c.Accepting = func() error { return nil }
 	}
 	if c.MaxBodyBytes == 0 {
-		c.MaxBodyBytes = 5 << 20
+		c.MaxBodyBytes = config.DefaultMaxBodyBytes
 	}
 	if c.ReadTimeout == 0 {
-		c.ReadTimeout = 10 * time.Second
+		c.ReadTimeout = config.DefaultReadTimeout
 	}
 	if c.MaxConnections == 0 {
 		c.MaxConnections = DefaultMaxConnections

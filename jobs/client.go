@@ -15,6 +15,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/hookinbox/hookinbox/handlers"
+	"github.com/hookinbox/hookinbox/internal/config"
 	"github.com/hookinbox/hookinbox/internal/riverdb"
 )
 
@@ -34,7 +35,7 @@ type ClientConfig struct {
 
 	// MaxWorkers is how many jobs of each queue one process works at once
 	// (for deliveries, at least ProcessBatchSize × 8 while batching: see
-	// deliveryWorkers). Defaults to 100.
+	// deliveryWorkers). Defaults to config.DefaultJobsMaxWorkers (100).
 	MaxWorkers int
 
 	// FetchCooldown is the least time between two fetches of a queue.
@@ -51,12 +52,13 @@ type ClientConfig struct {
 
 	// ProcessBatchSize is the most deliveries one processing transaction
 	// holds (see processBatcher); 1 gives each delivery a transaction of
-	// its own. Defaults to 200.
+	// its own. Defaults to config.DefaultJobsBatchSize (200).
 	ProcessBatchSize int
 
 	// ProcessBatchWindow is how long the first delivery of a batch waits
 	// for others to join it. River starts the jobs of one fetch together,
-	// so a short window catches them. Defaults to 1ms.
+	// so a short window catches them. Defaults to
+	// config.DefaultJobsBatchWindow (1ms).
 	ProcessBatchWindow time.Duration
 
 	// ObserveBatch, when set, is told the size of every processing batch.
@@ -124,12 +126,14 @@ type ClientConfig struct {
 
 	// JobTimeout bounds one run of a job (its context is cancelled after
 	// it). Long jobs (retention, bulk replay) work in slices of two thirds
-	// of it and snooze to continue. Defaults to 1m.
+	// of it and snooze to continue. Defaults to config.DefaultJobsTimeout
+	// (1m).
 	JobTimeout time.Duration
 
 	// RescueStuckJobsAfter is how long a job may stay running before River
 	// takes it for stuck (its process died) and runs it again; it must
-	// exceed JobTimeout. Defaults to defaultRescueStuckJobsAfter.
+	// exceed JobTimeout. Defaults to config.DefaultJobsRescueStuckAfter
+	// (2m).
 	RescueStuckJobsAfter time.Duration
 
 	// LogDeliveriesPerSecond is the most info lines about processed or
@@ -143,14 +147,9 @@ type ClientConfig struct {
 	Logger *slog.Logger
 }
 
-// defaultRescueStuckJobsAfter bounds how long a delivery whose process was
-// killed mid-job waits before another process picks it up. River's own
-// default is an hour.
-const defaultRescueStuckJobsAfter = 2 * time.Minute
-
 func (c ClientConfig) WithDefaults() ClientConfig {
 	if c.MaxWorkers == 0 {
-		c.MaxWorkers = 100
+		c.MaxWorkers = config.DefaultJobsMaxWorkers
 	}
 	if c.FetchCooldown == 0 {
 		c.FetchCooldown = 40 * time.Millisecond
@@ -159,19 +158,19 @@ func (c ClientConfig) WithDefaults() ClientConfig {
 		c.FollowUpFetchPollInterval = 5 * cmp.Or(c.FetchPollInterval, river.FetchPollIntervalDefault)
 	}
 	if c.ProcessBatchSize == 0 {
-		c.ProcessBatchSize = 200
+		c.ProcessBatchSize = config.DefaultJobsBatchSize
 	}
 	if c.ProcessBatchWindow == 0 {
-		c.ProcessBatchWindow = time.Millisecond
+		c.ProcessBatchWindow = config.DefaultJobsBatchWindow
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
 	if c.JobTimeout == 0 {
-		c.JobTimeout = time.Minute
+		c.JobTimeout = config.DefaultJobsTimeout
 	}
 	if c.RescueStuckJobsAfter == 0 {
-		c.RescueStuckJobsAfter = defaultRescueStuckJobsAfter
+		c.RescueStuckJobsAfter = config.DefaultJobsRescueStuckAfter
 	}
 	if c.ObserveBatch == nil {
 		c.ObserveBatch = func(int) {}

@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 
+	"github.com/hookinbox/hookinbox/internal/config"
 	"github.com/hookinbox/hookinbox/internal/riverdb"
 )
 
@@ -32,9 +33,6 @@ const holdNote = "job %d was cancelled by an operator: the delivery stays receiv
 // heldLike is the LIKE pattern of a holdNote.
 var heldLike = strings.Replace(holdNote, "%d", "%", 1)
 
-// DefaultOrphanGrace is OrphanSweepConfig.Grace's default.
-const DefaultOrphanGrace = 5 * time.Minute
-
 // OrphanSweepConfig configures the sweep that gives a job back to the
 // deliveries left received with none. River's rescuer discards a job whose
 // process died on its last attempt (killed, out of memory), and River UI
@@ -49,7 +47,8 @@ type OrphanSweepConfig struct {
 	// scheduled, retrying or running (a dead process's included, until the
 	// rescuer decides) keeps it. Grace is the time an operator has to
 	// retry a discarded job in River UI before the sweep enqueues another.
-	// Defaults to DefaultOrphanGrace.
+	// Defaults to config.DefaultOrphanGrace (5m), jobs.orphan_grace's
+	// default.
 	Grace time.Duration
 
 	// Every is how often the sweep runs (River's leader enqueues it: one
@@ -79,7 +78,7 @@ type OrphanSweepConfig struct {
 
 func (c OrphanSweepConfig) WithDefaults() OrphanSweepConfig {
 	if c.Grace == 0 {
-		c.Grace = DefaultOrphanGrace
+		c.Grace = config.DefaultOrphanGrace
 	}
 	if c.Every == 0 {
 		c.Every = time.Minute

@@ -20,6 +20,7 @@ import (
 
 	"github.com/hookinbox/hookinbox/handlers"
 	"github.com/hookinbox/hookinbox/ingest"
+	"github.com/hookinbox/hookinbox/internal/config"
 	"github.com/hookinbox/hookinbox/internal/testdb"
 	"github.com/hookinbox/hookinbox/internal/testlog"
 	"github.com/hookinbox/hookinbox/jobs"
@@ -143,7 +144,7 @@ func (b *sweepBundle) sweep(t *testing.T, ahead time.Duration) jobs.OrphanSweepR
 
 // pastGrace is a sweep's time once the grace has passed for everything the
 // test did.
-const pastGrace = jobs.DefaultOrphanGrace + time.Minute
+const pastGrace = config.DefaultOrphanGrace + time.Minute
 
 func (b *sweepBundle) status(t *testing.T, id int64) string {
 	t.Helper()
@@ -345,7 +346,7 @@ func TestOrphanSweepWaitsForTheGrace(t *testing.T) {
 	b.exec(t, "UPDATE river_job SET state = 'discarded', finalized_at = now() WHERE id = $1", oldJob)
 
 	require.Empty(t, b.sweep(t, 0).Requeued)
-	require.Empty(t, b.sweep(t, jobs.DefaultOrphanGrace-time.Minute).Requeued)
+	require.Empty(t, b.sweep(t, config.DefaultOrphanGrace-time.Minute).Requeued)
 	require.Zero(t, b.count(t, "SELECT count(*) FROM river_job WHERE tags = '{orphan_sweep}'"))
 	require.Equal(t, append(fresh, old...), b.sweep(t, pastGrace).Requeued)
 }

@@ -13,6 +13,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
+
+	"github.com/hookinbox/hookinbox/internal/config"
 )
 
 var (
@@ -46,9 +48,11 @@ type RetentionConfig struct {
 	// IdempotencyKeys is how long api_idempotency rows are kept (once
 	// expired). Required.
 	IdempotencyKeys time.Duration
-	// BatchSize is how many rows one statement deletes. Defaults to 5000.
+	// BatchSize is how many rows one statement deletes. Defaults to
+	// config.DefaultRetentionBatchSize (5000).
 	BatchSize int
-	// Pause is the rest between batches. Defaults to 100ms.
+	// Pause is the rest between batches. Defaults to
+	// config.DefaultRetentionPause (100ms).
 	Pause time.Duration
 	// Conflicts is how long the records of conflicting deliveries (409
 	// delivery_id_conflict) are kept. Defaults to 7 days.
@@ -79,10 +83,10 @@ func (c RetentionConfig) WithDefaults() RetentionConfig {
 		c.Default = max(c.Default, d)
 	}
 	if c.BatchSize == 0 {
-		c.BatchSize = 5000
+		c.BatchSize = config.DefaultRetentionBatchSize
 	}
 	if c.Pause == 0 {
-		c.Pause = 100 * time.Millisecond
+		c.Pause = config.DefaultRetentionPause
 	}
 	if c.Conflicts == 0 {
 		c.Conflicts = 7 * 24 * time.Hour

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hookinbox/hookinbox/internal/admin"
+	"github.com/hookinbox/hookinbox/internal/config"
 	"github.com/hookinbox/hookinbox/jobs"
 )
 
@@ -22,7 +23,7 @@ func TestDeliveryShowsTheOrphanSweepsJob(t *testing.T) {
 	id := b.deliver(t, "github", "orphaned", "push", `{"ref":"refs/heads/main"}`)
 	_, err := b.pool.Exec(ctx, "DELETE FROM river_job WHERE kind = 'process_delivery'") // as River UI's delete
 	require.NoError(t, err)
-	res, err := jobs.NewOrphanSweeper(b.pool, jobs.OrphanSweepConfig{}).Sweep(ctx, b.river, time.Now().Add(jobs.DefaultOrphanGrace+time.Minute))
+	res, err := jobs.NewOrphanSweeper(b.pool, jobs.OrphanSweepConfig{}).Sweep(ctx, b.river, time.Now().Add(config.DefaultOrphanGrace+time.Minute))
 	require.NoError(t, err)
 	require.Equal(t, []int64{id}, res.Requeued)
 

@@ -24,6 +24,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 
+	"github.com/hookinbox/hookinbox/internal/config"
 	"github.com/hookinbox/hookinbox/internal/destination"
 	"github.com/hookinbox/hookinbox/internal/httpedge"
 	"github.com/hookinbox/hookinbox/jobs"
@@ -47,7 +48,7 @@ type Config struct {
 	River *river.Client[pgx.Tx] // Required: replays are enqueued with it.
 
 	// IdempotencyTTL is how long an Idempotency-Key is remembered.
-	// Defaults to 24h.
+	// Defaults to config.DefaultAdminIdempotencyTTL (24h).
 	IdempotencyTTL time.Duration
 
 	// IdempotencyLock is how long a request holds its key before another
@@ -100,11 +101,11 @@ type Config struct {
 	// SignInBurst is how many wrong tokens a client address may present
 	// (Bearer, Basic or the /login form) before it is slowed to one try
 	// per SignInEvery; its right token gives its try back. Defaults to
-	// DefaultSignInBurst.
+	// config.DefaultSignInBurst.
 	SignInBurst int
 
 	// SignInEvery is how often a slowed address gets one more try.
-	// Defaults to DefaultSignInEvery.
+	// Defaults to config.DefaultSignInEvery.
 	SignInEvery time.Duration
 
 	// SignInAddresses bounds the addresses the sign-in limit tracks at
@@ -128,7 +129,7 @@ func (c Config) WithDefaults() Config {
 		c.MaxConnectionsPerAddress = 64
 	}
 	if c.IdempotencyTTL == 0 {
-		c.IdempotencyTTL = 24 * time.Hour
+		c.IdempotencyTTL = config.DefaultAdminIdempotencyTTL
 	}
 	if c.IdempotencyLock == 0 {
 		c.IdempotencyLock = 2 * time.Minute
@@ -137,10 +138,10 @@ func (c Config) WithDefaults() Config {
 		c.SessionTTL = 12 * time.Hour
 	}
 	if c.SignInBurst == 0 {
-		c.SignInBurst = DefaultSignInBurst
+		c.SignInBurst = config.DefaultSignInBurst
 	}
 	if c.SignInEvery == 0 {
-		c.SignInEvery = DefaultSignInEvery
+		c.SignInEvery = config.DefaultSignInEvery
 	}
 	if c.SignInAddresses == 0 {
 		c.SignInAddresses = DefaultSignInAddresses

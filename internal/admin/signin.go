@@ -15,13 +15,10 @@ import (
 	"github.com/hookinbox/hookinbox/internal/loglimit"
 )
 
-// Defaults of the sign-in limit: a mistyped token or two costs nothing,
-// and a guesser gets one try a second per address.
-const (
-	DefaultSignInBurst     = 10
-	DefaultSignInEvery     = time.Second
-	DefaultSignInAddresses = 10000
-)
+// DefaultSignInAddresses is Config.SignInAddresses' default. The limit's
+// burst and period default to admin.sign_in's (config.DefaultSignInBurst,
+// config.DefaultSignInEvery).
+const DefaultSignInAddresses = 10000
 
 // MinTokenLength is the shortest admin token serve accepts: 16 random
 // characters are beyond guessing at one try a second per address.

@@ -11,9 +11,6 @@ import (
 	"github.com/riverqueue/river/rivertype"
 )
 
-// DefaultEvery is how often alerts are evaluated.
-const DefaultEvery = 30 * time.Second
-
 // EvaluateArgs is the periodic job that evaluates alerts.
 type EvaluateArgs struct{}
 

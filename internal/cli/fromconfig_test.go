@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hookinbox/hookinbox/internal/config"
-	"github.com/hookinbox/hookinbox/jobs"
 )
 
 func noEnv(string) (string, bool) { return "", false }
@@ -53,13 +52,6 @@ func TestLoadConfigRunsCheckConfig(t *testing.T) {
 	require.NoError(t, os.WriteFile(path, []byte("destinations: [{name: a, url: 'http://x'}]\nroutes: [{source: '*', events: ['*'], to: [b]}]\n"), 0o600))
 	_, err := loadConfig(path, env{lookup: noEnv})
 	require.ErrorContains(t, err, "config "+path+": routes[0].to: no destination named \"b\"")
-}
-
-// config cannot import jobs (it is plain data), so it keeps its own copy
-// of the orphan sweep's default.
-func TestOrphanGraceDefaultIsTheSweeps(t *testing.T) {
-	t.Parallel()
-	require.Equal(t, jobs.DefaultOrphanGrace, time.Duration(config.DefaultOrphanGrace))
 }
 
 func TestDestinationsAndRoutes(t *testing.T) {

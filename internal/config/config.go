@@ -13,23 +13,9 @@ import (
 	"time"
 )
 
-const (
-	// DefaultPath is where Load looks when neither --config nor
-	// HOOKINBOX_CONFIG names a file.
-	DefaultPath = "hookinbox.yaml"
-
-	DefaultListen            = ":8080"
-	DefaultMaxBodyBytes      = 5 << 20
-	DefaultReadTimeout       = 10 * time.Second
-	DefaultShutdownTimeout   = 20 * time.Second
-	DefaultDownstreamTimeout = 10 * time.Second
-	DefaultAdminListen       = "127.0.0.1:8081"
-
-	// DefaultOrphanGrace is jobs.orphan_grace's default, the orphan
-	// sweep's own (jobs.DefaultOrphanGrace; a test in internal/cli keeps
-	// the two equal).
-	DefaultOrphanGrace = 5 * time.Minute
-)
+// DefaultPath is where Load looks when neither --config nor
+// HOOKINBOX_CONFIG names a file.
+const DefaultPath = "hookinbox.yaml"
 
 // Config is the whole file. Keys are part of the public interface: other
 // tools script against them.
@@ -116,19 +102,20 @@ type Ingest struct {
 	// DefaultIngestBatchWindow.
 	BatchWindow *Duration `yaml:"batch_window"`
 
-	// BatchMax bounds one batch. Defaults to 100.
+	// BatchMax bounds one batch. Left zero here: ingest's default, 100.
 	BatchMax int `yaml:"batch_max"`
 
 	// MaxConnections is the most connections the webhook listener holds
 	// at once; one more is answered 503 with Retry-After and closed.
-	// Negative: no limit. Defaults to 1024.
+	// Negative: no limit. Defaults to ingest.DefaultMaxConnections (1024).
 	MaxConnections int `yaml:"max_connections"`
 
 	// MaxConnectionsPerAddress is the most of them from one client address
 	// (an IPv6 client by its /64); one more is answered 429 with
 	// Retry-After and closed, so one client cannot take every connection.
 	// Behind a proxy every client has its address: raise this to
-	// max_connections there. Negative: no limit. Defaults to 128.
+	// max_connections there. Negative: no limit. Defaults to
+	// ingest.DefaultMaxConnectionsPerAddress (128).
 	MaxConnectionsPerAddress int `yaml:"max_connections_per_address"`
 
 	// JobPerBatch enqueues one River job (process_deliveries) for the
@@ -268,7 +255,7 @@ type Admin struct {
 
 	// MaxConnections and MaxConnectionsPerAddress bound the admin
 	// listener's connections as ingest's keys do ingest's. Negative: no
-	// limit. Default to 256 and 64.
+	// limit. Left zero here: the admin server's defaults, 256 and 64.
 	MaxConnections           int `yaml:"max_connections"`
 	MaxConnectionsPerAddress int `yaml:"max_connections_per_address"`
 

@@ -6,6 +6,49 @@ import (
 	"github.com/hookinbox/hookinbox/verify"
 )
 
+// The defaults WithDefaults fills. Each is written here once: the
+// subsystems that take these values (ingest, jobs, the admin server, the
+// Kafka consumer, handlers' downstream client) fall back to the same
+// constants when a program leaves a field zero, so a parsed Config shows
+// every value serve runs with. Keys that config leaves zero have their one
+// default in the subsystem, which the key's comment names.
+const (
+	DefaultListen          = ":8080"
+	DefaultAdminListen     = "127.0.0.1:8081"
+	DefaultMaxBodyBytes    = 5 << 20
+	DefaultReadTimeout     = 10 * time.Second
+	DefaultShutdownTimeout = 20 * time.Second
+
+	// DefaultDownstreamTimeout bounds one call of the shipped handlers
+	// (handlers.DefaultDownstreamTimeout is this constant).
+	DefaultDownstreamTimeout = 10 * time.Second
+
+	DefaultAdminIdempotencyTTL = 24 * time.Hour
+
+	// DefaultSignInBurst and DefaultSignInEvery: a mistyped token or two
+	// costs nothing, and a guesser gets one try a second per address.
+	DefaultSignInBurst = 10
+	DefaultSignInEvery = time.Second
+
+	DefaultJobsMaxWorkers  = 100
+	DefaultJobsBatchSize   = 200
+	DefaultJobsBatchWindow = time.Millisecond
+	DefaultJobsTimeout     = time.Minute
+
+	// DefaultJobsRescueStuckAfter bounds how long a delivery whose process
+	// was killed mid-job waits before another process picks it up. River's
+	// own default is an hour.
+	DefaultJobsRescueStuckAfter = 2 * time.Minute
+
+	// DefaultOrphanGrace is jobs.orphan_grace's default: how long an
+	// operator has to retry a discarded job in River UI before the orphan
+	// sweep enqueues another.
+	DefaultOrphanGrace = 5 * time.Minute
+
+	DefaultRetentionBatchSize = 5000
+	DefaultRetentionPause     = 100 * time.Millisecond
+)
+
 // WithDefaults fills every unset field with its documented default.
 func (c Config) WithDefaults() Config {
 	if c.Listen == "" {
@@ -27,29 +70,29 @@ func (c Config) WithDefaults() Config {
 		c.Admin.Listen = DefaultAdminListen
 	}
 	if c.Admin.IdempotencyTTL == 0 {
-		c.Admin.IdempotencyTTL = Duration(24 * time.Hour)
+		c.Admin.IdempotencyTTL = Duration(DefaultAdminIdempotencyTTL)
 	}
 	if c.Admin.SignIn.Burst == 0 {
-		c.Admin.SignIn.Burst = 10
+		c.Admin.SignIn.Burst = DefaultSignInBurst
 	}
 	if c.Admin.SignIn.Every == 0 {
-		c.Admin.SignIn.Every = Duration(time.Second)
+		c.Admin.SignIn.Every = Duration(DefaultSignInEvery)
 	}
 	r := &c.Retention
 	for d, def := range map[*Duration]time.Duration{
 		&r.Inbox: 30 * 24 * time.Hour, &r.IdempotencyKeys: 7 * 24 * time.Hour,
 		&r.RiverCompleted: 24 * time.Hour, &r.RiverCancelled: 7 * 24 * time.Hour, &r.RiverDiscarded: 7 * 24 * time.Hour,
-		&r.Every: time.Hour, &r.Pause: 100 * time.Millisecond,
+		&r.Every: time.Hour, &r.Pause: DefaultRetentionPause,
 	} {
 		if *d == 0 {
 			*d = Duration(def)
 		}
 	}
 	if r.BatchSize == 0 {
-		r.BatchSize = 5000
+		r.BatchSize = DefaultRetentionBatchSize
 	}
 	if c.Jobs.MaxWorkers == 0 {
-		c.Jobs.MaxWorkers = 100
+		c.Jobs.MaxWorkers = DefaultJobsMaxWorkers
 	}
 	if c.Ingest.JobPerBatch == nil {
 		on := true
@@ -60,16 +103,16 @@ func (c Config) WithDefaults() Config {
 		c.Ingest.BatchWindow = &w
 	}
 	if c.Jobs.BatchSize == 0 {
-		c.Jobs.BatchSize = 200
+		c.Jobs.BatchSize = DefaultJobsBatchSize
 	}
 	if c.Jobs.BatchWindow == 0 {
-		c.Jobs.BatchWindow = Duration(time.Millisecond)
+		c.Jobs.BatchWindow = Duration(DefaultJobsBatchWindow)
 	}
 	if c.Jobs.Timeout == 0 {
-		c.Jobs.Timeout = Duration(time.Minute)
+		c.Jobs.Timeout = Duration(DefaultJobsTimeout)
 	}
 	if c.Jobs.RescueStuckAfter == 0 {
-		c.Jobs.RescueStuckAfter = Duration(2 * time.Minute)
+		c.Jobs.RescueStuckAfter = Duration(DefaultJobsRescueStuckAfter)
 	}
 	if c.Jobs.OrphanGrace == 0 {
 		c.Jobs.OrphanGrace = Duration(DefaultOrphanGrace)

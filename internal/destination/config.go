@@ -143,7 +143,7 @@ type Route struct {
 	// Filter or Transform reads or builds, in bytes (a string counts its
 	// length, any other value one): beyond it the send fails with a route
 	// error naming the limit, and nothing is sent. Defaults to
-	// DefaultMaxOutputBytes.
+	// max_body_bytes' default, config.DefaultMaxBodyBytes.
 	MaxOutputBytes int
 }
 

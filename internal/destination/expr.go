@@ -21,6 +21,8 @@ import (
 	"cel.dev/cel-go/ext"
 	"cel.dev/cel-go/interpreter"
 	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/hookinbox/hookinbox/internal/config"
 )
 
 // DefaultCostLimit bounds one evaluation of a route's expression, in CEL's
@@ -28,11 +30,6 @@ import (
 // transform of a webhook's fields, far below a runaway comprehension over
 // a large body.
 const DefaultCostLimit = 1_000_000
-
-// DefaultMaxOutputBytes bounds a transform's body and every value a
-// route's expression reads or builds: ingest's default max_body_bytes, so
-// a transform sends no more than a source may receive.
-const DefaultMaxOutputBytes = 5 << 20
 
 // MaxMaxOutputBytes is the largest MaxOutputBytes: CEL measures values in
 // 32 bits.
@@ -79,7 +76,8 @@ func compileRoute(r Route) (*routeExpr, error) {
 	}
 	x := &routeExpr{maxOutput: r.MaxOutputBytes}
 	if x.maxOutput == 0 {
-		x.maxOutput = DefaultMaxOutputBytes
+		// What a source may receive: a transform sends no more.
+		x.maxOutput = config.DefaultMaxBodyBytes
 	}
 	var err error
 	if r.Filter != "" {

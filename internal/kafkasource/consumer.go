@@ -19,6 +19,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/hookinbox/hookinbox/ingest"
+	"github.com/hookinbox/hookinbox/internal/config"
 )
 
 // Origin is the inbox origin of a delivery read from Kafka.
@@ -28,7 +29,6 @@ const Origin = "kafka"
 const (
 	DefaultMaxPollRecords = 500
 	DefaultDrainTimeout   = 10 * time.Second
-	DefaultMaxBodyBytes   = 5 << 20
 	DefaultLagEvery       = 15 * time.Second
 )
 
@@ -68,7 +68,7 @@ type Config struct {
 	// webhook's body. A larger message is not stored: it is logged with
 	// where it is, reported to Observe as payload_too_large, and its
 	// offset moves with its batch's, so that it holds up nothing behind
-	// it. Defaults to DefaultMaxBodyBytes.
+	// it. Defaults to config.DefaultMaxBodyBytes, as for webhooks.
 	MaxBodyBytes int
 
 	// Inbox records the deliveries, in transactions on Pool.
@@ -124,7 +124,7 @@ func New(cfg Config) (*Consumer, error) {
 		cfg.DrainTimeout = DefaultDrainTimeout
 	}
 	if cfg.MaxBodyBytes <= 0 {
-		cfg.MaxBodyBytes = DefaultMaxBodyBytes
+		cfg.MaxBodyBytes = config.DefaultMaxBodyBytes
 	}
 	if cfg.LagEvery <= 0 {
 		cfg.LagEvery = DefaultLagEvery
