@@ -17,6 +17,7 @@ import (
 	"github.com/hookinbox/hookinbox/handlers/handlertest"
 	"github.com/hookinbox/hookinbox/handlers/stripe"
 	"github.com/hookinbox/hookinbox/ingest"
+	"github.com/hookinbox/hookinbox/internal/config"
 	"github.com/hookinbox/hookinbox/internal/destination"
 	"github.com/hookinbox/hookinbox/internal/downstreamstub"
 	"github.com/hookinbox/hookinbox/internal/testlog"
@@ -96,8 +97,8 @@ func registerShipped(reg *handlers.Registry, pool *pgxpool.Pool, downstreamURL s
 		return err
 	}
 	if _, err := destination.Register(reg, destination.Config{
-		Destinations: []destination.Destination{{Name: "billing-forward", URL: downstreamURL + "/forward"}},
-		Routes:       []destination.Route{{Source: "billing", Events: []string{"*"}, To: []string{"billing-forward"}}},
+		Destinations: []config.Destination{{Name: "billing-forward", URL: downstreamURL + "/forward"}},
+		Routes:       []config.Route{{Source: "billing", Events: []string{"*"}, To: []string{"billing-forward"}}},
 		Sources:      []string{"github", "stripe", "billing"}, Pool: pool, Logger: logger,
 	}); err != nil {
 		return err

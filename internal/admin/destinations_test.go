@@ -17,6 +17,7 @@ import (
 	"github.com/hookinbox/hookinbox/handlers"
 	"github.com/hookinbox/hookinbox/ingest"
 	"github.com/hookinbox/hookinbox/internal/admin"
+	"github.com/hookinbox/hookinbox/internal/config"
 	"github.com/hookinbox/hookinbox/internal/destination"
 	"github.com/hookinbox/hookinbox/internal/receiver"
 	"github.com/hookinbox/hookinbox/internal/testdb"
@@ -33,9 +34,9 @@ func setupDestinations(t *testing.T) (*testBundle, *receiver.Receiver) {
 	recv := receiver.New(t, "")
 	reg := handlers.NewRegistry(handlers.Config{Logger: logger, Sources: []handlers.Source{{Name: "billing", Provider: "standard"}}})
 	svc, err := destination.Register(reg, destination.Config{
-		Destinations: []destination.Destination{{Name: "app", URL: recv.URL,
-			Retry: destination.Retry{Schedule: []time.Duration{20 * time.Millisecond, 20 * time.Millisecond}}}},
-		Routes:  []destination.Route{{Source: "billing", Events: []string{"*"}, To: []string{"app"}}},
+		Destinations: []config.Destination{{Name: "app", URL: recv.URL,
+			Retry: config.Retry{Schedule: []config.Duration{config.Duration(20 * time.Millisecond), config.Duration(20 * time.Millisecond)}}}},
+		Routes:  []config.Route{{Source: "billing", Events: []string{"*"}, To: []string{"app"}}},
 		Sources: []string{"billing"}, Pool: pool, Logger: logger,
 	})
 	require.NoError(t, err)

@@ -11,6 +11,7 @@ import (
 	"github.com/hookinbox/hookinbox/handlers"
 	"github.com/hookinbox/hookinbox/ingest"
 	"github.com/hookinbox/hookinbox/internal/admin"
+	"github.com/hookinbox/hookinbox/internal/config"
 	"github.com/hookinbox/hookinbox/internal/destination"
 	"github.com/hookinbox/hookinbox/internal/testdb"
 	"github.com/hookinbox/hookinbox/internal/testlog"
@@ -25,12 +26,12 @@ func TestDeliveryShowsTheRoutesVerdicts(t *testing.T) {
 	logger, _ := testlog.New(t)
 	pool := testdb.New(t)
 	reg := handlers.NewRegistry(handlers.Config{Logger: logger, Sources: []handlers.Source{{Name: "billing", Provider: "standard"}}})
-	dest := func(name string) destination.Destination {
-		return destination.Destination{Name: name, URL: "http://127.0.0.1:1/" + name}
+	dest := func(name string) config.Destination {
+		return config.Destination{Name: name, URL: "http://127.0.0.1:1/" + name}
 	}
 	svc, err := destination.Register(reg, destination.Config{
-		Destinations: []destination.Destination{dest("paid"), dest("big"), dest("broken"), dest("refunds")},
-		Routes: []destination.Route{
+		Destinations: []config.Destination{dest("paid"), dest("big"), dest("broken"), dest("refunds")},
+		Routes: []config.Route{
 			{Source: "billing", Events: []string{"invoice.*"}, To: []string{"paid"}, Filter: `body.type == "invoice.paid"`},
 			{Source: "billing", Events: []string{"invoice.*"}, To: []string{"big"}, Filter: `body.data.amount > 1000.0`},
 			{Source: "billing", Events: []string{"invoice.*"}, To: []string{"broken"}, Filter: `body.data.customer == "c"`},
@@ -76,8 +77,8 @@ func TestReadingADeliveryRunsNoTransform(t *testing.T) {
 	pool := testdb.New(t)
 	reg := handlers.NewRegistry(handlers.Config{Logger: logger, Sources: []handlers.Source{{Name: "billing", Provider: "standard"}}})
 	svc, err := destination.Register(reg, destination.Config{
-		Destinations: []destination.Destination{{Name: "chat", URL: "http://127.0.0.1:1/chat"}},
-		Routes: []destination.Route{{Source: "billing", Events: []string{"*"}, To: []string{"chat"},
+		Destinations: []config.Destination{{Name: "chat", URL: "http://127.0.0.1:1/chat"}},
+		Routes: []config.Route{{Source: "billing", Events: []string{"*"}, To: []string{"chat"},
 			Filter: `body.type == "invoice.paid"`, Transform: `{"text": body.data.customer}`}},
 		Sources: []string{"billing"}, Pool: pool, Logger: logger,
 	})

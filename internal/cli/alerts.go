@@ -7,7 +7,6 @@ import (
 
 	"github.com/hookinbox/hookinbox/internal/alerts"
 	"github.com/hookinbox/hookinbox/internal/config"
-	"github.com/hookinbox/hookinbox/internal/destination"
 )
 
 // alertsOn reports whether the config raises alerts.
@@ -50,13 +49,13 @@ func alertLinks(escape string) string {
 // alertRoutes send alerts to alerts.to: one route per destination, which
 // leaves out the alerts about that destination failing (they go to the
 // others).
-func alertRoutes(cfg config.Config) []destination.Route {
+func alertRoutes(cfg config.Config) []config.Route {
 	if !alertsOn(cfg) {
 		return nil
 	}
-	var routes []destination.Route
+	var routes []config.Route
 	for _, to := range cfg.Alerts.To {
-		routes = append(routes, destination.Route{Source: alerts.Source, Events: []string{"hookinbox.alert.*"}, To: []string{to},
+		routes = append(routes, config.Route{Source: alerts.Source, Events: []string{"hookinbox.alert.*"}, To: []string{to},
 			Filter:    fmt.Sprintf(`!(body.rule in ["destination_failing", "sends_failed"] && body.subject == %s)`, strconv.Quote(to)),
 			Transform: alertTransforms[cfg.Alerts.Transform]})
 	}

@@ -1,9 +1,8 @@
 package cli
 
 import (
-	"cmp"
 	"fmt"
-	"net/http"
+	"slices"
 
 	"github.com/hookinbox/hookinbox/handlers"
 	"github.com/hookinbox/hookinbox/ingest"
@@ -85,47 +84,17 @@ func reconcileConfig(s config.Source) reconcile.Config {
 
 // destinationsAndRoutes returns the configured destinations and routes,
 // with each forward_url's expanded into a destination and a route of every
-// event of its source.
-func destinationsAndRoutes(cfg config.Config) ([]destination.Destination, []destination.Route) {
-	var (
-		dests  []destination.Destination
-		routes []destination.Route
-	)
-	for _, d := range cfg.Destinations {
-		dests = append(dests, fromConfigDestination(d))
-	}
-	for _, r := range cfg.Routes {
-		routes = append(routes, destination.Route{Source: r.Source, Events: r.Events, To: r.To, Ordered: r.Ordered, SkipStale: r.SkipStale,
-			Filter: r.Filter, Transform: r.Transform, CostLimit: r.CostLimit, MaxOutputBytes: cmp.Or(r.MaxOutputBytes, cfg.MaxBodyBytes)})
-	}
+// event of its source, and the alerts' routes.
+func destinationsAndRoutes(cfg config.Config) ([]config.Destination, []config.Route) {
+	// Clones: appending must not write into cfg's arrays.
+	dests, routes := slices.Clone(cfg.Destinations), slices.Clone(cfg.Routes)
 	for _, s := range cfg.Sources {
 		if s.ForwardURL == "" {
 			continue
 		}
 		name := config.ForwardDestination(s.Name)
-		dests = append(dests, destination.Destination{Name: name, URL: s.ForwardURL})
-		routes = append(routes, destination.Route{Source: s.Name, Events: []string{"*"}, To: []string{name}})
+		dests = append(dests, config.Destination{Name: name, URL: s.ForwardURL})
+		routes = append(routes, config.Route{Source: s.Name, Events: []string{"*"}, To: []string{name}})
 	}
 	return dests, append(routes, alertRoutes(cfg)...)
-}
-
-func fromConfigDestination(d config.Destination) destination.Destination {
-	h := http.Header{}
-	for k, v := range d.Headers {
-		h.Set(k, v)
-	}
-	dd := destination.Destination{Name: d.Name, URL: d.URL, CAFile: d.TLS.CAFile, Secret: d.Secret, Header: h,
-		Timeout: d.Timeout.Std(), MaxInFlight: d.MaxInFlight, RateLimit: d.RateLimit,
-		Retry:   destination.Retry{MaxAge: d.Retry.MaxAge.Std()},
-		Circuit: destination.Circuit{Failures: d.Circuit.Failures, ProbeEvery: d.Circuit.ProbeEvery.Std()}}
-	for _, s := range d.Retry.Schedule {
-		dd.Retry.Schedule = append(dd.Retry.Schedule, s.Std())
-	}
-	if k := d.Kafka; k != nil {
-		dd.Kafka = &destination.Kafka{Brokers: k.Brokers, Topic: k.Topic, Key: k.Key}
-	}
-	if n := d.NATS; n != nil {
-		dd.NATS = &destination.NATS{URL: n.URL, Subject: n.Subject}
-	}
-	return dd
 }

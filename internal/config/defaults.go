@@ -60,6 +60,11 @@ func (c Config) WithDefaults() Config {
 	if c.MaxBodyBytes == 0 {
 		c.MaxBodyBytes = DefaultMaxBodyBytes
 	}
+	for i := range c.Routes {
+		if c.Routes[i].MaxOutputBytes == 0 {
+			c.Routes[i].MaxOutputBytes = c.MaxBodyBytes
+		}
+	}
 	if c.ReadTimeout == 0 {
 		c.ReadTimeout = Duration(DefaultReadTimeout)
 	}

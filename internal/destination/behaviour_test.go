@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/hookinbox/hookinbox/internal/config"
 	"github.com/hookinbox/hookinbox/internal/destination"
 	"github.com/hookinbox/hookinbox/internal/receiver"
 )
@@ -31,9 +32,9 @@ func TestRetryAfterIsHonoured(t *testing.T) {
 // attempt.
 func TestRetryAfterBeyondMaxAgeGetsOneMoreTry(t *testing.T) {
 	t.Parallel()
-	b := setupWith(t, setupOpts{dest: func(d *destination.Destination) {
+	b := setupWith(t, setupOpts{dest: func(d *config.Destination) {
 		patient(d)
-		d.Retry = destination.Retry{Schedule: []time.Duration{20 * time.Millisecond}, MaxAge: time.Second}
+		d.Retry = config.Retry{Schedule: schedule(20 * time.Millisecond), MaxAge: config.Duration(time.Second)}
 	}})
 	b.recv.Script(receiver.Action{Status: http.StatusTooManyRequests, RetryAfter: "3600"})
 	id, _ := b.deliver(t, "invoice.paid", "inv_ra", time.Now())
@@ -47,8 +48,8 @@ func TestRetryAfterBeyondMaxAgeGetsOneMoreTry(t *testing.T) {
 // sends it again with the same key.
 func TestExhaustedSendFailsAndAnOperatorRetries(t *testing.T) {
 	t.Parallel()
-	b := setupWith(t, setupOpts{dest: func(d *destination.Destination) {
-		d.Retry = destination.Retry{Schedule: []time.Duration{20 * time.Millisecond, 20 * time.Millisecond}}
+	b := setupWith(t, setupOpts{dest: func(d *config.Destination) {
+		d.Retry = config.Retry{Schedule: schedule(20*time.Millisecond, 20*time.Millisecond)}
 		d.Circuit.Failures = 100
 	}})
 	b.recv.SetFallback(receiver.Fail)
@@ -75,11 +76,11 @@ func TestExhaustedSendFailsAndAnOperatorRetries(t *testing.T) {
 func TestCircuitOpensProbesAndCloses(t *testing.T) {
 	t.Parallel()
 	const probeEvery = 700 * time.Millisecond
-	b := setupWith(t, setupOpts{dest: func(d *destination.Destination) {
-		d.Circuit = destination.Circuit{Failures: 3, ProbeEvery: probeEvery}
-		d.Retry = destination.Retry{Schedule: []time.Duration{20 * time.Millisecond, 20 * time.Millisecond,
-			20 * time.Millisecond, 20 * time.Millisecond, 20 * time.Millisecond, 20 * time.Millisecond, 20 * time.Millisecond,
-			20 * time.Millisecond, 20 * time.Millisecond, 20 * time.Millisecond, 20 * time.Millisecond, 20 * time.Millisecond}}
+	b := setupWith(t, setupOpts{dest: func(d *config.Destination) {
+		d.Circuit = config.Circuit{Failures: 3, ProbeEvery: config.Duration(probeEvery)}
+		d.Retry = config.Retry{Schedule: schedule(20*time.Millisecond, 20*time.Millisecond,
+			20*time.Millisecond, 20*time.Millisecond, 20*time.Millisecond, 20*time.Millisecond, 20*time.Millisecond,
+			20*time.Millisecond, 20*time.Millisecond, 20*time.Millisecond, 20*time.Millisecond, 20*time.Millisecond)}
 	}})
 	b.recv.SetFallback(receiver.Fail)
 	var ids []string
@@ -161,7 +162,7 @@ func TestPauseHoldsAndResumeSends(t *testing.T) {
 // one. Every send the pause held is then made.
 func TestResumeOfALargeBacklogSendsEverySend(t *testing.T) {
 	t.Parallel()
-	b := setupWith(t, setupOpts{dest: func(d *destination.Destination) { d.MaxInFlight = 50 }})
+	b := setupWith(t, setupOpts{dest: func(d *config.Destination) { d.MaxInFlight = 50 }})
 	ctx := context.Background()
 	require.NoError(t, pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error { return b.svc.SetPausedTx(ctx, tx, "app", true) }))
 	_, inboxID := b.deliver(t, "invoice.paid", "inv_big", time.Now())
@@ -198,9 +199,9 @@ func TestResumeOfALargeBacklogSendsEverySend(t *testing.T) {
 // (or its Retry-After) keeps its time.
 func TestSuccessDoesNotWakeRetriesOfAClosedCircuit(t *testing.T) {
 	t.Parallel()
-	b := setupWith(t, setupOpts{dest: func(d *destination.Destination) {
+	b := setupWith(t, setupOpts{dest: func(d *config.Destination) {
 		patient(d)
-		d.Retry = destination.Retry{Schedule: []time.Duration{time.Minute}}
+		d.Retry = config.Retry{Schedule: schedule(time.Minute)}
 	}})
 	b.recv.Script(receiver.Fail)
 	failing, _ := b.deliver(t, "invoice.paid", "inv_w1", time.Now())

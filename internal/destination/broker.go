@@ -10,35 +10,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hookinbox/hookinbox/internal/config"
 	"github.com/hookinbox/hookinbox/internal/outbound"
 )
-
-// Kafka is a destination that publishes to a Kafka topic instead of
-// posting to a URL.
-type Kafka struct {
-	// Brokers are the seed brokers, host:port. Required.
-	Brokers []string
-	// Topic is the topic each message goes to; "{source}" and "{event}"
-	// in it are replaced by the delivery's source and event type (a
-	// character a topic name cannot hold becomes "_"). Required.
-	Topic string
-	// Key is each message's key: "resource" (the default; one resource's
-	// events land in one partition, in order) or "delivery" (the delivery
-	// id).
-	Key string
-}
-
-// NATS is a destination that publishes to a NATS JetStream subject.
-type NATS struct {
-	// URL is the server's, nats://host:port. Required.
-	URL string
-	// Subject is each message's subject, with "{source}" and "{event}"
-	// replaced as Kafka.Topic's are (a character a subject token cannot
-	// hold becomes "_"). A stream must capture it: a subject no stream
-	// takes is a failed attempt, never a plain NATS publish that nobody
-	// keeps. Required.
-	Subject string
-}
 
 // brokerMessage is one send as a broker message: the delivery's body, its
 // key as webhook-id, and where it came from.
@@ -58,11 +32,11 @@ type publisher interface {
 }
 
 // validateBroker checks a broker destination's settings.
-func (d Destination) validateBroker() error {
+func validateBroker(d config.Destination) error {
 	switch {
 	case d.Kafka != nil && d.NATS != nil:
 		return errors.New("kafka, nats: a destination is one broker's")
-	case d.URL != "" || d.CAFile != "" || d.Secret != "" || len(d.Header) > 0:
+	case d.URL != "" || d.TLS.CAFile != "" || d.Secret != "" || len(d.Headers) > 0:
 		return errors.New("url, tls, secret and headers are an HTTP destination's; a broker destination takes none")
 	case d.Kafka != nil:
 		k := d.Kafka
@@ -108,7 +82,7 @@ type brokerFor struct {
 }
 
 // get returns d's publisher, connecting it the first time.
-func (b *brokerFor) get(d *Destination) (publisher, error) {
+func (b *brokerFor) get(d *config.Destination) (publisher, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.pub != nil {
@@ -142,7 +116,7 @@ func (s *Service) publish(ctx context.Context, d *dest, send *loadedSend, conten
 		res.err = err
 		return res
 	}
-	ctx, cancel := context.WithTimeout(ctx, d.Timeout)
+	ctx, cancel := context.WithTimeout(ctx, d.Timeout.Std())
 	defer cancel()
 	var m brokerMessage
 	if d.Kafka != nil {

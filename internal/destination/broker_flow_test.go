@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hookinbox/hookinbox/internal/brokertest"
+	"github.com/hookinbox/hookinbox/internal/config"
 	"github.com/hookinbox/hookinbox/internal/destination"
 )
 
@@ -20,9 +21,9 @@ func TestBrokerSendRetriedUntilTheStreamExists(t *testing.T) {
 	t.Parallel()
 	url := brokertest.NATS(t)
 
-	b := setupWith(t, setupOpts{dest: func(d *destination.Destination) {
-		d.URL, d.Secret, d.Header = "", "", nil
-		d.NATS = &destination.NATS{URL: url, Subject: "events.{source}.{event}"}
+	b := setupWith(t, setupOpts{dest: func(d *config.Destination) {
+		d.URL, d.Secret, d.Headers = "", "", nil
+		d.NATS = &config.NATSDestination{URL: url, Subject: "events.{source}.{event}"}
 	}})
 	id, _ := b.deliver(t, "invoice.paid", "in_1", time.Now())
 	require.Eventually(t, func() bool {
@@ -51,22 +52,22 @@ func TestBrokerDestinationsAreChecked(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
 		name string
-		d    destination.Destination
+		d    config.Destination
 		want string
 	}{
-		{"both brokers", destination.Destination{Kafka: &destination.Kafka{Brokers: []string{"k:1"}, Topic: "t"}, NATS: &destination.NATS{URL: "nats://n:4222", Subject: "s"}}, "a destination is one broker's"},
-		{"url too", destination.Destination{URL: "http://x", Kafka: &destination.Kafka{Brokers: []string{"k:1"}, Topic: "t"}}, "url, tls, secret and headers are an HTTP destination's"},
-		{"no brokers", destination.Destination{Kafka: &destination.Kafka{Topic: "t"}}, "kafka.brokers: at least one"},
-		{"bad topic", destination.Destination{Kafka: &destination.Kafka{Brokers: []string{"k:1"}, Topic: "events/{source}"}}, `kafka.topic: "events/{source}": a topic name holds`},
-		{"bad key", destination.Destination{Kafka: &destination.Kafka{Brokers: []string{"k:1"}, Topic: "t", Key: "id"}}, `kafka.key: "id"`},
-		{"http nats url", destination.Destination{NATS: &destination.NATS{URL: "http://n", Subject: "s"}}, `nats.url: "http://n" is not a nats://`},
-		{"nats url with a password", destination.Destination{NATS: &destination.NATS{URL: "http://u:pa55@n/s3cret", Subject: "s"}}, `nats.url: "http://***@n/***" is not a nats://`},
-		{"wildcard subject", destination.Destination{NATS: &destination.NATS{URL: "nats://n:4222", Subject: "events.>"}}, `nats.subject: "events.>": no spaces`},
-		{"empty token", destination.Destination{NATS: &destination.NATS{URL: "nats://n:4222", Subject: "events..x"}}, `nats.subject: "events..x" is not a subject`},
+		{"both brokers", config.Destination{Kafka: &config.KafkaDestination{Brokers: []string{"k:1"}, Topic: "t"}, NATS: &config.NATSDestination{URL: "nats://n:4222", Subject: "s"}}, "a destination is one broker's"},
+		{"url too", config.Destination{URL: "http://x", Kafka: &config.KafkaDestination{Brokers: []string{"k:1"}, Topic: "t"}}, "url, tls, secret and headers are an HTTP destination's"},
+		{"no brokers", config.Destination{Kafka: &config.KafkaDestination{Topic: "t"}}, "kafka.brokers: at least one"},
+		{"bad topic", config.Destination{Kafka: &config.KafkaDestination{Brokers: []string{"k:1"}, Topic: "events/{source}"}}, `kafka.topic: "events/{source}": a topic name holds`},
+		{"bad key", config.Destination{Kafka: &config.KafkaDestination{Brokers: []string{"k:1"}, Topic: "t", Key: "id"}}, `kafka.key: "id"`},
+		{"http nats url", config.Destination{NATS: &config.NATSDestination{URL: "http://n", Subject: "s"}}, `nats.url: "http://n" is not a nats://`},
+		{"nats url with a password", config.Destination{NATS: &config.NATSDestination{URL: "http://u:pa55@n/s3cret", Subject: "s"}}, `nats.url: "http://***@n/***" is not a nats://`},
+		{"wildcard subject", config.Destination{NATS: &config.NATSDestination{URL: "nats://n:4222", Subject: "events.>"}}, `nats.subject: "events.>": no spaces`},
+		{"empty token", config.Destination{NATS: &config.NATSDestination{URL: "nats://n:4222", Subject: "events..x"}}, `nats.subject: "events..x" is not a subject`},
 	}
 	for _, tc := range cases {
 		tc.d.Name = "b"
-		err := tc.d.Validate()
+		err := validate(tc.d)
 		require.Error(t, err, tc.name)
 		require.Contains(t, err.Error(), tc.want, tc.name)
 	}

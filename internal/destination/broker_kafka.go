@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/hookinbox/hookinbox/internal/config"
 )
 
 // kafkaPublisher produces with franz-go: idempotent, acks from every
@@ -13,7 +15,7 @@ import (
 // with the same webhook-id, which consumers drop.
 type kafkaPublisher struct{ client *kgo.Client }
 
-func newKafkaPublisher(k *Kafka) (*kafkaPublisher, error) {
+func newKafkaPublisher(k *config.KafkaDestination) (*kafkaPublisher, error) {
 	client, err := kgo.NewClient(
 		kgo.SeedBrokers(k.Brokers...),
 		kgo.RequiredAcks(kgo.AllISRAcks()),

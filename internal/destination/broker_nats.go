@@ -7,6 +7,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/hookinbox/hookinbox/internal/config"
 )
 
 // natsPublisher publishes to JetStream with Nats-Msg-Id set to the send's
@@ -16,7 +18,7 @@ type natsPublisher struct {
 	js   jetstream.JetStream
 }
 
-func newNATSPublisher(n *NATS) (*natsPublisher, error) {
+func newNATSPublisher(n *config.NATSDestination) (*natsPublisher, error) {
 	// The connection retries on its own; a server down at startup is a
 	// failed attempt later, not a failed start.
 	conn, err := nats.Connect(n.URL, nats.Name("hookinbox"), nats.RetryOnFailedConnect(true), nats.MaxReconnects(-1))

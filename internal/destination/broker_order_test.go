@@ -15,14 +15,15 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/hookinbox/hookinbox/internal/brokertest"
+	"github.com/hookinbox/hookinbox/internal/config"
 	"github.com/hookinbox/hookinbox/internal/destination"
 )
 
 // kafkaDest makes setupWith's destination "app" a Kafka topic's.
-func kafkaDest(brokers []string, topic string) func(d *destination.Destination) {
-	return func(d *destination.Destination) {
-		d.URL, d.Secret, d.Header = "", "", nil
-		d.Kafka = &destination.Kafka{Brokers: brokers, Topic: topic, Key: "resource"}
+func kafkaDest(brokers []string, topic string) func(d *config.Destination) {
+	return func(d *config.Destination) {
+		d.URL, d.Secret, d.Headers = "", "", nil
+		d.Kafka = &config.KafkaDestination{Brokers: brokers, Topic: topic, Key: "resource"}
 	}
 }
 
@@ -61,7 +62,7 @@ func TestKafkaDestinationKeepsEachResourcesOrderInItsPartition(t *testing.T) {
 
 func kafkaOrdered(t *testing.T, key string) {
 	cluster := brokertest.Kafka(t, 3, "events")
-	b := setupWith(t, setupOpts{route: func(r *destination.Route) { r.Ordered = true }, dest: func(d *destination.Destination) {
+	b := setupWith(t, setupOpts{route: func(r *config.Route) { r.Ordered = true }, dest: func(d *config.Destination) {
 		kafkaDest(cluster.ListenAddrs(), "events")(d)
 		d.Kafka.Key = key
 	}})
@@ -112,11 +113,11 @@ func TestKafkaDestinationDownOpensTheCircuitThenDrains(t *testing.T) {
 	port := ln.Addr().(*net.TCPAddr).Port
 	require.NoError(t, ln.Close()) // nothing listens there: the broker is down
 	brokers := []string{"127.0.0.1:" + strconv.Itoa(port)}
-	b := setupWith(t, setupOpts{dest: func(d *destination.Destination) {
+	b := setupWith(t, setupOpts{dest: func(d *config.Destination) {
 		kafkaDest(brokers, "events")(d)
-		d.Timeout = 300 * time.Millisecond
-		d.Circuit = destination.Circuit{Failures: 2, ProbeEvery: 200 * time.Millisecond}
-		d.Retry.MaxAge = time.Hour
+		d.Timeout = config.Duration(300 * time.Millisecond)
+		d.Circuit = config.Circuit{Failures: 2, ProbeEvery: config.Duration(200 * time.Millisecond)}
+		d.Retry.MaxAge = config.Duration(time.Hour)
 	}})
 	var ids []string
 	for i := range 5 {

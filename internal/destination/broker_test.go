@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/hookinbox/hookinbox/internal/brokertest"
+	"github.com/hookinbox/hookinbox/internal/config"
 )
 
 func brokerSend() *loadedSend {
@@ -28,7 +29,7 @@ func brokerSend() *loadedSend {
 func TestKafkaPublisherProducesTheDeliveryKeyedByResource(t *testing.T) {
 	t.Parallel()
 	cluster := brokertest.Kafka(t, 3, "hookinbox.github")
-	p, err := newKafkaPublisher(&Kafka{Brokers: cluster.ListenAddrs(), Topic: "hookinbox.{source}"})
+	p, err := newKafkaPublisher(&config.KafkaDestination{Brokers: cluster.ListenAddrs(), Topic: "hookinbox.{source}"})
 	require.NoError(t, err)
 	defer p.close()
 
@@ -62,7 +63,7 @@ func TestKafkaPublisherProducesTheDeliveryKeyedByResource(t *testing.T) {
 func TestKafkaPublisherMissingTopicFails(t *testing.T) {
 	t.Parallel()
 	cluster := brokertest.Kafka(t, 1)
-	p, err := newKafkaPublisher(&Kafka{Brokers: cluster.ListenAddrs(), Topic: "nowhere"})
+	p, err := newKafkaPublisher(&config.KafkaDestination{Brokers: cluster.ListenAddrs(), Topic: "nowhere"})
 	require.NoError(t, err)
 	defer p.close()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
@@ -101,7 +102,7 @@ func TestKafkaPublisherWaitsForReplicasAndRetriesIdempotently(t *testing.T) {
 	}})
 	notReplicated := cluster.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Topic: "events", Err: kerr.NotEnoughReplicasAfterAppend})
 
-	p, err := newKafkaPublisher(&Kafka{Brokers: cluster.ListenAddrs(), Topic: "events"})
+	p, err := newKafkaPublisher(&config.KafkaDestination{Brokers: cluster.ListenAddrs(), Topic: "events"})
 	require.NoError(t, err)
 	defer p.close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -133,7 +134,7 @@ func TestNATSPublisherRepeatIsDroppedByTheStream(t *testing.T) {
 	url := brokertest.NATS(t)
 	stream := brokertest.Stream(t, url, "HOOKINBOX", "hookinbox.>")
 
-	p, err := newNATSPublisher(&NATS{URL: url, Subject: "hookinbox.{source}.{event}"})
+	p, err := newNATSPublisher(&config.NATSDestination{URL: url, Subject: "hookinbox.{source}.{event}"})
 	require.NoError(t, err)
 	defer p.close()
 	send := brokerSend()
@@ -161,7 +162,7 @@ func TestNATSPublisherRepeatIsDroppedByTheStream(t *testing.T) {
 // plain publish nobody keeps.
 func TestNATSPublisherSubjectWithoutAStreamFails(t *testing.T) {
 	t.Parallel()
-	p, err := newNATSPublisher(&NATS{URL: brokertest.NATS(t), Subject: "loose.{source}"})
+	p, err := newNATSPublisher(&config.NATSDestination{URL: brokertest.NATS(t), Subject: "loose.{source}"})
 	require.NoError(t, err)
 	defer p.close()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

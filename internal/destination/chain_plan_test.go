@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/hookinbox/hookinbox/internal/config"
 	"github.com/hookinbox/hookinbox/internal/testdb"
 )
 
@@ -26,7 +27,7 @@ func TestTurnsEndWithPlansMadeForTheirArguments(t *testing.T) {
 	require.NoError(t, err)
 	defer conn.Release()
 
-	d := &dest{Destination: Destination{Name: "orders"}}
+	d := &dest{Destination: config.Destination{Name: "orders"}}
 	key := "issue-1"
 	ended := []orderedEnd{{send: &loadedSend{Source: "github", ResourceKey: &key}, succeeded: true}}
 	const calls = 8
@@ -78,7 +79,7 @@ func TestLineUpPlansNoNestedLoop(t *testing.T) {
 
 	b := &pgx.Batch{}
 	var more bool
-	queueLineUp(b, &dest{Destination: Destination{Name: "orders"}}, &more)
+	queueLineUp(b, &dest{Destination: config.Destination{Name: "orders"}}, &more)
 	var plan []string
 	for _, q := range b.QueuedQueries {
 		if q.SQL == chainLineUpSQL {
@@ -127,7 +128,7 @@ func TestTurnsEndWithoutASort(t *testing.T) {
 	ended := []orderedEnd{{send: &loadedSend{Source: "github", ResourceKey: &key}, succeeded: true}}
 	var after string
 	require.NoError(t, pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		if err := finishOrdered(ctx, tx, &dest{Destination: Destination{Name: "orders"}}, ended); err != nil {
+		if err := finishOrdered(ctx, tx, &dest{Destination: config.Destination{Name: "orders"}}, ended); err != nil {
 			return err
 		}
 		return tx.QueryRow(ctx, "SELECT current_setting('enable_sort')").Scan(&after)

@@ -76,7 +76,7 @@ func (s *Service) ensureShared(ctx context.Context, d *dest) error {
 }
 
 // claimTTL is how long a claim holds its sends.
-func claimTTL(d *dest) time.Duration { return maxRateLead + d.Timeout + claimMargin }
+func claimTTL(d *dest) time.Duration { return maxRateLead + d.Timeout.Std() + claimMargin }
 
 // claimResult is what one claim got: the sends to make now, or, when it
 // got none, why (and so when to look again).
@@ -214,7 +214,7 @@ func (c *claiming) queueSlots(b *pgx.Batch, d *dest) {
 		next = next.Add(time.Duration(len(c.out.sends)) * c.slot)
 	}
 	b.Queue(stateClaimedSQL, pgnamed.Args{
-		"destination": d.Name, "next_send_at": next, "probe": c.probe, "probe_every": d.Circuit.ProbeEvery,
+		"destination": d.Name, "next_send_at": next, "probe": c.probe, "probe_every": d.Circuit.ProbeEvery.Std(),
 	})
 }
 

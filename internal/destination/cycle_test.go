@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
+	"github.com/hookinbox/hookinbox/internal/config"
 	"github.com/hookinbox/hookinbox/internal/testdb"
 )
 
@@ -18,7 +19,7 @@ import (
 func TestACycleRecordsAndClaimsInOneTransaction(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	d := &dest{Destination: Destination{Name: "app", MaxInFlight: 2, Timeout: time.Second}}
+	d := &dest{Destination: config.Destination{Name: "app", MaxInFlight: 2, Timeout: config.Duration(time.Second)}}
 	s, pool := setupCycle(t, d, 2)
 
 	_, got, err := s.recordAndClaim(ctx, d, "me", "me/1", nil, 1, false)
@@ -68,8 +69,9 @@ func TestACycleRecordsAndClaimsInOneTransaction(t *testing.T) {
 func TestARecordTriedAgainAddsNothingTwice(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	d := &dest{Destination: Destination{Name: "app", MaxInFlight: 3, Timeout: time.Second,
-		Retry: Retry{Schedule: []time.Duration{time.Minute}, MaxAge: time.Hour}, Circuit: Circuit{Failures: 10, ProbeEvery: time.Second}}}
+	d := &dest{Destination: config.Destination{Name: "app", MaxInFlight: 3, Timeout: config.Duration(time.Second),
+		Retry:   config.Retry{Schedule: []config.Duration{config.Duration(time.Minute)}, MaxAge: config.Duration(time.Hour)},
+		Circuit: config.Circuit{Failures: 10, ProbeEvery: config.Duration(time.Second)}}}
 	s, pool := setupCycle(t, d, 3)
 	_, got, err := s.recordAndClaim(ctx, d, "me", "me/1", nil, 3, false)
 	require.NoError(t, err)
@@ -110,7 +112,7 @@ func TestARecordTriedAgainAddsNothingTwice(t *testing.T) {
 func TestARateLimitedClaimTakesItsSlotsInItsTransaction(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	d := &dest{Destination: Destination{Name: "app", MaxInFlight: 4, Timeout: time.Second, RateLimit: 10}}
+	d := &dest{Destination: config.Destination{Name: "app", MaxInFlight: 4, Timeout: config.Duration(time.Second), RateLimit: 10}}
 	s, pool := setupCycle(t, d, 3)
 
 	_, got, err := s.recordAndClaim(ctx, d, "me", "me/1", nil, 4, false)

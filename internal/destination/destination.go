@@ -35,6 +35,7 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"github.com/hookinbox/hookinbox/handlers"
+	"github.com/hookinbox/hookinbox/internal/config"
 	"github.com/hookinbox/hookinbox/internal/outbound"
 )
 
@@ -65,7 +66,8 @@ type Service struct {
 
 // dest is a configured destination with what sending to it needs.
 type dest struct {
-	Destination
+	config.Destination
+	header http.Header // Headers, canonical, as each request carries them
 	client *http.Client
 	signer *standardwebhooks.Webhook // nil: unsigned
 	broker brokerFor                 // a Kafka or NATS destination's connection
@@ -78,7 +80,7 @@ type dest struct {
 
 // target is one destination a route sends a source's events to.
 type target struct {
-	route       Route
+	route       config.Route
 	index       int        // the route's place in the configuration
 	expr        *routeExpr // its filter and transform; nil: none
 	destination string
@@ -105,7 +107,7 @@ func Register(r *handlers.Registry, cfg Config) (*Service, error) {
 	}
 	s := &Service{cfg: cfg, dests: map[string]*dest{}, logger: cfg.Logger}
 	for _, d := range cfg.Destinations {
-		d = d.WithDefaults()
+		d = withDefaults(d)
 		transport := http.DefaultTransport.(*http.Transport).Clone()
 		transport.MaxIdleConnsPerHost = max(d.MaxInFlight, 2) // reuse a connection per request in flight
 		// Headers and a body of up to 32 KB leave in one write: with
@@ -113,8 +115,8 @@ func Register(r *handlers.Registry, cfg Config) (*Service, error) {
 		// largest share of a backlog drain's CPU in serve
 		// (bench/README.md, Design decisions, "Sender cycles").
 		transport.WriteBufferSize = 32 << 10
-		if d.CAFile != "" {
-			roots, err := loadCAFile(d.CAFile)
+		if d.TLS.CAFile != "" {
+			roots, err := loadCAFile(d.TLS.CAFile)
 			if err != nil {
 				return nil, fmt.Errorf("destination %s: %w", d.Name, err)
 			}
@@ -122,8 +124,11 @@ func Register(r *handlers.Registry, cfg Config) (*Service, error) {
 		}
 		// A redirect is an answer, never followed (internal/outbound): the
 		// configured headers and signature go to the destination's host only.
-		client := &http.Client{Timeout: d.Timeout, Transport: transport, CheckRedirect: outbound.CheckRedirect}
-		nd := &dest{Destination: d, client: client}
+		client := &http.Client{Timeout: d.Timeout.Std(), Transport: transport, CheckRedirect: outbound.CheckRedirect}
+		nd := &dest{Destination: d, header: http.Header{}, client: client}
+		for k, v := range d.Headers {
+			nd.header.Set(k, v)
+		}
 		if d.Secret != "" {
 			var err error
 			if nd.signer, err = standardwebhooks.NewWebhook(d.Secret); err != nil {

@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"gopkg.in/yaml.v3"
+
+	"github.com/hookinbox/hookinbox/internal/config"
 )
 
 // Every routes: block docs/routes.md shows compiles, recipes included, so a
@@ -23,14 +25,11 @@ func TestDocsRouteRecipesCompile(t *testing.T) {
 			continue
 		}
 		var doc struct {
-			Routes []struct {
-				Filter    string `yaml:"filter"`
-				Transform string `yaml:"transform"`
-			} `yaml:"routes"`
+			Routes []config.Route `yaml:"routes"`
 		}
 		require.NoError(t, yaml.Unmarshal([]byte(b[1]), &doc), b[1])
 		for _, r := range doc.Routes {
-			_, err := compileRoute(Route{Filter: r.Filter, Transform: r.Transform})
+			_, err := compileRoute(r)
 			require.NoError(t, err, b[1])
 			blocks++
 		}

@@ -61,12 +61,12 @@ var exprEnv = sync.OnceValues(func() (*cel.Env, error) {
 // absent.
 type routeExpr struct {
 	filter, transform cel.Program
-	maxOutput         int // bytes: Route.MaxOutputBytes
+	maxOutput         int // bytes: config.Route.MaxOutputBytes
 }
 
 // compileRoute type-checks r's expressions. Errors name the expression
 // and the position in it.
-func compileRoute(r Route) (*routeExpr, error) {
+func compileRoute(r config.Route) (*routeExpr, error) {
 	if r.Filter == "" && r.Transform == "" {
 		return nil, nil
 	}

@@ -1,6 +1,10 @@
 package destination
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/hookinbox/hookinbox/internal/config"
+)
 
 // BenchmarkRouteFilterAndTransform is what a typical route costs one send:
 // its filter in the outbox, then its filter again and its transform at
@@ -9,7 +13,7 @@ import "testing"
 //
 //	go test ./internal/destination -run '^$' -bench RouteFilterAndTransform -benchmem
 func BenchmarkRouteFilterAndTransform(b *testing.B) {
-	x, err := compileRoute(Route{
+	x, err := compileRoute(config.Route{
 		Filter:    `body.action in ["opened", "reopened"] && body.issue.labels.exists(l, l.name == "bug")`,
 		Transform: `{"text": "Bug: " + body.issue.title + " " + body.issue.html_url}`,
 	})

@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/hookinbox/hookinbox/internal/config"
 )
 
 // Each escape leaves a hostile string as its characters on its platform,
@@ -17,7 +19,7 @@ func TestChatEscapes(t *testing.T) {
 		{`teamsEscape(body.title)`, `&lt;!channel&gt; &lt;https://evil.example/login\|Log in&gt; &amp; @everyone \[Log in\]\(https://evil.example\) \*now\*`},
 	}
 	for _, tc := range cases {
-		x, err := compileRoute(Route{Transform: tc.transform})
+		x, err := compileRoute(config.Route{Transform: tc.transform})
 		require.NoError(t, err)
 		body, _, err := x.apply(&in)
 		require.NoError(t, err)

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/hookinbox/hookinbox/internal/config"
 )
 
 // orderInput is an order of n items with a note of noteLen bytes: the
@@ -30,7 +32,7 @@ func TestTransformOutputIsBounded(t *testing.T) {
 	const perItem = `{"lines": body.items.map(i, {"sku": i.sku, "note": body.note})}`
 	in := orderInput(t, 40, 1000) // about 2 KB in, 40 KB out
 
-	x, err := compileRoute(Route{Transform: perItem, MaxOutputBytes: 16 << 10})
+	x, err := compileRoute(config.Route{Transform: perItem, MaxOutputBytes: 16 << 10})
 	require.NoError(t, err)
 	body, _, err := x.apply(&in)
 	var limit *OutputLimitError
@@ -39,7 +41,7 @@ func TestTransformOutputIsBounded(t *testing.T) {
 	require.ErrorContains(t, err, "transform: a value it reads, builds or yields is over max_output_bytes (16384 bytes)")
 	require.Nil(t, body)
 
-	x, err = compileRoute(Route{Transform: perItem, MaxOutputBytes: 64 << 10})
+	x, err = compileRoute(config.Route{Transform: perItem, MaxOutputBytes: 64 << 10})
 	require.NoError(t, err)
 	body, _, err = x.apply(&in)
 	require.NoError(t, err)
@@ -52,13 +54,13 @@ func TestTransformOutputIsBounded(t *testing.T) {
 func TestTransformMemoryIsBounded(t *testing.T) {
 	t.Parallel()
 	in := orderInput(t, 20, 1000)
-	x, err := compileRoute(Route{Transform: `{"n": size(body.items.map(i, body.note + i.sku))}`, MaxOutputBytes: 4 << 10})
+	x, err := compileRoute(config.Route{Transform: `{"n": size(body.items.map(i, body.note + i.sku))}`, MaxOutputBytes: 4 << 10})
 	require.NoError(t, err)
 	_, _, err = x.apply(&in)
 	var limit *OutputLimitError
 	require.ErrorAs(t, err, &limit, "a 20 KB list is built on the way to {\"n\": 20}")
 
-	x, err = compileRoute(Route{Filter: `body.items.map(i, body.note + i.sku).size() > 0`, MaxOutputBytes: 4 << 10})
+	x, err = compileRoute(config.Route{Filter: `body.items.map(i, body.note + i.sku).size() > 0`, MaxOutputBytes: 4 << 10})
 	require.NoError(t, err)
 	_, err = x.match(&in)
 	require.ErrorAs(t, err, &limit, "a filter is bounded the same way")
@@ -71,7 +73,7 @@ func TestTransformOutputIsBoundedInBytes(t *testing.T) {
 	body, err := json.Marshal(map[string]string{"s": strings.Repeat("\x01", 100)})
 	require.NoError(t, err)
 	in := inputOf("shop", "order.created", body)
-	x, err := compileRoute(Route{Transform: `{"s": body.s}`, MaxOutputBytes: 300})
+	x, err := compileRoute(config.Route{Transform: `{"s": body.s}`, MaxOutputBytes: 300})
 	require.NoError(t, err)
 	out, _, err := x.apply(&in)
 	var limit *OutputLimitError

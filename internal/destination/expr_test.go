@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/hookinbox/hookinbox/internal/config"
 )
 
 // sample is one of the shipped `hookinbox send` samples.
@@ -66,7 +68,7 @@ func TestRouteExpressionsOverProviderSamples(t *testing.T) {
 			body:      `{"b":"Q2hlY2tvdXQgc2hvd3MgMC4wMCBmb3IgSlBZIG9yZGVycw=="}`, contentType: "application/json"},
 	}
 	for _, tc := range cases {
-		x, err := compileRoute(Route{Filter: tc.filter, Transform: tc.transform})
+		x, err := compileRoute(config.Route{Filter: tc.filter, Transform: tc.transform})
 		require.NoError(t, err, tc.name)
 		match, err := x.match(&tc.in)
 		require.NoError(t, err, tc.name)
@@ -89,7 +91,7 @@ func TestRouteExpressionsOverProviderSamples(t *testing.T) {
 func TestNoTransformSendsTheBytes(t *testing.T) {
 	t.Parallel()
 	in := inputOf("github", "issues", []byte(`{ "spacing" :  "kept" }`))
-	x, err := compileRoute(Route{Filter: `true`})
+	x, err := compileRoute(config.Route{Filter: `true`})
 	require.NoError(t, err)
 	body, contentType, err := x.apply(&in)
 	require.NoError(t, err)
@@ -110,12 +112,12 @@ func TestRouteExpressionErrors(t *testing.T) {
 		{"wrong types", `event > 3`, "", "found no matching overload for '_>_'"},
 	}
 	for _, tc := range cases {
-		_, err := compileRoute(Route{Filter: tc.filter, Transform: tc.transform})
+		_, err := compileRoute(config.Route{Filter: tc.filter, Transform: tc.transform})
 		require.Error(t, err, tc.name)
 		require.Contains(t, err.Error(), tc.want, tc.name)
 	}
-	err := Validate([]Destination{{Name: "slack", URL: "http://x"}},
-		[]Route{{Source: "github", Events: []string{"*"}, To: []string{"slack"}, Filter: `body.x ==`}}, []string{"github"})
+	err := Validate([]config.Destination{{Name: "slack", URL: "http://x"}},
+		[]config.Route{{Source: "github", Events: []string{"*"}, To: []string{"slack"}, Filter: `body.x ==`}}, []string{"github"})
 	require.ErrorContains(t, err, "routes[0] (github).filter: ERROR: <input>:1:10: Syntax error")
 }
 
@@ -124,25 +126,25 @@ func TestRouteEvaluationErrorsAreErrors(t *testing.T) {
 	t.Parallel()
 	issues := sample(t, "github", "issues")
 	in := inputOf("github", "issues", issues)
-	x, err := compileRoute(Route{Filter: `body.no_such_field == "x"`})
+	x, err := compileRoute(config.Route{Filter: `body.no_such_field == "x"`})
 	require.NoError(t, err)
 	_, err = x.match(&in)
 	require.ErrorContains(t, err, "filter: no such key: no_such_field")
 
-	x, err = compileRoute(Route{Filter: `body.action`})
+	x, err = compileRoute(config.Route{Filter: `body.action`})
 	require.NoError(t, err)
 	_, err = x.match(&in)
 	require.ErrorIs(t, err, errNotBool)
 
 	big, err := json.Marshal(map[string]any{"items": make([]int, 5000)})
 	require.NoError(t, err)
-	x, err = compileRoute(Route{CostLimit: 1000, Filter: `body.items.all(i, body.items.exists(j, i == j))`})
+	x, err = compileRoute(config.Route{CostLimit: 1000, Filter: `body.items.all(i, body.items.exists(j, i == j))`})
 	require.NoError(t, err)
 	bigIn := inputOf("github", "issues", big)
 	_, err = x.match(&bigIn)
 	require.ErrorContains(t, err, "cost limit exceeded")
 
-	x, err = compileRoute(Route{Transform: `body.issue.number`})
+	x, err = compileRoute(config.Route{Transform: `body.issue.number`})
 	require.NoError(t, err)
 	_, _, err = x.apply(&in)
 	require.ErrorContains(t, err, "transform: yielded double; want a map, a list or a string")
@@ -152,7 +154,7 @@ func TestRouteEvaluationErrorsAreErrors(t *testing.T) {
 // whitespace, "&" and "<" as they are.
 func TestTransformJSONIsStable(t *testing.T) {
 	t.Parallel()
-	x, err := compileRoute(Route{Transform: `{"text": "a & <b>", "at": 1, "list": [event, source]}`})
+	x, err := compileRoute(config.Route{Transform: `{"text": "a & <b>", "at": 1, "list": [event, source]}`})
 	require.NoError(t, err)
 	in := inputOf("github", "issues", []byte(`{}`))
 	body, contentType, err := x.apply(&in)

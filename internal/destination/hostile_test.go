@@ -18,6 +18,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/hookinbox/hookinbox/internal/config"
 	"github.com/hookinbox/hookinbox/internal/destination"
 )
 
@@ -60,16 +61,16 @@ type attempt struct {
 }
 
 // twoAttempts makes a destination give up after one retry.
-func twoAttempts(d *destination.Destination) {
-	d.Retry = destination.Retry{Schedule: []time.Duration{50 * time.Millisecond}}
-	d.Header.Set("X-Api-Key", "api-key-for-app-only")
+func twoAttempts(d *config.Destination) {
+	d.Retry = config.Retry{Schedule: schedule(50 * time.Millisecond)}
+	d.Headers["X-Api-Key"] = "api-key-for-app-only"
 }
 
 // sendTo delivers one event to a destination at url and waits for its
 // send to end; it returns the send's state and its attempts.
-func sendTo(t *testing.T, url string, adjust func(d *destination.Destination)) (string, []attempt) {
+func sendTo(t *testing.T, url string, adjust func(d *config.Destination)) (string, []attempt) {
 	t.Helper()
-	b := setupWith(t, setupOpts{dest: func(d *destination.Destination) {
+	b := setupWith(t, setupOpts{dest: func(d *config.Destination) {
 		d.URL = url
 		twoAttempts(d)
 		if adjust != nil {
@@ -248,7 +249,7 @@ func TestTLSWithAPrivateCA(t *testing.T) {
 	caFile := filepath.Join(t.TempDir(), "ca.pem")
 	pemBytes := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
 	require.NoError(t, os.WriteFile(caFile, pemBytes, 0o600))
-	state, _ = sendTo(t, srv.URL+"/hooks", func(d *destination.Destination) { d.CAFile = caFile })
+	state, _ = sendTo(t, srv.URL+"/hooks", func(d *config.Destination) { d.TLS.CAFile = caFile })
 	require.Equal(t, "succeeded", state)
 }
 
@@ -269,19 +270,19 @@ func TestURLCredentialsAreMaskedInErrors(t *testing.T) {
 	require.NotContains(t, msg, "s3cret-key")
 	require.NotContains(t, msg, "pa55word")
 
-	bad := destination.Destination{Name: "x", URL: "ftp://host/?token=s3cret-key"}
-	require.ErrorContains(t, bad.Validate(), "token=***")
-	require.NotContains(t, bad.Validate().Error(), "s3cret-key")
-	bad = destination.Destination{Name: "x", URL: "https://host/", CAFile: filepath.Join(t.TempDir(), "missing.pem")}
-	require.ErrorContains(t, bad.Validate(), "ca_file:")
+	bad := config.Destination{Name: "x", URL: "ftp://host/?token=s3cret-key"}
+	require.ErrorContains(t, validate(bad), "token=***")
+	require.NotContains(t, validate(bad).Error(), "s3cret-key")
+	bad = config.Destination{Name: "x", URL: "https://host/", TLS: config.TLS{CAFile: filepath.Join(t.TempDir(), "missing.pem")}}
+	require.ErrorContains(t, validate(bad), "ca_file:")
 }
 
 // A mistyped max_in_flight is refused with its name, not turned into a
 // million slot rows.
 func TestMaxInFlightIsBounded(t *testing.T) {
 	t.Parallel()
-	d := destination.Destination{Name: "x", URL: "https://host/", MaxInFlight: destination.MaxMaxInFlight}
-	require.NoError(t, d.Validate())
+	d := config.Destination{Name: "x", URL: "https://host/", MaxInFlight: destination.MaxMaxInFlight}
+	require.NoError(t, validate(d))
 	d.MaxInFlight = 1_000_000
-	require.ErrorContains(t, d.Validate(), "max_in_flight: 1000000 is over 1000")
+	require.ErrorContains(t, validate(d), "max_in_flight: 1000000 is over 1000")
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/hookinbox/hookinbox/internal/config"
 	"github.com/hookinbox/hookinbox/internal/destination"
 	"github.com/hookinbox/hookinbox/internal/receiver"
 )
@@ -40,9 +41,9 @@ func (b *bundle) setPaused(t *testing.T, name string, paused bool) {
 func TestAReplicaWithAnOlderConfigLeavesANewDestinationsSendsAlone(t *testing.T) {
 	t.Parallel()
 	goodRecv := receiver.New(t, secret)
-	good := destination.Destination{Name: "good", URL: goodRecv.URL + "/hooks", Secret: secret, Retry: fast}
-	newer := setupWith(t, setupOpts{extra: []destination.Destination{good},
-		routes: []destination.Route{{Source: "billing", Events: []string{"*"}, To: []string{"good"}}}})
+	good := config.Destination{Name: "good", URL: goodRecv.URL + "/hooks", Secret: secret, Retry: fast}
+	newer := setupWith(t, setupOpts{extra: []config.Destination{good},
+		routes: []config.Route{{Source: "billing", Events: []string{"*"}, To: []string{"good"}}}})
 	newer.setPaused(t, "good", true) // a backlog: its sends wait
 	for _, r := range []string{"inv_r1", "inv_r2", "inv_r3"} {
 		newer.deliver(t, "invoice.paid", r, time.Now())
@@ -104,7 +105,7 @@ func TestAnUnknownDestinationsSendsWaitForAnOperator(t *testing.T) {
 
 	// Another process has "old" (paused, so it sends nothing here).
 	other := setupWith(t, setupOpts{pool: b.pool, noApp: true, noStart: true, seen: every,
-		extra: []destination.Destination{{Name: "old", URL: b.recv.URL + "/old"}}})
+		extra: []config.Destination{{Name: "old", URL: b.recv.URL + "/old"}}})
 	other.setPaused(t, "old", true)
 	other.start(t)
 	state, _ = b.stateOf(t, "old")

@@ -9,7 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
-	"github.com/hookinbox/hookinbox/internal/destination"
+	"github.com/hookinbox/hookinbox/internal/config"
 	"github.com/hookinbox/hookinbox/internal/receiver"
 )
 
@@ -22,8 +22,8 @@ func TestMaxInFlightBindsAcrossReplicas(t *testing.T) {
 	const maxInFlight, sends = 3, 40
 	// A timeout far above the delay: a request cut short would leave the
 	// receiver holding it after its claim was freed.
-	limits := func(d *destination.Destination) {
-		d.MaxInFlight, d.RateLimit, d.Timeout = maxInFlight, 0, 10*time.Second
+	limits := func(d *config.Destination) {
+		d.MaxInFlight, d.RateLimit, d.Timeout = maxInFlight, 0, config.Duration(10*time.Second)
 	}
 	first := setupWith(t, setupOpts{dest: limits})
 	first.recv.SetFallback(receiver.Action{Delay: 250 * time.Millisecond})

@@ -9,7 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
-	"github.com/hookinbox/hookinbox/internal/destination"
+	"github.com/hookinbox/hookinbox/internal/config"
 	"github.com/hookinbox/hookinbox/internal/receiver"
 )
 
@@ -20,7 +20,7 @@ import (
 func TestLimitsHoldAcrossReplicas(t *testing.T) {
 	t.Parallel()
 	const maxInFlight, rate = 3, 20.0
-	limits := func(d *destination.Destination) { d.MaxInFlight, d.RateLimit = maxInFlight, rate }
+	limits := func(d *config.Destination) { d.MaxInFlight, d.RateLimit = maxInFlight, rate }
 	first := setupWith(t, setupOpts{dest: limits})
 	first.recv.SetFallback(receiver.Action{Delay: 120 * time.Millisecond})
 	replicas := []*bundle{first}

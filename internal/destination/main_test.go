@@ -16,6 +16,7 @@ import (
 
 	"github.com/hookinbox/hookinbox/handlers"
 	"github.com/hookinbox/hookinbox/ingest"
+	"github.com/hookinbox/hookinbox/internal/config"
 	"github.com/hookinbox/hookinbox/internal/destination"
 	"github.com/hookinbox/hookinbox/internal/receiver"
 	"github.com/hookinbox/hookinbox/internal/testdb"
@@ -27,9 +28,23 @@ func TestMain(m *testing.M) { testdb.Main(m) }
 
 const secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 
+// schedule is a retry schedule of waits.
+func schedule(waits ...time.Duration) []config.Duration {
+	out := make([]config.Duration, len(waits))
+	for i, w := range waits {
+		out[i] = config.Duration(w)
+	}
+	return out
+}
+
+// validate checks one destination as serve's configuration check does.
+func validate(d config.Destination) error {
+	return destination.Validate([]config.Destination{d}, nil, nil)
+}
+
 // fast is a retry schedule for tests: many quick retries.
-var fast = destination.Retry{Schedule: []time.Duration{50 * time.Millisecond, 50 * time.Millisecond, 50 * time.Millisecond,
-	50 * time.Millisecond, 50 * time.Millisecond, 50 * time.Millisecond, 50 * time.Millisecond, 50 * time.Millisecond}}
+var fast = config.Retry{Schedule: schedule(50*time.Millisecond, 50*time.Millisecond, 50*time.Millisecond,
+	50*time.Millisecond, 50*time.Millisecond, 50*time.Millisecond, 50*time.Millisecond, 50*time.Millisecond)}
 
 type bundle struct {
 	pool     *pgxpool.Pool
@@ -42,15 +57,15 @@ type bundle struct {
 }
 
 type setupOpts struct {
-	dest    func(d *destination.Destination) // adjusts the destination "app"
-	route   func(r *destination.Route)       // adjusts the route billing → app
-	extra   []destination.Destination        // more destinations
-	pool    *pgxpool.Pool                    // a replica shares the first's database
-	recv    *receiver.Receiver               // and its receiver
+	dest    func(d *config.Destination) // adjusts the destination "app"
+	route   func(r *config.Route)       // adjusts the route billing → app
+	extra   []config.Destination        // more destinations
+	pool    *pgxpool.Pool               // a replica shares the first's database
+	recv    *receiver.Receiver          // and its receiver
 	noStart bool
-	noApp   bool                // the process does not have destination "app" (nor the route to it)
-	routes  []destination.Route // more routes
-	seen    time.Duration       // Config.SeenEvery
+	noApp   bool           // the process does not have destination "app" (nor the route to it)
+	routes  []config.Route // more routes
+	seen    time.Duration  // Config.SeenEvery
 	// fingerprint, when set, runs a jobs.Generation of it: the process
 	// leaves processing to one of a newer configuration.
 	fingerprint string
@@ -72,19 +87,19 @@ func setupWith(t *testing.T, opts setupOpts) *bundle {
 	if b.recv == nil {
 		b.recv = receiver.New(t, secret)
 	}
-	d := destination.Destination{Name: "app", URL: b.recv.URL + "/webhooks", Secret: secret, Timeout: 500 * time.Millisecond,
-		Header: http.Header{"Authorization": {"Bearer app-token"}}, Retry: fast}
+	d := config.Destination{Name: "app", URL: b.recv.URL + "/webhooks", Secret: secret, Timeout: config.Duration(500 * time.Millisecond),
+		Headers: map[string]string{"Authorization": "Bearer app-token"}, Retry: fast}
 	if opts.dest != nil {
 		opts.dest(&d)
 	}
-	route := destination.Route{Source: "billing", Events: []string{"*"}, To: []string{"app"}}
+	route := config.Route{Source: "billing", Events: []string{"*"}, To: []string{"app"}}
 	if opts.route != nil {
 		opts.route(&route)
 	}
 	reg := handlers.NewRegistry(handlers.Config{Logger: logger, Sources: []handlers.Source{
 		{Name: "billing", Provider: "standard"}, {Name: "github", Provider: "github"},
 	}})
-	dests, routes := append([]destination.Destination{d}, opts.extra...), append([]destination.Route{route}, opts.routes...)
+	dests, routes := append([]config.Destination{d}, opts.extra...), append([]config.Route{route}, opts.routes...)
 	if opts.noApp {
 		dests, routes = opts.extra, opts.routes
 	}

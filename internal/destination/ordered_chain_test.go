@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/hookinbox/hookinbox/internal/destination"
+	"github.com/hookinbox/hookinbox/internal/config"
 	"github.com/hookinbox/hookinbox/internal/receiver"
 )
 
@@ -18,9 +18,9 @@ import (
 func TestAnOrderedChainGoesOldestFirst(t *testing.T) {
 	t.Parallel()
 	skips := receiver.New(t, secret)
-	b := setupWith(t, setupOpts{dest: patient, route: func(r *destination.Route) { r.Ordered = true },
-		extra:  []destination.Destination{{Name: "skips", URL: skips.URL, Secret: secret, Timeout: 10 * time.Second, Retry: fast}},
-		routes: []destination.Route{{Source: "billing", Events: []string{"*"}, To: []string{"skips"}, Ordered: true, SkipStale: true}},
+	b := setupWith(t, setupOpts{dest: patient, route: func(r *config.Route) { r.Ordered = true },
+		extra:  []config.Destination{{Name: "skips", URL: skips.URL, Secret: secret, Timeout: config.Duration(10 * time.Second), Retry: fast}},
+		routes: []config.Route{{Source: "billing", Events: []string{"*"}, To: []string{"skips"}, Ordered: true, SkipStale: true}},
 	})
 	gate := make(chan struct{})
 	b.recv.Script(receiver.Action{Until: gate})

@@ -11,7 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/hookinbox/hookinbox/internal/destination"
+	"github.com/hookinbox/hookinbox/internal/config"
 	"github.com/hookinbox/hookinbox/internal/receiver"
 )
 
@@ -19,7 +19,7 @@ import (
 // for 20 requests at once, so only the order keeps one resource's sends
 // from going together.
 func setupOrderedWide(t *testing.T) *bundle {
-	return setupWith(t, setupOpts{route: func(r *destination.Route) { r.Ordered = true }, dest: func(d *destination.Destination) {
+	return setupWith(t, setupOpts{route: func(r *config.Route) { r.Ordered = true }, dest: func(d *config.Destination) {
 		patient(d)
 		d.MaxInFlight = 20
 	}})
@@ -103,7 +103,7 @@ func TestOrderedSendsOneResourceAtATime(t *testing.T) {
 // one send to the next, and the newcomer's processing finds it so.
 func TestAnOrderedSendArrivingMidChainWaitsItsTurn(t *testing.T) {
 	t.Parallel()
-	b := setupWith(t, setupOpts{dest: patient, route: func(r *destination.Route) { r.Ordered = true }})
+	b := setupWith(t, setupOpts{dest: patient, route: func(r *config.Route) { r.Ordered = true }})
 	const hold = 300 * time.Millisecond
 	b.recv.SetFallback(receiver.Action{Delay: hold})
 	base := time.Now().Add(-time.Hour).Truncate(time.Second)
@@ -128,9 +128,9 @@ func TestAnOrderedSendArrivingMidChainWaitsItsTurn(t *testing.T) {
 // it.
 func TestARetriedOrderedSendWaitsForTheSendInProgress(t *testing.T) {
 	t.Parallel()
-	b := setupWith(t, setupOpts{route: func(r *destination.Route) { r.Ordered = true }, dest: func(d *destination.Destination) {
+	b := setupWith(t, setupOpts{route: func(r *config.Route) { r.Ordered = true }, dest: func(d *config.Destination) {
 		patient(d)
-		d.Retry = destination.Retry{Schedule: []time.Duration{20 * time.Millisecond}}
+		d.Retry = config.Retry{Schedule: schedule(20 * time.Millisecond)}
 		d.Circuit.Failures = 100
 	}})
 	const hold = 500 * time.Millisecond
@@ -156,7 +156,7 @@ func TestARetriedOrderedSendWaitsForTheSendInProgress(t *testing.T) {
 // skip_stale: an event older than what the destination got is not sent.
 func TestSkipStaleDoesNotSendOlderEvents(t *testing.T) {
 	t.Parallel()
-	b := setupWith(t, setupOpts{dest: patient, route: func(r *destination.Route) { r.Ordered, r.SkipStale = true, true }})
+	b := setupWith(t, setupOpts{dest: patient, route: func(r *config.Route) { r.Ordered, r.SkipStale = true, true }})
 	base := time.Now().Add(-time.Hour).Truncate(time.Second)
 	newer, _ := b.deliver(t, "invoice.updated", "inv_s", base.Add(time.Minute))
 	require.Equal(t, "succeeded", b.waitSend(t, newer, "succeeded"))
@@ -172,15 +172,15 @@ func TestDeadDestinationDoesNotHoldUpOthers(t *testing.T) {
 	t.Parallel()
 	live := receiver.New(t, "")
 	b := setupWith(t, setupOpts{
-		dest: func(d *destination.Destination) {
+		dest: func(d *config.Destination) {
 			d.URL = "http://127.0.0.1:1/dead"
 			d.MaxInFlight = 2
 			// Far beyond the test: its sends stay unfinished throughout.
-			d.Retry = destination.Retry{Schedule: []time.Duration{time.Hour}}
+			d.Retry = config.Retry{Schedule: schedule(time.Hour)}
 			d.Circuit.Failures = 100
 		},
-		extra: []destination.Destination{{Name: "live", URL: live.URL, Timeout: 10 * time.Second}},
-		route: func(r *destination.Route) { r.To = []string{"app", "live"} },
+		extra: []config.Destination{{Name: "live", URL: live.URL, Timeout: config.Duration(10 * time.Second)}},
+		route: func(r *config.Route) { r.To = []string{"app", "live"} },
 	})
 	const n = 20
 	for i := range n {

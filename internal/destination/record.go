@@ -112,11 +112,11 @@ func outcomeOf(d *dest, r result) outcome {
 	o.lastError = &msg
 	attempt := r.send.Attempts + 1
 	age := time.Since(r.send.CreatedAt)
-	o.retryIn = nextRetry(d, attempt, r.res.retryAfter, d.Retry.MaxAge-age)
+	o.retryIn = nextRetry(d, attempt, r.res.retryAfter, d.Retry.MaxAge.Std()-age)
 	switch {
 	case attempt > len(d.Retry.Schedule):
 		o.state = "failed"
-	case age+o.retryIn > d.Retry.MaxAge:
+	case age+o.retryIn > d.Retry.MaxAge.Std():
 		o.state = "failed"
 	default:
 		o.state = "pending"
@@ -364,7 +364,7 @@ func (t *circuitTally) queueFailures(b *pgx.Batch, d *dest, again bool, open *bo
 	last := t.lastFailure
 	b.Queue(circuitFailureSQL, pgnamed.Args{
 		"destination": d.Name, "failures": t.failures, "attempted_at": last.res.at, "last_error": last.res.describe(),
-		"threshold": d.Circuit.Failures, "probe_every": d.Circuit.ProbeEvery,
+		"threshold": d.Circuit.Failures, "probe_every": d.Circuit.ProbeEvery.Std(),
 		"again": again, "send_id": last.send.ID, "attempt": last.send.Attempts + 1,
 	}).QueryRow(func(row pgx.Row) error {
 		if err := row.Scan(open); err != nil && !errors.Is(err, pgx.ErrNoRows) {
@@ -477,7 +477,7 @@ func derefOr(s *string) string {
 // (past the window the send fails, as max_age says).
 func nextRetry(d *dest, attempt int, retryAfter, left time.Duration) time.Duration {
 	i := min(attempt, len(d.Retry.Schedule)) - 1
-	return max(jitter(d.Retry.Schedule[i]), min(retryAfter, left))
+	return max(jitter(d.Retry.Schedule[i].Std()), min(retryAfter, left))
 }
 
 func nilIfEmpty(s string) *string {

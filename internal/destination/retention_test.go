@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/hookinbox/hookinbox/internal/destination"
+	"github.com/hookinbox/hookinbox/internal/config"
 	"github.com/hookinbox/hookinbox/internal/receiver"
 	"github.com/hookinbox/hookinbox/jobs"
 )
@@ -16,8 +16,8 @@ import (
 // unfinished; once the send is done, the delivery and its send go.
 func TestRetentionHoldsUnfinishedSends(t *testing.T) {
 	t.Parallel()
-	b := setupWith(t, setupOpts{dest: func(d *destination.Destination) {
-		d.Retry = destination.Retry{Schedule: []time.Duration{time.Hour}}
+	b := setupWith(t, setupOpts{dest: func(d *config.Destination) {
+		d.Retry = config.Retry{Schedule: schedule(time.Hour)}
 	}})
 	ctx := context.Background()
 	b.recv.Script(receiver.Fail)

@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/hookinbox/hookinbox/internal/destination"
+	"github.com/hookinbox/hookinbox/internal/config"
 	"github.com/hookinbox/hookinbox/internal/receiver"
 	"github.com/hookinbox/hookinbox/jobs"
 )
@@ -26,8 +26,8 @@ func TestEveryDeliveryAfterTheNewConfigStartsReachesTheNewDestination(t *testing
 	older := setupWith(t, setupOpts{fingerprint: "config-v1"})
 	goodRecv := receiver.New(t, secret)
 	newer := setupWith(t, setupOpts{pool: older.pool, recv: older.recv, fingerprint: "config-v2", noStart: true,
-		extra:  []destination.Destination{{Name: "good", URL: goodRecv.URL + "/hooks", Secret: secret, Retry: fast}},
-		routes: []destination.Route{{Source: "billing", Events: []string{"*"}, To: []string{"good"}}}})
+		extra:  []config.Destination{{Name: "good", URL: goodRecv.URL + "/hooks", Secret: secret, Retry: fast}},
+		routes: []config.Route{{Source: "billing", Events: []string{"*"}, To: []string{"good"}}}})
 
 	const n = 40
 	for i := range n {

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/hookinbox/hookinbox/internal/config"
 	"github.com/hookinbox/hookinbox/internal/destination"
 	"github.com/hookinbox/hookinbox/internal/receiver"
 )
@@ -18,7 +19,7 @@ import (
 // body it got, under the send's key.
 func TestRouteFilterAndTransform(t *testing.T) {
 	t.Parallel()
-	b := setupWith(t, setupOpts{route: func(r *destination.Route) {
+	b := setupWith(t, setupOpts{route: func(r *config.Route) {
 		// headers are read at send time too: the claim loads them.
 		r.Filter = `body.type == "invoice.paid" && body.data.id.startsWith("in_") && headers["content-type"] == "application/json"`
 		r.Transform = `{"text": "paid " + body.data.id, "delivery": delivery_id}`
@@ -43,7 +44,7 @@ func TestRouteFilterAndTransform(t *testing.T) {
 // operator's retry sends it.
 func TestRouteErrorIsAFailedSendRetriedAfterTheFix(t *testing.T) {
 	t.Parallel()
-	broken := setupWith(t, setupOpts{route: func(r *destination.Route) { r.Filter = `body.data.amount > 100` }})
+	broken := setupWith(t, setupOpts{route: func(r *config.Route) { r.Filter = `body.data.amount > 100` }})
 	id, _ := broken.deliver(t, "invoice.paid", "in_2", time.Now())
 	broken.waitSend(t, id, "failed")
 	var lastError string
@@ -55,7 +56,7 @@ func TestRouteErrorIsAFailedSendRetriedAfterTheFix(t *testing.T) {
 	ctx := context.Background()
 	require.NoError(t, broken.svc.Stop(ctx))
 
-	fixed := setupWith(t, setupOpts{pool: broken.pool, recv: broken.recv, route: func(r *destination.Route) {
+	fixed := setupWith(t, setupOpts{pool: broken.pool, recv: broken.recv, route: func(r *config.Route) {
 		r.Filter = `has(body.data.amount) ? body.data.amount > 100 : true`
 	}})
 	require.Equal(t, 1, fixed.retryFailed(t))
@@ -96,12 +97,12 @@ func requestOf(t *testing.T, recv *receiver.Receiver, deliveryID, to string) rec
 // events or filter do not match.
 func TestTheFirstMatchingRouteDecides(t *testing.T) {
 	t.Parallel()
-	b := setupWith(t, setupOpts{dest: patient, route: func(r *destination.Route) {
+	b := setupWith(t, setupOpts{dest: patient, route: func(r *config.Route) {
 		r.Events = []string{"invoice.*"}
 		r.Filter = `body.data.id.startsWith("inv_")`
 		r.Transform = `{"route": 0, "id": body.data.id}`
 		r.Ordered, r.SkipStale = true, true
-	}, routes: []destination.Route{{Source: "billing", Events: []string{"*"}, To: []string{"app"},
+	}, routes: []config.Route{{Source: "billing", Events: []string{"*"}, To: []string{"app"},
 		Transform: `{"route": 1, "id": body.data.id}`}}})
 	orderedOf := func(id string) (ordered, skipStale bool) {
 		require.NoError(t, b.pool.QueryRow(context.Background(),
@@ -139,12 +140,12 @@ func TestATransformWithoutAFilterIsWhatIsSent(t *testing.T) {
 	t.Parallel()
 	text, list := receiver.New(t, secret), receiver.New(t, secret)
 	b := setupWith(t, setupOpts{
-		route: func(r *destination.Route) { r.Transform = `{"id": body.data.id, "event": event}` },
-		extra: []destination.Destination{
-			{Name: "text", URL: text.URL, Secret: secret, Timeout: 10 * time.Second},
-			{Name: "list", URL: list.URL, Secret: secret, Timeout: 10 * time.Second},
+		route: func(r *config.Route) { r.Transform = `{"id": body.data.id, "event": event}` },
+		extra: []config.Destination{
+			{Name: "text", URL: text.URL, Secret: secret, Timeout: config.Duration(10 * time.Second)},
+			{Name: "list", URL: list.URL, Secret: secret, Timeout: config.Duration(10 * time.Second)},
 		},
-		routes: []destination.Route{
+		routes: []config.Route{
 			{Source: "billing", Events: []string{"*"}, To: []string{"text"}, Transform: `"paid " + body.data.id`},
 			{Source: "billing", Events: []string{"*"}, To: []string{"list"}, Transform: `[body.data.id, event]`},
 		},
@@ -176,17 +177,17 @@ func TestATransformWithoutAFilterIsWhatIsSent(t *testing.T) {
 func TestATransformErrorIsAFailedSendRetriedAfterTheFix(t *testing.T) {
 	t.Parallel()
 	typed, costly := receiver.New(t, secret), receiver.New(t, secret)
-	dests := []destination.Destination{
-		{Name: "typed", URL: typed.URL, Secret: secret, Timeout: 10 * time.Second},
-		{Name: "costly", URL: costly.URL, Secret: secret, Timeout: 10 * time.Second},
+	dests := []config.Destination{
+		{Name: "typed", URL: typed.URL, Secret: secret, Timeout: config.Duration(10 * time.Second)},
+		{Name: "costly", URL: costly.URL, Secret: secret, Timeout: config.Duration(10 * time.Second)},
 	}
 	broken := setupWith(t, setupOpts{
-		route: func(r *destination.Route) {
+		route: func(r *config.Route) {
 			r.Filter = `body.type == "invoice.paid"`
 			r.Transform = `{"amount": body.data.amount}`
 		},
 		extra: dests,
-		routes: []destination.Route{
+		routes: []config.Route{
 			{Source: "billing", Events: []string{"*"}, To: []string{"typed"}, Transform: `has(body.data.amount) ? body.data.amount : 0`},
 			{Source: "billing", Events: []string{"*"}, To: []string{"costly"}, Transform: `{"text": body.type + " " + body.data.id}`, CostLimit: 2},
 		},
@@ -211,12 +212,12 @@ func TestATransformErrorIsAFailedSendRetriedAfterTheFix(t *testing.T) {
 	require.NoError(t, broken.svc.Stop(ctx))
 
 	fixed := setupWith(t, setupOpts{pool: broken.pool, recv: broken.recv,
-		route: func(r *destination.Route) {
+		route: func(r *config.Route) {
 			r.Filter = `body.type == "invoice.paid"`
 			r.Transform = `{"amount": has(body.data.amount) ? body.data.amount : 0.0}`
 		},
 		extra: dests,
-		routes: []destination.Route{
+		routes: []config.Route{
 			{Source: "billing", Events: []string{"*"}, To: []string{"typed"}, Transform: `has(body.data.amount) ? string(body.data.amount) : "none"`},
 			{Source: "billing", Events: []string{"*"}, To: []string{"costly"}, Transform: `{"text": body.type + " " + body.data.id}`},
 		},
@@ -245,7 +246,7 @@ func TestATransformErrorIsAFailedSendRetriedAfterTheFix(t *testing.T) {
 // failed send naming the limit: the destination gets nothing, not a part.
 func TestRouteOverItsOutputLimitIsAFailedSend(t *testing.T) {
 	t.Parallel()
-	b := setupWith(t, setupOpts{route: func(r *destination.Route) {
+	b := setupWith(t, setupOpts{route: func(r *config.Route) {
 		r.Transform = `{"lines": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9].map(i, {"n": i, "id": body.data.id, "type": body.type})}`
 		r.MaxOutputBytes = 128
 	}})

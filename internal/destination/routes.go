@@ -1,12 +1,16 @@
 package destination
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/hookinbox/hookinbox/internal/config"
+)
 
 // targets are the routes, compiled, by source: each route once per
 // destination it names, in configuration order.
 type targets map[string][]target
 
-func newTargets(routes []Route, sources []string) (targets, error) {
+func newTargets(routes []config.Route, sources []string) (targets, error) {
 	ts := targets{}
 	for i, route := range routes {
 		expr, err := compileRoute(route)
@@ -47,7 +51,7 @@ type RouteResult struct {
 // do, and says, for each destination its event type is routed to, whether
 // and what it would be sent. Nothing is sent or stored. sources are the
 // configured sources' names (routes from "*" cover them all).
-func Evaluate(routes []Route, sources []string, in ExprInput) ([]RouteResult, error) {
+func Evaluate(routes []config.Route, sources []string, in ExprInput) ([]RouteResult, error) {
 	ts, err := newTargets(routes, sources)
 	if err != nil {
 		return nil, err

@@ -82,7 +82,7 @@ func (s *Service) attempt(ctx context.Context, d *dest, send *loadedSend) respon
 		res.err = outbound.MaskError(err) // names the URL
 		return res
 	}
-	for k, v := range d.Header {
+	for k, v := range d.header {
 		req.Header[k] = v
 	}
 	req.Header.Set("Content-Type", contentType)

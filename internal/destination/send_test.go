@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/hookinbox/hookinbox/internal/config"
 	"github.com/hookinbox/hookinbox/internal/destination"
 	"github.com/hookinbox/hookinbox/internal/receiver"
 	"github.com/hookinbox/hookinbox/jobs"
@@ -18,7 +19,7 @@ import (
 // patient gives the destination a timeout that no request to a live
 // loopback receiver reaches, however loaded the machine: a test that counts
 // requests must not see a retry it did not script.
-func patient(d *destination.Destination) { d.Timeout = 10 * time.Second }
+func patient(d *config.Destination) { d.Timeout = config.Duration(10 * time.Second) }
 
 // A delivery reaches the destination once: the body byte for byte, signed
 // (the receiver verifies with the Standard Webhooks library), with the
@@ -59,7 +60,7 @@ func TestRetriesKeepOneKeyAndOneEffect(t *testing.T) {
 	// Only the scripted delay outlasts the timeout, which is generous so
 	// that no other request times out on a loaded machine.
 	const timeout = 3 * time.Second
-	b := setupWith(t, setupOpts{dest: func(d *destination.Destination) { d.Timeout = timeout }})
+	b := setupWith(t, setupOpts{dest: func(d *config.Destination) { d.Timeout = config.Duration(timeout) }})
 	b.recv.Script(receiver.Fail, receiver.Action{Delay: 10 * timeout}, receiver.Action{LoseResponse: true},
 		receiver.Action{Status: http.StatusBadGateway}, receiver.Apply)
 	id, inboxID := b.deliver(t, "invoice.paid", "inv_2", time.Now())

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/hookinbox/hookinbox/internal/config"
 	"github.com/hookinbox/hookinbox/internal/destination"
 	"github.com/hookinbox/hookinbox/internal/receiver"
 )
@@ -84,8 +85,8 @@ func TestStopLeavesACutRequestToTheNextSender(t *testing.T) {
 // slot holds: each send is made once, however the claims interleave.
 func TestEverySendOnceWhileOthersAreInFlight(t *testing.T) {
 	t.Parallel()
-	b := setupWith(t, setupOpts{dest: func(d *destination.Destination) {
-		d.MaxInFlight, d.RateLimit, d.Timeout = 4, 0, 10*time.Second
+	b := setupWith(t, setupOpts{dest: func(d *config.Destination) {
+		d.MaxInFlight, d.RateLimit, d.Timeout = 4, 0, config.Duration(10*time.Second)
 	}})
 	b.recv.SetFallback(receiver.Action{Delay: 200 * time.Millisecond})
 	var ids []string

@@ -10,6 +10,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/hookinbox/hookinbox/handlers"
+	"github.com/hookinbox/hookinbox/internal/config"
 	"github.com/hookinbox/hookinbox/internal/destination"
 	"github.com/hookinbox/hookinbox/internal/testdb"
 )
@@ -33,7 +34,7 @@ func TestAlertingRulesNameExportedMetrics(t *testing.T) {
 	pool := testdb.New(t)
 	m := New(pool, nil)
 	svc, err := destination.Register(handlers.NewRegistry(handlers.Config{}), destination.Config{
-		Destinations: []destination.Destination{{Name: "d", URL: "http://127.0.0.1:1/"}}, Pool: pool})
+		Destinations: []config.Destination{{Name: "d", URL: "http://127.0.0.1:1/"}}, Pool: pool})
 	require.NoError(t, err)
 	m.WatchDestinations(svc)
 	m.ObserveKafkaBatch("s", "t", 0, 1) // vectors appear once used
