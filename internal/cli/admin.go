@@ -31,7 +31,7 @@ func recoveryJobs(cfg config.Config, pool *pgxpool.Pool, logger *slog.Logger) ([
 		if s.GitHub == nil {
 			continue
 		}
-		configs[s.Name] = redeliverConfig(s)
+		configs[s.Name] = redeliver.Config{Source: s.Name, GitHubAPI: *s.GitHub}
 		if every := s.GitHub.RedeliverEvery.Std(); every > 0 {
 			periodic = append(periodic, redeliver.PeriodicJob(s.Name, every))
 			// Each pass looks back over two periods, so a delivery that
@@ -66,13 +66,13 @@ func newAdmin(ctx context.Context, cfg config.Config, pool *pgxpool.Pool, rc *ri
 	for _, s := range cfg.Sources {
 		ac.Sources = append(ac.Sources, s.Name)
 		if s.GitHub != nil {
-			rcfg := redeliverConfig(s)
+			rcfg := redeliver.Config{Source: s.Name, GitHubAPI: *s.GitHub}
 			ac.Redeliver[s.Name] = func(ctx context.Context, since time.Time) (any, error) {
 				return redeliver.Redeliver(ctx, pool, rcfg, since)
 			}
 		}
 		if s.Stripe != nil {
-			scfg := reconcileConfig(s)
+			scfg := reconcile.Config{Source: s.Name, StripeAPI: *s.Stripe}
 			ac.Reconcile[s.Name] = func(ctx context.Context, since time.Time) (any, error) {
 				return reconcile.Reconcile(ctx, inbox, scfg, since)
 			}

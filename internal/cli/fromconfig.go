@@ -29,12 +29,12 @@ func CheckConfig(cfg config.Config) error {
 	for i, s := range cfg.Sources {
 		key := fmt.Sprintf("sources[%d] (%s)", i, s.Name)
 		if s.GitHub != nil {
-			if err := redeliverConfig(s).Validate(); err != nil {
+			if err := (redeliver.Config{Source: s.Name, GitHubAPI: *s.GitHub}).Validate(); err != nil {
 				return fmt.Errorf("%s.%w", key, err)
 			}
 		}
 		if s.Stripe != nil {
-			if err := reconcileConfig(s).Validate(); err != nil {
+			if err := (reconcile.Config{Source: s.Name, StripeAPI: *s.Stripe}).Validate(); err != nil {
 				return fmt.Errorf("%s.%w", key, err)
 			}
 		}
@@ -62,24 +62,6 @@ func ingestSources(cfg config.Config) ([]ingest.Source, error) {
 			DedupBodiesByType: s.DedupBodiesByType()})
 	}
 	return sources, nil
-}
-
-// redeliverConfig is the source's GitHub recovery settings (zero if none).
-func redeliverConfig(s config.Source) redeliver.Config {
-	if s.GitHub == nil {
-		return redeliver.Config{}
-	}
-	g := s.GitHub
-	return redeliver.Config{Source: s.Name, APIURL: g.APIURL, Token: g.Token,
-		Repo: g.Repo, Org: g.Org, HookID: g.HookID, AppID: g.AppID, PrivateKey: g.PrivateKey}
-}
-
-// reconcileConfig is the source's Stripe recovery settings (zero if none).
-func reconcileConfig(s config.Source) reconcile.Config {
-	if s.Stripe == nil {
-		return reconcile.Config{}
-	}
-	return reconcile.Config{Source: s.Name, APIKey: s.Stripe.APIKey, APIBase: s.Stripe.APIBase}
 }
 
 // destinationsAndRoutes returns the configured destinations and routes,

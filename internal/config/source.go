@@ -8,26 +8,57 @@ import (
 )
 
 // GitHubAPI lets hookinbox ask GitHub about a source's webhook, to recover
-// deliveries GitHub failed to make.
+// deliveries GitHub failed to make. internal/redeliver works from this
+// type and owns its defaults and checks (redeliver.Config); its errors
+// name these keys.
 type GitHubAPI struct {
-	APIURL string `yaml:"api_url"` // Defaults to https://api.github.com/
-	Token  string `yaml:"token"`
-	Repo   string `yaml:"repo"` // owner/name for a repository hook, or
-	Org    string `yaml:"org"`  // an organisation for an org hook
-	HookID int64  `yaml:"hook_id"`
-	// AppID and PrivateKey (PEM, a ${VAR} holding it, or a file path)
-	// reach a GitHub App's own webhook instead of Token with Repo or Org
-	// and HookID.
+	// APIURL is GitHub's REST API base. It is used as given (a trailing
+	// slash is added), so GitHub Enterprise Server needs the full
+	// https://HOST/api/v3/. Defaults to redeliver.DefaultAPIURL
+	// (https://api.github.com/).
+	APIURL string `yaml:"api_url"`
+
+	// Token authenticates to GitHub. Listing and redelivering need
+	// admin:repo_hook (repository hooks) or admin:org_hook (organisation
+	// hooks), read and write; a fine-grained token needs "Webhooks: read
+	// and write". It never appears in errors or logs. Required unless
+	// AppID and PrivateKey are set.
+	Token string `yaml:"token"`
+
+	// Repo is "owner/name" for a repository hook, Org an organisation's
+	// login for an organisation hook: exactly one is required with Token.
+	Repo string `yaml:"repo"`
+	Org  string `yaml:"org"`
+
+	// HookID is the webhook's id, as in the hook's settings URL
+	// (…/settings/hooks/{id}). Required with Token.
+	HookID int64 `yaml:"hook_id"`
+
+	// AppID and PrivateKey select a GitHub App's webhook instead: the one
+	// webhook an App has, reached at /app/hook/deliveries with a JWT the
+	// App's private key signs. PrivateKey is the PEM text, a ${VAR}
+	// holding it, or the path of a file holding it. Exclusive with Token,
+	// Repo, Org and HookID.
 	AppID      int64  `yaml:"app_id"`
 	PrivateKey string `yaml:"private_key"`
+
 	// RedeliverEvery runs the recovery periodically. Zero: only on request.
 	RedeliverEvery Duration `yaml:"redeliver_every"`
 }
 
 // StripeAPI lets hookinbox list a source's undelivered Stripe events.
+// internal/reconcile works from this type and owns its defaults and
+// checks (reconcile.Config).
 type StripeAPI struct {
-	APIKey  string `yaml:"api_key"`
-	APIBase string `yaml:"api_base"` // Defaults to https://api.stripe.com
+	// APIKey is a Stripe secret key (sk_...) or a restricted key (rk_...)
+	// with read access to events. Required. It is sent only to APIBase and
+	// never appears in an error.
+	APIKey string `yaml:"api_key"`
+
+	// APIBase is the Stripe API's base URL, without /v1. Tests point it at
+	// a local server. Defaults to reconcile.DefaultAPIBase
+	// (https://api.stripe.com).
+	APIBase string `yaml:"api_base"`
 }
 
 // Source is one sender.

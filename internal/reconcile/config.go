@@ -5,6 +5,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/hookinbox/hookinbox/internal/config"
 )
 
 // Config says which Stripe account to list events from and which hookinbox
@@ -15,14 +17,10 @@ type Config struct {
 	// duplicate of it. Required.
 	Source string
 
-	// APIKey is a Stripe secret key (sk_...) or a restricted key (rk_...)
-	// with read access to events. Required. It is sent only to APIBase and
-	// never appears in an error.
-	APIKey string
-
-	// APIBase is the Stripe API's base URL, without /v1. Tests point it at
-	// a local server. Defaults to "https://api.stripe.com".
-	APIBase string
+	// StripeAPI is the source's stripe block, as config decoded it:
+	// config.StripeAPI says what each key means. APIKey is required;
+	// WithDefaults fills APIBase.
+	config.StripeAPI
 
 	// HTTPClient makes the API calls. Defaults to a client with a 30 s
 	// timeout per request.

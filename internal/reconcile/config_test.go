@@ -7,12 +7,13 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/hookinbox/hookinbox/internal/config"
 	"github.com/hookinbox/hookinbox/internal/reconcile"
 )
 
 func TestConfigValidate(t *testing.T) {
 	t.Parallel()
-	valid := reconcile.Config{Source: "stripe", APIKey: "sk_test_abc"}
+	valid := reconcile.Config{Source: "stripe", StripeAPI: config.StripeAPI{APIKey: "sk_test_abc"}}
 
 	cases := []struct {
 		name   string
@@ -55,7 +56,7 @@ func TestConfigValidate(t *testing.T) {
 
 func TestConfigWithDefaults(t *testing.T) {
 	t.Parallel()
-	cfg := reconcile.Config{Source: "stripe", APIKey: "sk_test_abc"}.WithDefaults()
+	cfg := reconcile.Config{Source: "stripe", StripeAPI: config.StripeAPI{APIKey: "sk_test_abc"}}.WithDefaults()
 	require.Equal(t, "https://api.stripe.com", cfg.APIBase)
 	require.Equal(t, 100, cfg.PageSize)
 	require.NotNil(t, cfg.HTTPClient)

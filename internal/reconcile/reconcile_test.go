@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hookinbox/hookinbox/ingest"
+	"github.com/hookinbox/hookinbox/internal/config"
 	"github.com/hookinbox/hookinbox/internal/reconcile"
 	"github.com/hookinbox/hookinbox/internal/testdb"
 	"github.com/hookinbox/hookinbox/jobs"
@@ -39,7 +40,7 @@ func setup(t *testing.T) *testBundle {
 		pool:   pool,
 		inbox:  ingest.NewInbox(pool, rc),
 		stripe: fake,
-		cfg:    reconcile.Config{Source: "stripe", APIKey: testKey, APIBase: fake.srv.URL},
+		cfg:    reconcile.Config{Source: "stripe", StripeAPI: config.StripeAPI{APIKey: testKey, APIBase: fake.srv.URL}},
 		now:    time.Now().UTC().Truncate(time.Second),
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/hookinbox/hookinbox/internal/config"
 )
 
 const testAppID = 123456
@@ -31,7 +33,7 @@ func setupApp(t *testing.T) (*testBundle, Config) {
 	b := setup(t)
 	key, keyPEM := appKeyPEM(t)
 	b.gh.appID, b.gh.appKey = testAppID, &key.PublicKey
-	return b, Config{Source: "github-app", APIURL: b.gh.URL(), AppID: testAppID, PrivateKey: keyPEM}
+	return b, Config{Source: "github-app", GitHubAPI: config.GitHubAPI{APIURL: b.gh.URL(), AppID: testAppID, PrivateKey: keyPEM}}
 }
 
 func TestRedeliverGitHubApp(t *testing.T) {

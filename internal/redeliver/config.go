@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/hookinbox/hookinbox/internal/config"
 )
 
 // DefaultAPIURL is GitHub.com's REST API.
@@ -19,36 +21,10 @@ type Config struct {
 	// the inbox is asked about deliveries under this name. Required.
 	Source string
 
-	// APIURL is GitHub's REST API base. It is used as given (a trailing
-	// slash is added), so GitHub Enterprise Server needs the full
-	// https://HOST/api/v3/. Defaults to DefaultAPIURL.
-	APIURL string
-
-	// Token authenticates to GitHub. Listing and redelivering need
-	// admin:repo_hook (repository hooks) or admin:org_hook (organisation
-	// hooks), read and write; a fine-grained token needs "Webhooks: read and
-	// write". It never appears in errors or logs. Required unless AppID
-	// and PrivateKey are set.
-	Token string
-
-	// AppID and PrivateKey select a GitHub App's webhook instead: the one
-	// webhook an App has, reached at /app/hook/deliveries with a JWT the
-	// App's private key signs. PrivateKey is the PEM text, or the path of
-	// a file holding it. Exclusive with Token, Repo, Org and HookID.
-	AppID      int64
-	PrivateKey string
-
-	// Repo is "owner/name" for a repository hook. Exactly one of Repo and
-	// Org is required.
-	Repo string
-
-	// Org is the organisation's login for an organisation hook. Exactly one
-	// of Repo and Org is required.
-	Org string
-
-	// HookID is the webhook's id, as in the hook's settings URL
-	// (…/settings/hooks/{id}). Required.
-	HookID int64
+	// GitHubAPI is the source's github block, as config decoded it:
+	// config.GitHubAPI says what each key means. WithDefaults fills its
+	// APIURL; RedeliverEvery is the caller's, which schedules the job.
+	config.GitHubAPI
 
 	// HTTPClient makes the calls to GitHub. Its Transport is wrapped to add
 	// the token; the client itself is not modified. Defaults to a client

@@ -5,11 +5,13 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/hookinbox/hookinbox/internal/config"
 )
 
 func TestConfigValidate(t *testing.T) {
 	t.Parallel()
-	valid := Config{Source: "github", Token: "t", Repo: "octo/hello", HookID: 1}
+	valid := Config{Source: "github", GitHubAPI: config.GitHubAPI{Token: "t", Repo: "octo/hello", HookID: 1}}
 	require.NoError(t, valid.Validate())
 	require.NoError(t, valid.WithDefaults().Validate())
 
@@ -18,7 +20,7 @@ func TestConfigValidate(t *testing.T) {
 	require.NoError(t, org.Validate())
 
 	_, keyPEM := appKeyPEM(t)
-	app := Config{Source: "github", AppID: 1, PrivateKey: keyPEM}
+	app := Config{Source: "github", GitHubAPI: config.GitHubAPI{AppID: 1, PrivateKey: keyPEM}}
 	require.NoError(t, app.Validate())
 
 	for _, tc := range []struct {

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
+	"github.com/hookinbox/hookinbox/internal/config"
 	"github.com/hookinbox/hookinbox/internal/testdb"
 )
 
@@ -35,7 +36,7 @@ func setup(t *testing.T) *testBundle {
 	return &testBundle{
 		pool: testdb.New(t),
 		gh:   gh,
-		cfg:  Config{Source: "github", APIURL: gh.URL(), Token: testToken, Repo: "octo/hello", HookID: 42},
+		cfg:  Config{Source: "github", GitHubAPI: config.GitHubAPI{APIURL: gh.URL(), Token: testToken, Repo: "octo/hello", HookID: 42}},
 		// GitHub's timestamps have whole seconds.
 		now: time.Now().UTC().Truncate(time.Second),
 	}
