@@ -20,12 +20,10 @@ func kafkaConsumers(cfg config.Config, pool *pgxpool.Pool, inbox *ingest.Inbox, 
 	observe func(source, outcome string, d time.Duration), logger *slog.Logger) ([]*kafkasource.Consumer, error) {
 	var out []*kafkasource.Consumer
 	for _, s := range cfg.Sources {
-		k := s.Kafka
-		if k == nil {
+		if s.Kafka == nil {
 			continue
 		}
-		c, err := kafkasource.New(kafkasource.Config{Source: s.Name, Brokers: k.Brokers, Topics: k.Topics, Group: k.Group,
-			DeliveryID: k.DeliveryID, EventType: k.EventType, Start: k.Start, SessionTimeout: k.SessionTimeout.Std(),
+		c, err := kafkasource.New(kafkasource.Config{Source: s.Name, KafkaSource: *s.Kafka,
 			RedactHeaders: s.RedactHeaders, MaxBodyBytes: cfg.MaxBodyBytes,
 			Inbox: inbox, Pool: pool, Observe: observe, ObserveBatch: m.ObserveKafkaBatch, ObserveLag: m.ObserveKafkaLag, Logger: logger})
 		if err != nil {

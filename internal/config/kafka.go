@@ -12,7 +12,8 @@ const ProviderKafka = "kafka"
 
 // KafkaSource reads a source's deliveries from Kafka topics instead of
 // webhooks. A polled batch is recorded as a webhook batch is, and the
-// group's offsets move only after its transaction commits.
+// group's offsets move only after its transaction commits. The consumer
+// (internal/kafkasource) reads with this very type.
 type KafkaSource struct {
 	// Brokers are the seed brokers, host:port. Required.
 	Brokers []string `yaml:"brokers"`

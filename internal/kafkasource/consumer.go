@@ -36,29 +36,16 @@ const (
 type Config struct {
 	// Source is the source's name: the inbox rows' source.
 	Source string
-	// Brokers are the seed brokers, host:port.
-	Brokers []string
-	// Topics are read.
-	Topics []string
-	// Group is the consumer group.
-	Group string
-	// DeliveryID is where a message's delivery id is: "header:NAME",
-	// "key" or "offset" (topic/partition/offset, the default).
-	DeliveryID string
-	// EventType is where its event type is: "header:NAME" or "topic"
-	// (the default).
-	EventType string
+	// KafkaSource is the source's kafka block, as config decoded it and
+	// filled its defaults: config.KafkaSource says what each key means.
+	// Brokers, Topics and Group are required; an empty DeliveryID or
+	// EventType is the offset or the topic, an empty Start latest, a zero
+	// SessionTimeout franz-go's own.
+	config.KafkaSource
 	// RedactHeaders are message headers never stored (names, any case):
 	// secrets a producer adds. Authorization, Proxy-Authorization and
 	// Cookie are never stored either, as for webhooks.
 	RedactHeaders []string
-	// Start is where a group with no committed offset starts: "earliest"
-	// or "latest" (the default).
-	Start string
-	// SessionTimeout is how long the group waits for a member that stopped
-	// answering before it moves its partitions, and for members to rejoin
-	// a rebalance. Zero: franz-go's default (45s).
-	SessionTimeout time.Duration
 	// MaxPollRecords bounds a batch. Defaults to DefaultMaxPollRecords.
 	MaxPollRecords int
 	// DrainTimeout bounds the recording and the offset commit of the batch
@@ -163,7 +150,7 @@ func New(cfg Config) (*Consumer, error) {
 		}),
 	}, cfg.ClientOptions...)
 	if cfg.SessionTimeout > 0 {
-		opts = append(opts, kgo.SessionTimeout(cfg.SessionTimeout), kgo.RebalanceTimeout(cfg.SessionTimeout))
+		opts = append(opts, kgo.SessionTimeout(cfg.SessionTimeout.Std()), kgo.RebalanceTimeout(cfg.SessionTimeout.Std()))
 	}
 	client, err := kgo.NewClient(opts...)
 	if err != nil {

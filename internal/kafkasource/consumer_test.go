@@ -20,6 +20,7 @@ import (
 
 	"github.com/hookinbox/hookinbox/ingest"
 	"github.com/hookinbox/hookinbox/internal/brokertest"
+	"github.com/hookinbox/hookinbox/internal/config"
 	"github.com/hookinbox/hookinbox/internal/kafkasource"
 	"github.com/hookinbox/hookinbox/internal/testdb"
 	"github.com/hookinbox/hookinbox/jobs"
@@ -75,8 +76,8 @@ func (b *bundle) counted(t *testing.T, deliveryID string, accepted *atomic.Int64
 		}
 		b.outcomes[outcome]++
 	}
-	c, err := kafkasource.New(kafkasource.Config{Source: "orders", Brokers: b.cluster.ListenAddrs(), Topics: []string{topic},
-		Group: b.group, DeliveryID: deliveryID, EventType: "header:type", Start: "earliest",
+	c, err := kafkasource.New(kafkasource.Config{Source: "orders", KafkaSource: config.KafkaSource{Brokers: b.cluster.ListenAddrs(),
+		Topics: []string{topic}, Group: b.group, DeliveryID: deliveryID, EventType: "header:type", Start: "earliest"},
 		MaxBodyBytes: b.maxBody, Logger: b.logger,
 		Inbox: b.inbox, Pool: b.pool, Observe: observe, ObserveBatch: b.observeBatch, ObserveLag: b.observeLag, LagEvery: 100 * time.Millisecond, RedactHeaders: []string{"X-Api-Key", "X-SIGNING-SECRET"},
 		ClientOptions: []kgo.Opt{kgo.FetchMaxWait(200 * time.Millisecond)}})
