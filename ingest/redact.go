@@ -1,7 +1,6 @@
 package ingest
 
 import (
-	"fmt"
 	"net/http"
 	"strings"
 
@@ -14,36 +13,6 @@ import (
 // headers are read by verification and then dropped, before anything is
 // stored. storedHeaders drops the generic credentials on every path into
 // the inbox; the per-source list is applied on receipt (redact).
-
-// CheckRedactHeaders reports the first entry of a redact list that is not
-// a header name (an HTTP token: letters, digits and !#$%&'*+-.^_`|~).
-func CheckRedactHeaders(names []string) error {
-	for i, name := range names {
-		if name == "" {
-			return fmt.Errorf("[%d]: empty header name", i)
-		}
-		if !validHeaderName(name) {
-			return fmt.Errorf("[%d]: %q is not a header name (letters, digits and !#$%%&'*+-.^_`|~ only)", i, name)
-		}
-	}
-	return nil
-}
-
-func validHeaderName(name string) bool {
-	if name == "" {
-		return false
-	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		switch {
-		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
-		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
-		default:
-			return false
-		}
-	}
-	return true
-}
 
 // redactedHeaders is the set of headers a source never stores, lower-cased:
 // its provider's secret headers and the source's own list.

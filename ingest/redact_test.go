@@ -118,5 +118,4 @@ func TestRedactHeadersValidated(t *testing.T) {
 		_, err := ingest.NewServer(ingest.Config{Sources: []ingest.Source{src}, Inbox: ingest.NewInbox(pool, river)})
 		require.ErrorContains(t, err, tc.want, tc.names)
 	}
-	require.NoError(t, ingest.CheckRedactHeaders([]string{"X-Api-Key", "x-custom_token.v2", "!#$%&'*+-.^_`|~"}))
 }

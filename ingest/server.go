@@ -216,7 +216,7 @@ func (c Config) validate() error {
 		if s.Verifier == nil {
 			return fmt.Errorf("ingest: source %q has no verifier", s.Name)
 		}
-		if err := CheckRedactHeaders(s.RedactHeaders); err != nil {
+		if err := config.CheckRedactHeaders(s.RedactHeaders); err != nil {
 			return fmt.Errorf("ingest: source %q: RedactHeaders%w", s.Name, err)
 		}
 	}

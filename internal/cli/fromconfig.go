@@ -14,14 +14,15 @@ import (
 )
 
 // The config package is plain data: it reads and checks the file's own
-// values. What needs hookinbox's parts to build or check (verifiers,
-// recovery clients, destinations) is turned from config here, where the
-// process is assembled.
+// values. The parts that take config's types (destinations, recovery
+// clients, the Kafka consumer) own the defaults and checks of what config
+// leaves to them; they are called on here, where the process is assembled.
 
-// CheckConfig runs the checks of cfg that need hookinbox's parts rather
-// than the file alone: recovery settings, redacted header names, final
-// statuses, destinations and routes. Errors name the key, as config.Load's
-// do; loadConfig and the root package's LoadConfig and Run call it.
+// CheckConfig runs the checks of cfg that belong to hookinbox's parts
+// rather than to the file: the handlers' final statuses, the GitHub and
+// Stripe recovery settings, and destinations and routes (whose filters
+// and transforms are compiled). Errors name the key, as config.Load's do;
+// loadConfig and the root package's LoadConfig and Run call it.
 func CheckConfig(cfg config.Config) error {
 	if err := handlers.CheckFinalStatuses(cfg.Downstream.FinalStatuses); err != nil {
 		return fmt.Errorf("downstream.final_statuses: %w", err)
@@ -37,9 +38,6 @@ func CheckConfig(cfg config.Config) error {
 			if err := (reconcile.Config{Source: s.Name, StripeAPI: *s.Stripe}).Validate(); err != nil {
 				return fmt.Errorf("%s.%w", key, err)
 			}
-		}
-		if err := ingest.CheckRedactHeaders(s.RedactHeaders); err != nil {
-			return fmt.Errorf("%s.redact_headers%w", key, err)
 		}
 	}
 	dests, routes := destinationsAndRoutes(cfg)

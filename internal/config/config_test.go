@@ -101,6 +101,9 @@ func TestParseErrorsNameTheKey(t *testing.T) {
 		{"destination bad schedule", "destinations: [{name: a, url: 'http://x', retry: {schedule: [5s, soon]}}]", `destinations[0].retry.schedule[1]: invalid duration "soon"`},
 		{"relative forward_url", "sources: [{name: a, provider: standard, secrets: [eA==], forward_url: '/x'}]", `sources[0] (a).forward_url: "/***" is not an absolute http(s) URL`},
 		{"redacted headers not a list", "sources: [{name: a, provider: github, secrets: [x], redact_headers: X-Api-Key}]", `cannot unmarshal`},
+		{"empty redacted header", "sources: [{name: a, provider: github, secrets: [x], redact_headers: [X-Api-Key, '']}]", `sources[0] (a).redact_headers[1]: empty header name`},
+		{"redacted header not a name", "sources: [{name: a, provider: github, secrets: [x], redact_headers: ['X-Api-Key: v']}]", `sources[0] (a).redact_headers[0]: "X-Api-Key: v" is not a header name`},
+		{"kafka redacted header not a name", "sources: [{name: k, kafka: {brokers: ['k:9092'], topics: [t]}, redact_headers: ['X Key']}]", `sources[0] (k).redact_headers[0]: "X Key" is not a header name`},
 		{"bad downstream url", "downstream: {fulfillment_url: 'ftp://x'}", `downstream.fulfillment_url: "ftp://x" is not`},
 		{"cancelled jobs kept shorter than the sweep's grace", "retention: {river_cancelled: 5m}\njobs: {orphan_grace: 5m}", `retention.river_cancelled: 5m0s must be at least twice jobs.orphan_grace (5m0s)`},
 		{"bad url with a secret", "downstream: {payments_url: 'ftp://u:pa55@x/?key=s3cret'}", `downstream.payments_url: "ftp://***@x/?key=***" is not`},
@@ -265,4 +268,10 @@ func TestAppSection(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, empty.App.IsZero())
 	require.NoError(t, empty.App.Decode(&app), "no section: nothing to decode")
+}
+
+func TestRedactHeaderNames(t *testing.T) {
+	t.Parallel()
+	require.NoError(t, CheckRedactHeaders([]string{"X-Api-Key", "x-custom_token.v2", "!#$%&'*+-.^_`|~"}))
+	require.ErrorContains(t, CheckRedactHeaders([]string{"Ünïcode"}), `[0]: "Ünïcode" is not a header name`)
 }

@@ -152,6 +152,9 @@ func (c Config) validateSource(i int, s Source, seen map[string]bool) error {
 			"is processed as a new delivery. Set allow_short_retention: true on the source to accept that",
 			field, keep, s.Name, ReplayHorizon)
 	}
+	if err := CheckRedactHeaders(s.RedactHeaders); err != nil {
+		return fmt.Errorf("%s.redact_headers%w", key, err)
+	}
 	if s.GitHub != nil {
 		if s.Provider != verify.ProviderGitHub {
 			return fmt.Errorf("%s.github: only github sources take GitHub API settings", key)
