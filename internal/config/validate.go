@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/url"
 	"strconv"
 	"time"
 
@@ -116,8 +115,7 @@ func checkURL(raw string) error {
 	if raw == "" {
 		return nil
 	}
-	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	if !outbound.IsHTTPURL(raw) {
 		return fmt.Errorf("%q is not an absolute http(s) URL", outbound.MaskURL(raw))
 	}
 	return nil

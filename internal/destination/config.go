@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"os"
 	"regexp"
 	"strings"
@@ -115,7 +114,7 @@ func validateDestination(d config.Destination) error {
 		if err := validateBroker(d); err != nil {
 			return err
 		}
-	} else if u, err := url.Parse(d.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	} else if !outbound.IsHTTPURL(d.URL) {
 		return fmt.Errorf("url: %q is not an http(s) URL", outbound.MaskURL(d.URL))
 	}
 	if d.TLS.CAFile != "" {

@@ -22,6 +22,14 @@ import (
 // redirect: the 3xx itself is the answer.
 func CheckRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
+// IsHTTPURL reports whether raw is an absolute http or https URL with a
+// host: the only URLs hookinbox sends to. Each configuration key that
+// holds one is checked with it.
+func IsHTTPURL(raw string) bool {
+	u, err := url.Parse(raw)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+}
+
 // NoRedirects returns a copy of client (nil: http.DefaultClient's
 // settings) that follows no redirect. The copy shares client's Transport,
 // so its connections are reused.

@@ -92,3 +92,13 @@ func TestRedirectsAreAnswersNotFollowed(t *testing.T) {
 	require.Contains(t, outbound.RedirectError(http.StatusMovedPermanently, ""), "no Location")
 	require.Contains(t, outbound.RedirectError(http.StatusFound, "https://"+strings.Repeat("a", 1000)+".example/"), "…")
 }
+
+func TestIsHTTPURL(t *testing.T) {
+	t.Parallel()
+	for _, ok := range []string{"http://x", "https://api.example.com/v1/", "http://u:p@127.0.0.1:8080/?k=v"} {
+		require.True(t, outbound.IsHTTPURL(ok), ok)
+	}
+	for _, bad := range []string{"", "/relative", "api.example.com", "ftp://x", "nats://n:4222", "https://", "http://%zz"} {
+		require.False(t, outbound.IsHTTPURL(bad), bad)
+	}
+}

@@ -2,11 +2,11 @@ package reconcile
 
 import (
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
 	"github.com/hookinbox/hookinbox/internal/config"
+	"github.com/hookinbox/hookinbox/internal/outbound"
 )
 
 // Config says which Stripe account to list events from and which hookinbox
@@ -70,11 +70,8 @@ func (c Config) Validate() error {
 	case c.PageSize < 0 || c.PageSize > maxPageSize:
 		return &ConfigError{Field: "stripe.page_size", Problem: "must be between 1 and 100"}
 	}
-	if c.APIBase != "" {
-		u, err := url.Parse(c.APIBase)
-		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-			return &ConfigError{Field: "stripe.api_base", Problem: "must be an absolute http(s) URL"}
-		}
+	if c.APIBase != "" && !outbound.IsHTTPURL(c.APIBase) {
+		return &ConfigError{Field: "stripe.api_base", Problem: "must be an absolute http(s) URL"}
 	}
 	return nil
 }

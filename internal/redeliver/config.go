@@ -3,11 +3,11 @@ package redeliver
 import (
 	"errors"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
 	"github.com/hookinbox/hookinbox/internal/config"
+	"github.com/hookinbox/hookinbox/internal/outbound"
 )
 
 // DefaultAPIURL is GitHub.com's REST API.
@@ -94,11 +94,8 @@ func (c Config) Validate() error {
 }
 
 func (c Config) validateAPIURL() error {
-	if c.APIURL != "" {
-		u, err := url.Parse(c.APIURL)
-		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-			return configErr("github.api_url", `github.api_url must be an absolute http(s) URL such as "https://github.example.com/api/v3/", got "`+c.APIURL+`"`)
-		}
+	if c.APIURL != "" && !outbound.IsHTTPURL(c.APIURL) {
+		return configErr("github.api_url", `github.api_url must be an absolute http(s) URL such as "https://github.example.com/api/v3/", got "`+c.APIURL+`"`)
 	}
 	return nil
 }
