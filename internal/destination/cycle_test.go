@@ -143,7 +143,7 @@ func TestACycleIsTwoRoundTrips(t *testing.T) {
 	}{"unlimited": {0, 2}, "rate-limited": {100, 3}} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			d := &dest{Destination: Destination{Name: "app", MaxInFlight: 2, Timeout: time.Second, RateLimit: tc.rateLimit}}
+			d := &dest{Destination: config.Destination{Name: "app", MaxInFlight: 2, Timeout: config.Duration(time.Second), RateLimit: tc.rateLimit}}
 			pool, trips := testdb.NewCounted(t)
 			s := setupCycleOn(t, pool, d, 4)
 			_, got, err := s.recordAndClaim(ctx, d, "me", "me/1", nil, 1, false) // prepares the statements

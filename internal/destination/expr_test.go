@@ -170,7 +170,7 @@ func TestTransformJSONIsStable(t *testing.T) {
 // iteration met last.
 func TestRouteHeadersAreLowerCasedAndStable(t *testing.T) {
 	t.Parallel()
-	x, err := compileRoute(Route{Transform: `{"id": headers["event_id"], "env": headers["x-env"]}`})
+	x, err := compileRoute(config.Route{Transform: `{"id": headers["event_id"], "env": headers["x-env"]}`})
 	require.NoError(t, err)
 	for range 50 {
 		in := ExprInput{Source: "orders", EventType: "order.confirmed", Body: []byte(`{}`), ContentType: "application/json",
