@@ -1,10 +1,7 @@
 package admin
 
 import (
-	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/base64"
-	"encoding/hex"
 	"net/http"
 	"strings"
 	"time"
@@ -12,10 +9,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 )
 
-const (
-	scopeLocal = "admin.scope"
-	authLocal  = "admin.auth"
-)
+const authLocal = "admin.auth"
 
 // authKind is how a request authenticated. Browsers attach Basic
 // credentials and cookies by themselves, to any request to our origin, a
@@ -29,31 +23,32 @@ const (
 	authCookie                 // the session cookie (session.go)
 )
 
-// authenticate requires the admin token as a bearer token, as the
-// password of HTTP Basic (so a browser can open the River UI), or a
-// session cookie. With no token configured (allowed on loopback only)
-// everyone is "anonymous".
+// authenticate requires one of the configured tokens as a bearer token,
+// as the password of HTTP Basic (so a browser can open the River UI), or a
+// session cookie, and records its principal for the routes' scope checks
+// and the audit log. With no token configured (allowed on loopback only)
+// everyone is "anonymous", with scope admin.
 //
 // A page loaded with Basic starts a session and is redirected to its own
 // URL without userinfo: with the token in the URL
 // (http://x:TOKEN@host/riverui/), the page's fetch() calls fail while the
 // document's URL holds credentials.
 func (s *Server) authenticate(c *fiber.Ctx) error {
-	if s.cfg.Token == "" {
-		c.Locals(scopeLocal, "anonymous")
+	if s.anonymous != nil {
+		c.Locals(principalLocal, s.anonymous)
 		c.Locals(authLocal, authNone)
 		return c.Next()
 	}
 	header := c.Get(fiber.HeaderAuthorization)
 	sess, hasSession := s.sessionOf(c)
 	var kind authKind
-	var ok bool
+	var p *principal
 	switch {
 	case hasSession:
-		// A session is the token's already: a header beside it, right
-		// or wrong, is no guess.
-		if kind, ok = s.tokenIn(header); !ok {
-			kind = authCookie
+		// A session is a token's already: a header beside it, right or
+		// wrong, is no guess.
+		if kind, p = s.tokenIn(header); p == nil {
+			kind, p = authCookie, sess.principal
 		}
 	case header == "":
 		// No token presented, no guess: a browser's first request.
@@ -63,19 +58,17 @@ func (s *Server) authenticate(c *fiber.Ctx) error {
 		if err != nil {
 			return err
 		}
-		if kind, ok = s.tokenIn(header); !ok {
+		if kind, p = s.tokenIn(header); p == nil {
 			s.signIns.failed(c, signInVia(header))
 			return s.unauthorized(c)
 		}
 		s.signIns.giveBack(tried)
 	}
-	// The caller's identity for idempotency scopes: tokens differ, scopes
-	// do; a session is its token's.
-	c.Locals(scopeLocal, s.scope)
+	c.Locals(principalLocal, p)
 	c.Locals(authLocal, kind)
 	if kind == authBasic && c.Method() == fiber.MethodGet && isNavigation(c) &&
-		(!hasSession || time.Since(sess.issued) > sessionFresh) {
-		s.startSession(c)
+		(!hasSession || sess.principal != p || time.Since(sess.issued) > sessionFresh) {
+		s.startSession(c, p)
 		return c.Redirect(ownURL(c), http.StatusSeeOther)
 	}
 	return c.Next()
@@ -88,25 +81,14 @@ func (s *Server) unauthorized(c *fiber.Ctx) error {
 	return &apiError{http.StatusUnauthorized, CodeUnauthorized, "the admin token is missing or wrong (browsers: sign in at /login)"}
 }
 
-// tokenIn reports whether an Authorization header holds the admin token,
-// and how.
-func (s *Server) tokenIn(header string) (authKind, bool) {
+// tokenIn finds the token an Authorization header holds, and how it is
+// presented; nil when it holds none of ours.
+func (s *Server) tokenIn(header string) (authKind, *principal) {
 	presented, kind, ok := credential(header)
-	return kind, ok && s.isToken(presented)
-}
-
-// isToken compares hashes: ConstantTimeCompare is constant-time only for
-// equal lengths, and the hash hides the token's length.
-func (s *Server) isToken(presented string) bool {
-	want := sha256.Sum256([]byte(s.cfg.Token))
-	got := sha256.Sum256([]byte(presented))
-	return subtle.ConstantTimeCompare(want[:], got[:]) == 1
-}
-
-// tokenScope is the idempotency scope of the token's holders.
-func tokenScope(token string) string {
-	sum := sha256.Sum256([]byte(token))
-	return "token:" + hex.EncodeToString(sum[:8])
+	if !ok {
+		return kind, nil
+	}
+	return kind, s.principalFor(presented)
 }
 
 // credential extracts the token from "Bearer <token>" or from Basic's
@@ -128,11 +110,6 @@ func credential(header string) (string, authKind, bool) {
 		return password, authBasic, ok
 	}
 	return "", authNone, false
-}
-
-func scopeOf(c *fiber.Ctx) string {
-	s, _ := c.Locals(scopeLocal).(string)
-	return s
 }
 
 func authOf(c *fiber.Ctx) authKind {

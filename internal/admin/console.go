@@ -95,32 +95,42 @@ type pageBase struct {
 	Nav     string // the navigation entry to highlight
 	CSRF    string // the session's CSRF token, for every form
 	SignOut bool   // the page's reader came with browser credentials: a session to end
-	RiverUI bool
+	Token   string // the reader's token's name and scope, beside Sign out
+	// Operate: the reader's token may replay, retry, pause and resume, so
+	// the page shows those buttons (the routes check the scope whatever a
+	// page shows).
+	Operate bool
+	RiverUI bool // River UI is mounted and the reader's token has scope admin
 }
 
 func (s *Server) page(c *fiber.Ctx, title, nav string) pageBase {
-	auth := authOf(c)
-	return pageBase{Title: title, Nav: nav, CSRF: s.csrfToken(c), SignOut: auth == authCookie || auth == authBasic, RiverUI: s.cfg.RiverUI != nil}
+	auth, p := authOf(c), principalOf(c)
+	v := pageBase{Title: title, Nav: nav, CSRF: s.csrfToken(c), SignOut: auth == authCookie || auth == authBasic}
+	if p != nil { // nil on an error page before authentication (a 401)
+		v.Token = p.name + " (" + p.scope.String() + ")"
+		v.Operate, v.RiverUI = p.scope >= ScopeOperate, s.cfg.RiverUI != nil && p.scope >= ScopeAdmin
+	}
+	return v
 }
 
 // mountConsole adds the console's routes. Its forms post to routes of its
 // own, which run the API's (consoleAction).
 func (s *Server) mountConsole() {
-	s.app.Get("/console/", s.consoleOverview)
-	s.app.Get("/console/deliveries", s.consoleDeliveries)
-	s.app.Get("/console/deliveries/rows", s.consoleDeliveryRows)
-	s.app.Get("/console/deliveries/:id", s.consoleDelivery)
-	s.app.Get("/console/deliveries/:id/live", s.consoleDeliveryLive)
-	s.app.Post("/console/deliveries/:id/replay", s.consoleReplay())
-	s.app.Get("/console/conflicts", s.consoleConflicts)
-	s.app.Get("/console/alerts", s.consoleAlerts)
-	s.app.Get("/console/conflicts/:id", s.consoleConflict)
-	s.app.Get("/console/bulk-replays/new", s.consoleBulkNew)
-	s.app.Post("/console/bulk-replays", s.consoleBulkStart())
-	s.app.Get("/console/bulk-replays/:id", s.consoleBulk)
-	s.app.Get("/console/bulk-replays/:id/progress", s.consoleBulkProgress)
-	s.app.Post("/console/destinations/:name/:action", s.consoleDestination())
-	s.app.All("/console/*", func(c *fiber.Ctx) error { return errNotFound("no console page at " + c.Path()) })
+	s.route(get, "/console/", ScopeRead, s.consoleOverview)
+	s.route(get, "/console/deliveries", ScopeRead, s.consoleDeliveries)
+	s.route(get, "/console/deliveries/rows", ScopeRead, s.consoleDeliveryRows)
+	s.route(get, "/console/deliveries/:id", ScopeRead, s.consoleDelivery)
+	s.route(get, "/console/deliveries/:id/live", ScopeRead, s.consoleDeliveryLive)
+	s.route(post, "/console/deliveries/:id/replay", ScopeOperate, s.consoleReplay())
+	s.route(get, "/console/conflicts", ScopeRead, s.consoleConflicts)
+	s.route(get, "/console/alerts", ScopeRead, s.consoleAlerts)
+	s.route(get, "/console/conflicts/:id", ScopeRead, s.consoleConflict)
+	s.route(get, "/console/bulk-replays/new", ScopeRead, s.consoleBulkNew)
+	s.route(post, "/console/bulk-replays", ScopeOperate, s.consoleBulkStart())
+	s.route(get, "/console/bulk-replays/:id", ScopeRead, s.consoleBulk)
+	s.route(get, "/console/bulk-replays/:id/progress", ScopeRead, s.consoleBulkProgress)
+	s.route(post, "/console/destinations/:name/:action", ScopeOperate, s.consoleDestination())
+	s.route(all, "/console/*", ScopeRead, func(c *fiber.Ctx) error { return errNotFound("no console page at " + c.Path()) })
 }
 
 // render writes a page, or a fragment of one (name), with the console's

@@ -21,17 +21,16 @@ var resourceVersionGetSQL string
 
 type deliveryView struct {
 	pageBase
-	D         DeliveryDetail
-	Pretty    string // the payload indented, when it is JSON
-	Headers   []headerLine
-	Attempts  []attemptView
-	Live      bool   // work is pending: the status section polls
-	ReplayID  string // the replay just requested (?replay=)
-	ClickKey  string // the Replay button's Idempotency-Key
-	Stale     string // yes, no, or "" when processing recorded nothing (not processed, no resource)
-	Resource  *resourceVersion
-	ByResURL  string // the resource's deliveries
-	RiverJobs bool   // link jobs to River UI
+	D        DeliveryDetail
+	Pretty   string // the payload indented, when it is JSON
+	Headers  []headerLine
+	Attempts []attemptView
+	Live     bool   // work is pending: the status section polls
+	ReplayID string // the replay just requested (?replay=)
+	ClickKey string // the Replay button's Idempotency-Key
+	Stale    string // yes, no, or "" when processing recorded nothing (not processed, no resource)
+	Resource *resourceVersion
+	ByResURL string // the resource's deliveries
 }
 
 type headerLine struct{ Name, Value string }
@@ -87,7 +86,7 @@ func (s *Server) deliveryView(c *fiber.Ctx) (deliveryView, error) {
 		return deliveryView{}, err
 	}
 	v := deliveryView{pageBase: s.page(c, "Delivery "+d.DeliveryID, "deliveries"), D: d, ReplayID: c.Query("replay"),
-		ClickKey: newClickKey(), RiverJobs: s.cfg.RiverUI != nil, Live: d.Status == "received"}
+		ClickKey: newClickKey(), Live: d.Status == "received"}
 	if !d.PayloadBase64 {
 		var out bytes.Buffer
 		if json.Indent(&out, []byte(d.Payload), "", "  ") == nil {

@@ -20,7 +20,14 @@ import (
 // the headers its same-origin requests carry: the session cookie.
 func (b *testBundle) browserSession(t *testing.T) map[string]string {
 	t.Helper()
-	r := b.do(t, http.MethodPost, "/login", url.Values{"token": {token}, "next": {"/console/"}}.Encode(), map[string]string{
+	return b.sessionOf(t, token)
+}
+
+// sessionOf signs a browser in at /login with tok and returns its session's
+// headers.
+func (b *testBundle) sessionOf(t *testing.T, tok string) map[string]string {
+	t.Helper()
+	r := b.do(t, http.MethodPost, "/login", url.Values{"token": {tok}, "next": {"/console/"}}.Encode(), map[string]string{
 		"Authorization": "", "Content-Type": "application/x-www-form-urlencoded", "Origin": b.baseURL, "Sec-Fetch-Site": "same-origin"})
 	require.Equal(t, http.StatusSeeOther, r.status, "%s", r.body)
 	require.Equal(t, "/console/", r.header.Get("Location"))

@@ -13,6 +13,7 @@ const (
 	CodeNotFound              = "not_found"
 	CodeBadRequest            = "bad_request"
 	CodeCrossSite             = "cross_site_request"
+	CodeInsufficientScope     = "insufficient_scope" // the token's scope is below the route's
 	CodeUnsupportedMediaType  = "unsupported_media_type"
 	CodeInvalidIdempotency    = "invalid_idempotency_key"
 	CodeIdempotencyKeyReused  = "idempotency_key_reused"

@@ -75,6 +75,7 @@ func (k keyRef) args() pgx.NamedArgs {
 // (lock expired) is taken over; an expired key starts afresh.
 func (s *Server) mutation(operation string, h fiber.Handler) fiber.Handler {
 	return func(c *fiber.Ctx) error {
+		c.Locals(operationLocal, operation) // for the audit log
 		key := c.Get("Idempotency-Key")
 		if len(key) > MaxIdempotencyKeyLength {
 			return &apiError{http.StatusBadRequest, CodeInvalidIdempotency,
@@ -83,7 +84,7 @@ func (s *Server) mutation(operation string, h fiber.Handler) fiber.Handler {
 		if key == "" {
 			return s.runInTx(c, h, nil) // not deduplicated: the caller chose so
 		}
-		ref := &keyRef{scope: scopeOf(c), operation: operation, key: key, hash: requestHash(c), lockToken: newLockToken()}
+		ref := &keyRef{scope: principalOf(c).keySpace, operation: operation, key: key, hash: requestHash(c), lockToken: newLockToken()}
 		cl, err := s.claimKey(c.UserContext(), ref)
 		if err != nil {
 			return err

@@ -22,6 +22,8 @@ const defaultNext = "/console/"
 
 type loginView struct {
 	SignedIn  bool
+	Token     string // the signed-in token's name
+	Scope     string
 	Next      string
 	CSRFToken string
 	Error     string
@@ -31,11 +33,14 @@ type loginView struct {
 // browser, a sign-out form carrying the session's CSRF token.
 func (s *Server) loginPage(c *fiber.Ctx) error {
 	next := safeNext(c.Query("next"))
-	if s.cfg.Token == "" {
+	if s.anonymous != nil {
 		return c.Redirect(next, http.StatusSeeOther) // nothing to sign in to
 	}
-	_, signedIn := s.sessionOf(c)
-	return s.renderLogin(c, http.StatusOK, loginView{SignedIn: signedIn, Next: next, CSRFToken: s.csrfToken(c)})
+	v := loginView{Next: next, CSRFToken: s.csrfToken(c)}
+	if sess, ok := s.sessionOf(c); ok {
+		v.SignedIn, v.Token, v.Scope = true, sess.principal.name, sess.principal.scope.String()
+	}
+	return s.renderLogin(c, http.StatusOK, v)
 }
 
 // login is POST /login: the form's token starts a session. Only a form of
@@ -46,7 +51,7 @@ func (s *Server) login(c *fiber.Ctx) error {
 		return errCrossSite
 	}
 	next := safeNext(formField(c, "next"))
-	if s.cfg.Token == "" {
+	if s.anonymous != nil {
 		return c.Redirect(next, http.StatusSeeOther)
 	}
 	tried, err := s.signIns.try(c, "form")
@@ -54,13 +59,15 @@ func (s *Server) login(c *fiber.Ctx) error {
 		return s.renderLogin(c, http.StatusTooManyRequests, loginView{Next: next, Error: "Too many wrong tokens from this address: " +
 			"try again in " + c.GetRespHeader(fiber.HeaderRetryAfter) + " s."})
 	}
-	if !s.isToken(formField(c, "token")) {
+	p := s.principalFor(formField(c, "token"))
+	if p == nil {
 		s.signIns.failed(c, "form")
 		// No WWW-Authenticate: it would raise the Basic prompt over the form.
-		return s.renderLogin(c, http.StatusUnauthorized, loginView{Next: next, Error: "That is not the admin token."})
+		return s.renderLogin(c, http.StatusUnauthorized, loginView{Next: next, Error: "That is not an admin token."})
 	}
 	s.signIns.giveBack(tried)
-	s.startSession(c)
+	s.startSession(c, p)
+	s.logger.Info("admin sign-in", "token", p.name, "scope", p.scope.String(), "remote_addr", c.Context().RemoteAddr().String())
 	return c.Redirect(next, http.StatusSeeOther)
 }
 

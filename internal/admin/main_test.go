@@ -36,6 +36,7 @@ type testBundle struct {
 	inbox   *ingest.Inbox
 	baseURL string
 	client  *http.Client
+	logs    *testlog.Buffer // the server's log
 }
 
 type setupOpts struct {
@@ -59,7 +60,7 @@ func setup(t *testing.T) *testBundle { return setupWith(t, setupOpts{}) }
 
 func setupWith(t *testing.T, opts setupOpts) *testBundle {
 	t.Helper()
-	logger, _ := testlog.New(t)
+	logger, logs := testlog.New(t)
 	var pool *pgxpool.Pool
 	if opts.tracer == nil {
 		pool = testdb.New(t)
@@ -103,7 +104,7 @@ func setupWith(t *testing.T, opts setupOpts) *testBundle {
 		defer cancel()
 		_ = srv.Shutdown(shutCtx)
 	})
-	return &testBundle{pool: pool, river: rc, inbox: ingest.NewInbox(pool, rc),
+	return &testBundle{pool: pool, river: rc, inbox: ingest.NewInbox(pool, rc), logs: logs,
 		baseURL: "http://" + ln.Addr().String(), client: &http.Client{Timeout: 10 * time.Second,
 			// Redirects are answers to check, not to follow.
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}

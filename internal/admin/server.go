@@ -1,6 +1,7 @@
 // Package admin serves the operators' API on its own listener: browse and
 // replay deliveries, recover what providers failed to deliver, the River UI
-// and Prometheus metrics. Every mutating route follows the Idempotency-Key
+// and Prometheus metrics. Every route declares the scope a token needs
+// (scope.go), and every mutating route follows the Idempotency-Key
 // contract (idempotency.go). Browsers authenticate with Basic or a session
 // cookie (session.go, login.go), and their state-changing requests must
 // come from our own origin (crosssite.go).
@@ -14,8 +15,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/http/pprof"
-	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -27,7 +26,6 @@ import (
 	"github.com/hookinbox/hookinbox/internal/config"
 	"github.com/hookinbox/hookinbox/internal/destination"
 	"github.com/hookinbox/hookinbox/internal/httpedge"
-	"github.com/hookinbox/hookinbox/jobs"
 )
 
 // Recovery recovers one source's missed deliveries since a time and
@@ -36,9 +34,15 @@ type Recovery func(ctx context.Context, since time.Time) (any, error)
 
 // Config configures the admin server.
 type Config struct {
-	// Token is required as a bearer token or Basic password. Empty means no
-	// authentication, which NewServer accepts only for a loopback Listen.
+	// Token is required as a bearer token or Basic password, with scope
+	// admin; its name is AdminTokenName. Empty, with no Tokens either,
+	// means no authentication, which NewServer accepts only for a
+	// loopback Listen.
 	Token string
+
+	// Tokens are further tokens, each named and with a scope (scope.go):
+	// what a holder may do is the route's scope at most.
+	Tokens []Token
 
 	// Listen is the address the server will be bound to; used to refuse an
 	// unauthenticated non-loopback listener. Required.
@@ -117,6 +121,13 @@ type Config struct {
 	Logger *slog.Logger
 }
 
+// The methods routes are declared with (Server.route).
+const (
+	get  = fiber.MethodGet
+	post = fiber.MethodPost
+	all  = "ALL"
+)
+
 // maxBodyBytes bounds an admin request's body: the largest is a bulk
 // replay's filter, a few hundred bytes.
 const maxBodyBytes = 1 << 20
@@ -153,14 +164,14 @@ func (c Config) WithDefaults() Config {
 }
 
 // ErrNoTokenOffLoopback refuses an admin API that anyone on the network
-// could use.
+// could use: no admin.token and no admin.tokens.
 var ErrNoTokenOffLoopback = errors.New("admin.token is empty: the admin listener may then only bind to loopback (e.g. 127.0.0.1:8081); set admin.token (HOOKINBOX_ADMIN_TOKEN) to listen elsewhere")
 
 func (c Config) validate() error {
 	if c.Pool == nil || c.River == nil {
 		return errors.New("admin: Pool and River are required")
 	}
-	if c.Token == "" && !isLoopback(c.Listen) {
+	if c.Token == "" && len(c.Tokens) == 0 && !isLoopback(c.Listen) {
 		return ErrNoTokenOffLoopback
 	}
 	if c.SignInBurst < 1 || c.SignInEvery <= 0 || c.SignInAddresses < 1 {
@@ -195,10 +206,16 @@ type Server struct {
 	// cancelled when Shutdown starts.
 	base       context.Context
 	cancelBase context.CancelFunc
-	key        []byte // signs sessions and CSRF tokens (session.go)
-	scope      string // the token holders' idempotency scope
+	principals []principal // the configured tokens (tokens.go)
+	// anonymous is everyone's principal when no token is configured
+	// (loopback only); nil otherwise.
+	anonymous *principal
+	// unknownKey checks a session naming no configured token, so that it
+	// takes as long as one naming a token (session.go).
+	unknownKey []byte
 	hosts      hostAllow
 	signIns    *signInLimit
+	routes     []routeScope // every route, as registered (scope.go)
 }
 
 func NewServer(cfg Config) (*Server, error) {
@@ -206,8 +223,15 @@ func NewServer(cfg Config) (*Server, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, logger: cfg.Logger, key: sessionKey(cfg.Token), scope: tokenScope(cfg.Token),
+	ps, err := cfg.principals()
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, logger: cfg.Logger, principals: ps, unknownKey: randomKey(),
 		hosts: newHostAllow(cfg.Listen, cfg.Hosts), signIns: newSignInLimit(cfg)}
+	if len(ps) == 0 {
+		s.anonymous = anonymous()
+	}
 	s.base, s.cancelBase = context.WithCancel(context.Background())
 	s.app = fiber.New(fiber.Config{
 		AppName:               "hookinbox-admin",
@@ -225,67 +249,23 @@ func NewServer(cfg Config) (*Server, error) {
 
 	s.app.Use(forbidFraming)
 	// /healthz says nothing a probe by service name should be refused.
-	s.app.Get("/healthz", func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "ok"}) })
+	s.route(get, "/healthz", ScopePublic, func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "ok"}) })
 	s.app.Use(s.refuseForeignHost)
 	s.app.Use(httpedge.LimitBody(maxBodyBytes))
-	s.app.Get("/", func(c *fiber.Ctx) error { return c.Redirect("/console/", http.StatusSeeOther) })
-	s.app.Get("/login", s.loginPage)
-	s.app.Post("/login", s.login)
-	s.app.Post("/logout", s.logout)
+	s.route(get, "/", ScopePublic, func(c *fiber.Ctx) error { return c.Redirect("/console/", http.StatusSeeOther) })
+	s.route(get, "/login", ScopePublic, s.loginPage)
+	s.route(post, "/login", ScopePublic, s.login)
+	s.route(post, "/logout", ScopePublic, s.logout)
 	// The console's scripts and stylesheet are the same for everyone and
 	// hold nothing secret; /login wears the stylesheet before anyone signs
 	// in, and an unauthenticated fetch must not count as a failed sign-in.
-	s.app.Get("/console/static/:file", consoleAsset)
+	s.route(get, "/console/static/:file", ScopePublic, consoleAsset)
 	s.app.Use(s.authenticate)
+	s.app.Use(s.audit)
 	s.app.Use(s.refuseCrossSite)
-	s.app.Get("/readyz", s.readyz)
-
-	s.app.Get("/admin/deliveries", s.listDeliveries)
-	s.app.Get("/admin/deliveries/:id", s.getDelivery)
-	s.app.Post("/admin/deliveries/:id/replay", s.mutation("replay_delivery", s.replayDelivery))
-	s.app.Get("/admin/replays/:id", getOne("replay", func(ctx context.Context, id int64) (Replay, error) {
-		return readReplay(ctx, cfg.Pool, id)
-	}))
-	s.app.Post("/admin/bulk-replays", requireJSON, s.mutation("bulk_replay", s.createBulkReplay))
-	s.app.Get("/admin/bulk-replays/:id", getOne("bulk replay", func(ctx context.Context, id int64) (jobs.BulkReplay, error) {
-		return jobs.GetBulkReplay(ctx, cfg.Pool, id)
-	}))
-	s.app.Post("/admin/replays", bulkReplaysMoved)
+	s.mountAPI()
 	s.mountConsole()
-	s.app.Get("/admin/destinations", s.listDestinations)
-	s.app.Post("/admin/destinations/:name/pause", s.mutation("destination_pause", s.setPaused(true)))
-	s.app.Post("/admin/destinations/:name/resume", s.mutation("destination_resume", s.setPaused(false)))
-	s.app.Post("/admin/destinations/:name/retry", requireJSON, s.mutation("destination_retry", s.retryDestination))
-	s.app.Post("/admin/destinations/:name/abandon", s.mutation("destination_abandon", s.abandonDestination))
-	s.app.Post("/admin/sources/:name/redeliver", s.mutation("github_redeliver", s.recover(cfg.Redeliver, "github")))
-	s.app.Post("/admin/sources/:name/reconcile", s.mutation("stripe_reconcile", s.recover(cfg.Reconcile, "stripe")))
-	if cfg.Metrics != nil {
-		s.app.Get("/metrics", s.netHTTP(cfg.Metrics))
-	}
-	if cfg.Pprof {
-		// net/http/pprof's handlers, on the admin listener only.
-		s.app.Get("/debug/pprof/*", s.netHTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			switch name := strings.TrimPrefix(r.URL.Path, "/debug/pprof/"); name {
-			case "profile":
-				pprof.Profile(w, r)
-			case "trace":
-				pprof.Trace(w, r)
-			case "symbol":
-				pprof.Symbol(w, r)
-			case "cmdline":
-				pprof.Cmdline(w, r)
-			case "":
-				pprof.Index(w, r)
-			default:
-				pprof.Handler(name).ServeHTTP(w, r)
-			}
-		})))
-	}
-	if cfg.RiverUI != nil {
-		ui := s.netHTTP(cfg.RiverUI)
-		s.app.All("/riverui", ui)
-		s.app.All("/riverui/*", ui)
-	}
+	s.mountTools()
 	return s, nil
 }
 

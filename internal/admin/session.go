@@ -17,18 +17,25 @@ import (
 // and the console share it (Path=/).
 const SessionCookie = "hookinbox_session"
 
-// A session is stateless: the cookie holds when it was issued and a random
-// id, signed with a key derived from the admin token, so changing the
-// token ends every session and no table is needed. Its CSRF token is
-// derived from the id, for requests that cannot show their origin.
+// A session is stateless: the cookie holds when it was issued, a random
+// id, and the name and scope of the token that signed in (never the
+// token), signed with a key derived from that token. Changing a token, or
+// its scope, ends its sessions, and so does removing it: the server knows
+// its tokens from its config, so a session of a token removed from it
+// stops working when the server restarts with the new config. No table is
+// needed. Its CSRF token is derived from the id, for requests that cannot
+// show their origin.
 type session struct {
-	issued time.Time
-	id     [16]byte
+	issued    time.Time
+	id        [16]byte
+	principal *principal
 }
 
 const (
-	sessionPayloadLen = 8 + 16
-	sessionMACLen     = sha256.Size
+	// sessionFixedLen is the payload before the token's name: the issue
+	// time, the id and the scope.
+	sessionFixedLen = 8 + 16 + 1
+	sessionMACLen   = sha256.Size
 	// sessionFresh is how long after it was issued a session is not
 	// re-issued on a Basic-authenticated navigation. A browser re-sends
 	// Basic credentials it cached, so an older session is re-issued with a
@@ -37,39 +44,34 @@ const (
 	sessionFresh = 30 * time.Second
 )
 
-// sessionKey derives the signing key. With no token (loopback only) there
-// are no sessions, but CSRF tokens still need a secret: a random one, per
-// process.
+// sessionKey derives a token's signing key.
 func sessionKey(token string) []byte {
-	if token == "" {
-		key := make([]byte, 32)
-		_, _ = rand.Read(key)
-		return key
-	}
 	m := hmac.New(sha256.New, []byte(token))
 	m.Write([]byte("hookinbox admin session key v1"))
 	return m.Sum(nil)
 }
 
-func (s *Server) mac(parts ...[]byte) []byte {
-	m := hmac.New(sha256.New, s.key)
+func mac(key []byte, parts ...[]byte) []byte {
+	m := hmac.New(sha256.New, key)
 	for _, p := range parts {
 		m.Write(p)
 	}
 	return m.Sum(nil)
 }
 
-// startSession sets a new session's cookie on the response.
-func (s *Server) startSession(c *fiber.Ctx) {
-	payload := make([]byte, sessionPayloadLen)
+// startSession sets a new session's cookie for p on the response.
+func (s *Server) startSession(c *fiber.Ctx, p *principal) {
+	payload := make([]byte, sessionFixedLen, sessionFixedLen+len(p.name))
 	binary.BigEndian.PutUint64(payload, uint64(time.Now().Unix()))
-	_, _ = rand.Read(payload[8:])
-	value := append(payload, s.mac([]byte("session\x00"), payload)...)
+	_, _ = rand.Read(payload[8:24])
+	payload[24] = byte(p.scope)
+	payload = append(payload, p.name...)
+	value := append(payload, mac(p.key, []byte("session\x00"), payload)...)
 	s.setSessionCookie(c, base64.RawURLEncoding.EncodeToString(value), int(s.cfg.SessionTTL.Seconds()))
 }
 
 // endSession deletes the browser's cookie. The session itself stays valid
-// until it expires (nothing stores it): changing the token ends them all.
+// until it expires (nothing stores it): changing its token ends it.
 func (s *Server) endSession(c *fiber.Ctx) { s.setSessionCookie(c, "", 0) }
 
 // setSessionCookie sets the cookie to value for maxAge seconds; maxAge 0
@@ -86,22 +88,28 @@ func (s *Server) setSessionCookie(c *fiber.Ctx, value string, maxAge int) {
 }
 
 // sessionOf returns the request's session when its cookie is ours,
-// unaltered and unexpired.
+// unaltered and unexpired, and names a configured token with the scope it
+// has now. A name no token has is checked against a key of its own, so
+// that a forged cookie takes as long whether or not its name exists.
 func (s *Server) sessionOf(c *fiber.Ctx) (session, bool) {
-	if s.cfg.Token == "" {
+	if s.anonymous != nil {
 		return session{}, false
 	}
 	raw, err := base64.RawURLEncoding.DecodeString(c.Cookies(SessionCookie))
-	if err != nil || len(raw) != sessionPayloadLen+sessionMACLen {
+	if err != nil || len(raw) <= sessionFixedLen+sessionMACLen {
 		return session{}, false
 	}
-	payload := raw[:sessionPayloadLen]
-	if !hmac.Equal(raw[sessionPayloadLen:], s.mac([]byte("session\x00"), payload)) {
+	payload, sum := raw[:len(raw)-sessionMACLen], raw[len(raw)-sessionMACLen:]
+	p := s.principalNamed(string(payload[sessionFixedLen:]))
+	key := s.unknownKey
+	if p != nil {
+		key = p.key
+	}
+	if !hmac.Equal(sum, mac(key, []byte("session\x00"), payload)) || p == nil || Scope(payload[24]) != p.scope {
 		return session{}, false
 	}
-	var sess session
-	sess.issued = time.Unix(int64(binary.BigEndian.Uint64(payload)), 0)
-	copy(sess.id[:], payload[8:])
+	sess := session{issued: time.Unix(int64(binary.BigEndian.Uint64(payload)), 0), principal: p}
+	copy(sess.id[:], payload[8:24])
 	if time.Since(sess.issued) > s.cfg.SessionTTL {
 		return session{}, false
 	}
@@ -112,15 +120,14 @@ func (s *Server) sessionOf(c *fiber.Ctx) (session, bool) {
 // csrf_token) or sends as X-CSRF-Token: one per session, or one per
 // process when no token is configured. "" when the request has neither.
 func (s *Server) csrfToken(c *fiber.Ctx) string {
-	var id []byte
-	if s.cfg.Token != "" {
-		sess, ok := s.sessionOf(c)
-		if !ok {
-			return ""
-		}
-		id = sess.id[:]
+	if s.anonymous != nil {
+		return base64.RawURLEncoding.EncodeToString(mac(s.anonymous.key, []byte("csrf\x00")))
 	}
-	return base64.RawURLEncoding.EncodeToString(s.mac([]byte("csrf\x00"), id))
+	sess, ok := s.sessionOf(c)
+	if !ok {
+		return ""
+	}
+	return base64.RawURLEncoding.EncodeToString(mac(sess.principal.key, []byte("csrf\x00"), sess.id[:]))
 }
 
 // validCSRF reports whether the request carries its session's CSRF token,

@@ -139,7 +139,7 @@ func TestLoginAndLogout(t *testing.T) {
 
 	r = b.do(t, http.MethodPost, "/login", form(url.Values{"token": {"wrong"}}), with(with(anonymous, formType), sameOrigin))
 	require.Equal(t, http.StatusUnauthorized, r.status)
-	require.Contains(t, string(r.body), "not the admin token")
+	require.Contains(t, string(r.body), "not an admin token")
 	require.Empty(t, r.header.Values("WWW-Authenticate"), "no Basic prompt over the form")
 	require.Nil(t, r.cookie(sessionCookie))
 

@@ -1,0 +1,125 @@
+package admin
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"errors"
+	"fmt"
+
+	"github.com/gofiber/fiber/v2"
+)
+
+// Token is a named token of the admin listener, with its scope.
+type Token struct {
+	// Name says who holds the token, in the audit log and in sessions;
+	// the token itself is never logged or stored. Required, unique.
+	Name string
+	// Value is the token, presented as Bearer, Basic's password or at
+	// /login. Required, unique.
+	Value string
+	// Scope is what the token may do: ScopeRead, ScopeOperate or
+	// ScopeAdmin.
+	Scope Scope
+}
+
+// AdminTokenName is Config.Token's name, in the audit log and sessions;
+// no named token may take it.
+const AdminTokenName = "admin"
+
+// principal is a configured token as the server knows it: never its value,
+// only a hash to compare with.
+type principal struct {
+	name  string
+	scope Scope
+	hash  [sha256.Size]byte
+	// key signs the token's sessions and their CSRF tokens: changing the
+	// token ends them.
+	key []byte
+	// keySpace is the Idempotency-Key space of the token's holders:
+	// tokens differ, so do their keys.
+	keySpace string
+}
+
+// anonymous is everyone when no token is configured (loopback only).
+// There are no sessions then, but CSRF tokens need a secret: a random
+// one, per process.
+func anonymous() *principal {
+	return &principal{name: "anonymous", scope: ScopeAdmin, key: randomKey(), keySpace: "anonymous"}
+}
+
+func randomKey() []byte {
+	key := make([]byte, 32)
+	_, _ = rand.Read(key)
+	return key
+}
+
+// principals lists Config.Token (as AdminTokenName, scope admin) and
+// Config.Tokens, refusing two of one name or one value: either would make
+// a token's holder ambiguous.
+func (c Config) principals() ([]principal, error) {
+	all := c.Tokens
+	if c.Token != "" {
+		all = append([]Token{{Name: AdminTokenName, Value: c.Token, Scope: ScopeAdmin}}, all...)
+	}
+	ps := make([]principal, 0, len(all))
+	names, values := map[string]bool{}, map[string]bool{}
+	for _, t := range all {
+		switch {
+		case t.Name == "" || t.Value == "":
+			return nil, errors.New("admin: a token needs a name and a value")
+		case t.Scope < ScopeRead || t.Scope > ScopeAdmin:
+			return nil, fmt.Errorf("admin: token %s: %s is no token's scope", t.Name, t.Scope)
+		case names[t.Name]:
+			return nil, fmt.Errorf("admin: two tokens named %s", t.Name)
+		case values[t.Value]:
+			return nil, fmt.Errorf("admin: token %s has the value of another token", t.Name)
+		}
+		names[t.Name], values[t.Value] = true, true
+		ps = append(ps, principal{name: t.Name, scope: t.Scope, hash: sha256.Sum256([]byte(t.Value)),
+			key: sessionKey(t.Value), keySpace: tokenKeySpace(t.Value)})
+	}
+	return ps, nil
+}
+
+// principalFor finds the token presented. It compares hashes, as
+// ConstantTimeCompare is constant-time only for equal lengths and the hash
+// hides the token's length, against every token without stopping at a
+// match, so the time taken says nothing of which one matched.
+func (s *Server) principalFor(presented string) *principal {
+	got := sha256.Sum256([]byte(presented))
+	var found *principal
+	for i := range s.principals {
+		if subtle.ConstantTimeCompare(s.principals[i].hash[:], got[:]) == 1 {
+			found = &s.principals[i]
+		}
+	}
+	return found
+}
+
+// principalNamed finds a token by name, for a session's.
+func (s *Server) principalNamed(name string) *principal {
+	for i := range s.principals {
+		if s.principals[i].name == name {
+			return &s.principals[i]
+		}
+	}
+	return nil
+}
+
+// tokenKeySpace is the Idempotency-Key space of a token's holders: a
+// function of the token alone, so that its stored keys answer whatever
+// other tokens are configured.
+func tokenKeySpace(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return "token:" + hex.EncodeToString(sum[:8])
+}
+
+const principalLocal = "admin.principal"
+
+// principalOf is the request's caller, set by authenticate; nil before it.
+func principalOf(c *fiber.Ctx) *principal {
+	p, _ := c.Locals(principalLocal).(*principal)
+	return p
+}
