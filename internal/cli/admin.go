@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -62,6 +63,13 @@ func newAdmin(ctx context.Context, cfg config.Config, pool *pgxpool.Pool, rc *ri
 		Redeliver: map[string]admin.Recovery{}, Reconcile: map[string]admin.Recovery{}, Logger: logger, Destinations: dests,
 		Hosts: cfg.Admin.Hosts, MaxConnections: cfg.Admin.MaxConnections, MaxConnectionsPerAddress: cfg.Admin.MaxConnectionsPerAddress,
 		SignInBurst: cfg.Admin.SignIn.Burst, SignInEvery: cfg.Admin.SignIn.Every.Std(),
+	}
+	for _, t := range cfg.Admin.Tokens {
+		scope, err := admin.ParseScope(t.Scope)
+		if err != nil {
+			return nil, fmt.Errorf("admin.tokens (%s): %w", t.Name, err)
+		}
+		ac.Tokens = append(ac.Tokens, admin.Token{Name: t.Name, Value: t.Token, Scope: scope})
 	}
 	for _, s := range cfg.Sources {
 		ac.Sources = append(ac.Sources, s.Name)

@@ -25,12 +25,39 @@ func (b *testBundle) adminGet(t *testing.T, path string, auth bool) (int, string
 	if auth {
 		req.SetBasicAuth("ops", adminToken)
 	}
+	return adminSend(t, req)
+}
+
+// adminSend sends req and returns its answer.
+func adminSend(t *testing.T, req *http.Request) (int, string) {
+	t.Helper()
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
 	return resp.StatusCode, string(body)
+}
+
+// adminDo sends a request to the admin listener with token as Bearer and
+// a JSON body, plus header.
+func (b *testBundle) adminDo(t *testing.T, method, path, token, body string, header map[string]string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, "http://"+b.adminAddr+path, strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	return adminSend(t, req)
+}
+
+// adminStatus is adminDo's status.
+func (b *testBundle) adminStatus(t *testing.T, method, path, token, body string) int {
+	t.Helper()
+	status, _ := b.adminDo(t, method, path, token, body, nil)
+	return status
 }
 
 func TestServeAdminMetricsAndRiverUI(t *testing.T) {

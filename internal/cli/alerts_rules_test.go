@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -45,18 +43,9 @@ alerts:
 // admin API, and requires that n were.
 func retryFailedSends(t *testing.T, b *testBundle, destination string, n int) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, "http://"+b.adminAddr+"/admin/destinations/"+destination+"/retry",
-		strings.NewReader(`{"status":"failed"}`))
-	require.NoError(t, err)
-	req.Header.Set("Authorization", "Bearer "+adminToken)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	require.Equal(t, http.StatusAccepted, resp.StatusCode, "%s", body)
-	require.Contains(t, string(body), fmt.Sprintf(`"retried":%d`, n))
+	status, body := b.adminDo(t, http.MethodPost, "/admin/destinations/"+destination+"/retry", adminToken, `{"status":"failed"}`, nil)
+	require.Equal(t, http.StatusAccepted, status, "%s", body)
+	require.Contains(t, body, fmt.Sprintf(`"retried":%d`, n))
 }
 
 func sendPush(t *testing.T, b *testBundle) {

@@ -137,6 +137,13 @@ func lookupOr(lookup func(string) (string, bool), name string) string {
 	return v
 }
 
+// weakToken refuses a token anyone could guess, naming its key (never the
+// token) and how to make one.
+func weakToken(key, why, hint string) error {
+	return fmt.Errorf("%s %s: anyone who can reach the admin listener could guess it; %sset %d or more random characters (openssl rand -hex 32)",
+		key, why, hint, admin.MinTokenLength)
+}
+
 func newApp(ac AppConfig) (*App, error) {
 	if ac.Role == "" {
 		ac.Role = RoleAll
@@ -151,9 +158,12 @@ func newApp(ac AppConfig) (*App, error) {
 		ac.Stderr = os.Stderr
 	}
 	if why := admin.WeakToken(ac.Config.Admin.Token); why != "" {
-		return nil, fmt.Errorf("admin.token (HOOKINBOX_ADMIN_TOKEN) %s: anyone who can reach the admin listener could guess it; "+
-			"run \"%s init\" for a config with a generated token, or set %d or more random characters (openssl rand -hex 32)",
-			why, commandName(), admin.MinTokenLength)
+		return nil, weakToken("admin.token (HOOKINBOX_ADMIN_TOKEN)", why, fmt.Sprintf("run \"%s init\" for a config with a generated token, or ", commandName()))
+	}
+	for i, t := range ac.Config.Admin.Tokens {
+		if why := admin.WeakToken(t.Token); why != "" {
+			return nil, weakToken(fmt.Sprintf("admin.tokens[%d] (%s).token", i, t.Name), why, "")
+		}
 	}
 	// Files that clash can never be applied: stop now rather than retry.
 	migs := migrations.Options{App: ac.Extensions.Migrations}

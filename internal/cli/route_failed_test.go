@@ -4,10 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
-	"strings"
 	"testing"
 	"time"
 
@@ -62,17 +60,7 @@ func (b *testBundle) serveStoppable(t *testing.T) (stop func()) {
 
 func (b *testBundle) adminPost(t *testing.T, path, body string) (int, string) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, "http://"+b.adminAddr+path, strings.NewReader(body))
-	require.NoError(t, err)
-	req.Header.Set("Authorization", "Bearer "+adminToken)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Idempotency-Key", "retry-"+t.Name())
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	out, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	return resp.StatusCode, string(out)
+	return b.adminDo(t, http.MethodPost, path, adminToken, body, map[string]string{"Idempotency-Key": "retry-" + t.Name()})
 }
 
 // A route whose filter fails to evaluate (a typo in a field's name) makes

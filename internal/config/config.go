@@ -237,6 +237,10 @@ type Admin struct {
 	// a loopback address.
 	Token string `yaml:"token"`
 
+	// Tokens are further tokens, each named and with a scope, for holders
+	// who need less than admin.token allows (docs/admin.md, Scopes).
+	Tokens []AdminToken `yaml:"tokens"`
+
 	// IdempotencyTTL is how long an admin Idempotency-Key is remembered.
 	// Defaults to 24h.
 	IdempotencyTTL Duration `yaml:"idempotency_ttl"`
@@ -262,6 +266,25 @@ type Admin struct {
 	// SignIn slows token guessing per client address (docs/security.md,
 	// Sign-in limits).
 	SignIn SignIn `yaml:"sign_in"`
+}
+
+// AdminToken is a named admin token.
+type AdminToken struct {
+	// Name says whose token it is, in the audit log and in browser
+	// sessions (never the token): lower case letters, digits and dashes,
+	// unique, and not "admin", which is admin.token's. Required.
+	Name string `yaml:"name"`
+
+	// Token is the token, usually "${VAR}": unique among admin.token and
+	// admin.tokens, and as strong as serve asks admin.token to be.
+	// Required.
+	Token string `yaml:"token"`
+
+	// Scope is what the token may do: read (deliveries, payloads,
+	// destinations, the console's pages, metrics), operate (read, and
+	// replay, bulk replay, retry, pause, resume) or admin (everything,
+	// River UI and pprof included). Required.
+	Scope string `yaml:"scope"`
 }
 
 // SignIn bounds wrong admin tokens per client address: the connection's

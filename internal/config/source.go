@@ -143,7 +143,9 @@ type Source struct {
 	Kafka *KafkaSource `yaml:"kafka"`
 }
 
-var sourceName = regexp.MustCompile(`^[a-z0-9-]{1,64}$`)
+// namePattern is what a source's or an admin token's name may be: both
+// end up in URLs, log lines and sessions.
+var namePattern = regexp.MustCompile(`^[a-z0-9-]{1,64}$`)
 
 // InboxRetention is how long the source's processed deliveries are kept.
 func (c Config) InboxRetention(s Source) time.Duration {

@@ -34,6 +34,9 @@ func (c Config) validateListens() error {
 
 // validateServe checks what only serve uses.
 func (c Config) validateServe() error {
+	if err := c.Admin.validateTokens(); err != nil {
+		return err
+	}
 	if c.Admin.SignIn.Burst < 1 {
 		return fmt.Errorf("admin.sign_in.burst: %d (want 1 or more wrong tokens before an address is slowed)", c.Admin.SignIn.Burst)
 	}
@@ -124,7 +127,7 @@ func checkURL(raw string) error {
 // validateSource checks one source; seen holds the names before it.
 func (c Config) validateSource(i int, s Source, seen map[string]bool) error {
 	key := fmt.Sprintf("sources[%d]", i)
-	if !sourceName.MatchString(s.Name) {
+	if !namePattern.MatchString(s.Name) {
 		return fmt.Errorf("%s.name: %q must match [a-z0-9-]{1,64}", key, s.Name)
 	}
 	key = fmt.Sprintf("sources[%d] (%s)", i, s.Name)
