@@ -53,6 +53,7 @@ var mutations = slices.Concat(
 	retentionRowMutations,
 	edgeCELMutations,
 	edgeAdminMutations,
+	scopeMutations,
 	kafkaRowMutations,
 	dedupRowMutations,
 	conflictRowMutations,
