@@ -375,7 +375,7 @@ func TestMessageWithoutItsIDIsRecordedUnderItsOffset(t *testing.T) {
 	b.consumer(t, "header:event_id")
 	require.Eventually(t, func() bool { return b.committed(t) == 1 }, 20*time.Second, 50*time.Millisecond)
 	var id, eventType, trace string
-	require.NoError(t, b.pool.QueryRow(context.Background(), `SELECT delivery_id, event_type, headers->'Trace'->>0
+	require.NoError(t, b.pool.QueryRow(context.Background(), `SELECT delivery_id, event_type, headers->'trace'->>0
 		FROM inbox WHERE source = 'orders'`).Scan(&id, &eventType, &trace))
 	require.Regexp(t, `^orders\.confirmed/\d/0$`, id)
 	require.Equal(t, topic, eventType, "a type header that is no name falls back to the topic")
