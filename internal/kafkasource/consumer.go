@@ -58,7 +58,9 @@ type Config struct {
 	// it. Defaults to config.DefaultMaxBodyBytes, as for webhooks.
 	MaxBodyBytes int
 
-	// Inbox records the deliveries, in transactions on Pool.
+	// Inbox records the deliveries, in transactions on Pool. The group's
+	// lag is stored on Pool too, every LagEvery (table kafka_lag), for the
+	// alerts' kafka_lag rule.
 	Inbox *ingest.Inbox
 	Pool  *pgxpool.Pool
 	// Observe, if set, is told each delivery's outcome (accepted,
@@ -74,8 +76,8 @@ type Config struct {
 	// the consumer is stuck (a database outage) and reads 0 once caught
 	// up, from the start.
 	ObserveLag func(source, topic string, partition int32, lag int64)
-	// LagEvery is how often ObserveLag is told. Defaults to
-	// DefaultLagEvery.
+	// LagEvery is how often the lag is read, told to ObserveLag and
+	// stored. Defaults to DefaultLagEvery.
 	LagEvery time.Duration
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
@@ -94,6 +96,9 @@ type Consumer struct {
 	// uncommitted: a recorded batch's offsets failed to commit, and are
 	// tried again.
 	uncommitted bool
+	// lagUnstored: the last lag reading failed to store (watchLag's
+	// goroutine only).
+	lagUnstored bool
 }
 
 // New checks cfg and makes the consumer's client; Run starts reading.
