@@ -1,6 +1,7 @@
 // Package alerts raises operational alerts: conditions an operator must
 // hear about (a destination failing, sends or deliveries failed for good,
-// a source gone silent, a backlog), each opened once when it has held long
+// a source gone silent, a backlog, a Kafka source falling behind), each
+// opened once when it has held long
 // enough and resolved once when it no longer holds.
 //
 // An alert is an event, hookinbox.alert.opened or hookinbox.alert.resolved,
@@ -59,12 +60,28 @@ type Rules struct {
 	// for BacklogFor.
 	BacklogOver *int64
 	BacklogFor  time.Duration
+	// KafkaLag: each Kafka source whose lag must not stay above its Over.
+	KafkaLag []KafkaLag
 }
 
 // Silence is a source_silent rule: Source accepted no delivery for For.
 type Silence struct {
 	Source string
 	For    time.Duration
+}
+
+// KafkaLag is a kafka_lag rule: the newest reading of Source's lag stored
+// by its consumers (table kafka_lag), summed over its partitions, more
+// than Over for For. The newest reading counts however old it is: a
+// consumer that stopped reading leaves its last one, and a reading older
+// than Stale says when it was read in the summary.
+type KafkaLag struct {
+	Source string
+	Over   int64
+	For    time.Duration
+	// Stale is the age past which no reading has come when one should
+	// have: two of the source's reading periods. Zero: never said.
+	Stale time.Duration
 }
 
 // Alert is one alert's event: the body of its delivery.
@@ -99,7 +116,7 @@ func SubjectPath(rule, subject string) string {
 		return "deliveries?" + url.Values{"send_status": {"failed"}, "destination": {subject}}.Encode()
 	case "deliveries_failed":
 		return "deliveries?" + url.Values{"source": {subject}, "status": {"failed"}}.Encode()
-	case "source_silent":
+	case "source_silent", "kafka_lag":
 		return "#source-" + subject // its section on the Overview: requests per minute
 	case "backlog":
 		return "deliveries?status=received"
@@ -182,9 +199,15 @@ func (e *Evaluator) conditions(ctx context.Context, tx pgx.Tx) (time.Time, []con
 	for i, s := range r.Silent {
 		sources[i], fors[i] = s.Source, s.For
 	}
+	lagSources, lagOvers, lagStales := make([]string, len(r.KafkaLag)), make([]int64, len(r.KafkaLag)),
+		make([]time.Duration, len(r.KafkaLag))
+	for i, l := range r.KafkaLag {
+		lagSources[i], lagOvers[i], lagStales[i] = l.Source, l.Over, l.Stale
+	}
 	rows, err := tx.Query(ctx, conditionsSQL, pgnamed.Args{
 		"failing_for": r.DestinationFailing, "sends_min": r.SendsFailed, "deliveries_min": r.DeliveriesFailed,
 		"silent_sources": sources, "silent_fors": fors, "backlog_over": r.BacklogOver,
+		"lag_sources": lagSources, "lag_overs": lagOvers, "lag_stales": lagStales,
 	})
 	if err != nil {
 		return now, nil, fmt.Errorf("alerts: conditions: %w", err)
@@ -245,7 +268,12 @@ func (e *Evaluator) openDue(ctx context.Context, tx pgx.Tx, now time.Time) (int,
 	if e.Rules.DestinationFailing != nil {
 		failingFor = *e.Rules.DestinationFailing
 	}
-	rows, err := tx.Query(ctx, openSQL, pgnamed.Args{"failing_for": failingFor, "backlog_for": backlogFor})
+	lagSources, lagFors := make([]string, len(e.Rules.KafkaLag)), make([]time.Duration, len(e.Rules.KafkaLag))
+	for i, l := range e.Rules.KafkaLag {
+		lagSources[i], lagFors[i] = l.Source, l.For
+	}
+	rows, err := tx.Query(ctx, openSQL, pgnamed.Args{"failing_for": failingFor, "backlog_for": backlogFor,
+		"lag_sources": lagSources, "lag_fors": lagFors})
 	if err != nil {
 		return 0, err
 	}

@@ -42,3 +42,21 @@ SELECT 'backlog', 'deliveries', now(),
        n || ' deliveries wait to be processed'
 FROM (SELECT count(*) AS n FROM inbox_pending) p
 WHERE @backlog_over::bigint IS NOT NULL AND p.n > @backlog_over::bigint
+UNION ALL
+-- A Kafka source's lag: the sum of its newest reading, whichever replica
+-- stored it (internal/kafkasource/sql/lag_store.sql); a row an older
+-- reading left beside it is not counted. The newest reading counts however
+-- old it is: a consumer that stopped reading keeps its last one, and the
+-- summary says when it was read once it is older than the rule's stale.
+SELECT 'kafka_lag', r.source, now(),
+       'Kafka source ' || r.source || ' is ' || l.lag || ' messages behind on ' || l.topics || ' (over ' || r.over || ')'
+       || CASE WHEN r.stale > interval '0' AND l.at < now() - r.stale
+               THEN '; read at ' || to_char(l.at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS "UTC"') || ', none since'
+               ELSE '' END
+FROM unnest(@lag_sources::text[], @lag_overs::bigint[], @lag_stales::interval[]) AS r (source, over, stale)
+CROSS JOIN LATERAL (
+    SELECT sum(k.lag) AS lag, string_agg(DISTINCT k.topic, ', ' ORDER BY k.topic) AS topics, max(k.observed_at) AS at
+    FROM kafka_lag k
+    WHERE k.source = r.source
+      AND k.observed_at = (SELECT max(n.observed_at) FROM kafka_lag n WHERE n.source = r.source)) l
+WHERE l.lag > r.over
