@@ -78,6 +78,12 @@ func alertRules(cfg config.Config) alerts.Rules {
 			r.Silent = append(r.Silent, alerts.Silence{Source: rule.SourceSilent.Source, For: rule.SourceSilent.For.Std()})
 		case rule.Backlog != nil:
 			r.BacklogOver, r.BacklogFor = &rule.Backlog.Over, rule.Backlog.For.Std()
+		case rule.KafkaLag != nil:
+			l := alerts.KafkaLag{Source: rule.KafkaLag.Source, Over: rule.KafkaLag.Over, For: rule.KafkaLag.For.Std()}
+			if s, ok := cfg.Source(l.Source); ok && s.Kafka != nil {
+				l.Stale = 2 * s.Kafka.LagEvery.Std()
+			}
+			r.KafkaLag = append(r.KafkaLag, l)
 		}
 	}
 	return r

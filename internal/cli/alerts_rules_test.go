@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	"github.com/hookinbox/hookinbox/handlers"
@@ -24,19 +25,29 @@ func githubPushHandler(name string, handle handlers.HandlerFunc) Extensions {
 	}}}
 }
 
-// alertsConfig is a config with the github source, the chat destination
-// and alerts, evaluated every second, of rule sent to it as JSON events.
-func alertsConfig(chat *chatReceiver, rule string) string {
+// alertsConfig is a config with the github source and sources (each a
+// flow mapping), the chat destination and alerts, evaluated every second,
+// of rule sent to it as JSON events.
+func alertsConfig(chat *chatReceiver, rule string, sources ...string) string {
 	return fmt.Sprintf(`sources:
   - {name: github, provider: github, secrets: [dev-github-secret]}
-destinations:
+%sdestinations:
   - {name: chat, url: %q}
 alerts:
   to: [chat]
   every: 1s
   rules:
     - %s
-`, chat.url, rule)
+`, listed(sources), chat.url, rule)
+}
+
+// listed is items as YAML list entries, one a line.
+func listed(items []string) string {
+	var b strings.Builder
+	for _, it := range items {
+		b.WriteString("  - " + it + "\n")
+	}
+	return b.String()
 }
 
 // retryFailedSends retries a destination's failed sends through the
@@ -46,6 +57,20 @@ func retryFailedSends(t *testing.T, b *testBundle, destination string, n int) {
 	status, body := b.adminDo(t, http.MethodPost, "/admin/destinations/"+destination+"/retry", adminToken, `{"status":"failed"}`, nil)
 	require.Equal(t, http.StatusAccepted, status, "%s", body)
 	require.Contains(t, body, fmt.Sprintf(`"retried":%d`, n))
+}
+
+// openedThenResolved requires that the chat's first message has summary
+// in it, and that the alert ("rule subject") is raised once while it
+// holds; then it runs fix, and requires the alert resolved once.
+func openedThenResolved(t *testing.T, b *testBundle, pool *pgxpool.Pool, chat *chatReceiver, alert, summary string, fix func()) {
+	t.Helper()
+	require.Contains(t, chat.wait(t, b, 1)[0], summary)
+	settled(t, b, pool)
+	require.Equal(t, []string{alert + ": opened"}, chat.history(t), "raised once while it holds")
+	fix()
+	chat.wait(t, b, 2)
+	settled(t, b, pool)
+	require.Equal(t, []string{alert + ": opened resolved"}, chat.history(t))
 }
 
 func sendPush(t *testing.T, b *testBundle) {
@@ -71,16 +96,12 @@ func TestServeAlertsOnceWhenADeliveryFailsAndIsReplayed(t *testing.T) {
 	b, pool := serveReplicas(t, alertsConfig(chat, "deliveries_failed: {min: 1}"), ext)
 	sendPush(t, b)
 
-	require.Contains(t, chat.wait(t, b, 1)[0], "1 github deliveries failed for good")
-	settled(t, b, pool)
-	require.Equal(t, []string{"deliveries_failed github: opened"}, chat.history(t), "raised once while it holds")
-	broken.Store(false)
-	code, out := b.run(t, "replay", "--status", "failed", "--source", "github")
-	require.Equal(t, 0, code, out)
-	require.Contains(t, out, "matched 1, enqueued 1, done 1")
-	chat.wait(t, b, 2)
-	settled(t, b, pool)
-	require.Equal(t, []string{"deliveries_failed github: opened resolved"}, chat.history(t))
+	openedThenResolved(t, b, pool, chat, "deliveries_failed github", "1 github deliveries failed for good", func() {
+		broken.Store(false)
+		code, out := b.run(t, "replay", "--status", "failed", "--source", "github")
+		require.Equal(t, 0, code, out)
+		require.Contains(t, out, "matched 1, enqueued 1, done 1")
+	})
 }
 
 // A send to a receiver answering 500 that runs out of its retry schedule
@@ -174,13 +195,7 @@ func TestServeAlertsOnceWhenDeliveriesBackUp(t *testing.T) {
 		sendPush(t, b)
 	}
 
-	require.Contains(t, chat.wait(t, b, 1)[0], "deliveries wait to be processed")
-	settled(t, b, pool)
-	require.Equal(t, []string{"backlog deliveries: opened"}, chat.history(t), "raised once while it holds")
-	unstick()
-	chat.wait(t, b, 2)
-	settled(t, b, pool)
-	require.Equal(t, []string{"backlog deliveries: opened resolved"}, chat.history(t))
+	openedThenResolved(t, b, pool, chat, "backlog deliveries", "deliveries wait to be processed", unstick)
 	var waiting int
 	require.NoError(t, pool.QueryRow(context.Background(), "SELECT count(*) FROM inbox_pending").Scan(&waiting))
 	require.Zero(t, waiting)

@@ -24,7 +24,7 @@ func kafkaConsumers(cfg config.Config, pool *pgxpool.Pool, inbox *ingest.Inbox, 
 			continue
 		}
 		c, err := kafkasource.New(kafkasource.Config{Source: s.Name, KafkaSource: *s.Kafka,
-			RedactHeaders: s.RedactHeaders, MaxBodyBytes: cfg.MaxBodyBytes,
+			LagEvery: s.Kafka.LagEvery.Std(), RedactHeaders: s.RedactHeaders, MaxBodyBytes: cfg.MaxBodyBytes,
 			Inbox: inbox, Pool: pool, Observe: observe, ObserveBatch: m.ObserveKafkaBatch, ObserveLag: m.ObserveKafkaLag, Logger: logger})
 		if err != nil {
 			return nil, err

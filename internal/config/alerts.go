@@ -23,7 +23,7 @@ type Alerts struct {
 	// Every is how often the rules are evaluated. Defaults to 30s.
 	Every Duration `yaml:"every"`
 	// Rules, each with one key: destination_failing, sends_failed,
-	// deliveries_failed, source_silent or backlog.
+	// deliveries_failed, source_silent, backlog or kafka_lag.
 	Rules []AlertRule `yaml:"rules"`
 }
 
@@ -56,6 +56,15 @@ type AlertRule struct {
 		Over int64    `yaml:"over"`
 		For  Duration `yaml:"for"`
 	} `yaml:"backlog"`
+	// KafkaLag: the Kafka source Source (required) more than Over
+	// (required, more than 0) messages behind, summed over its partitions,
+	// for For: at least two of the source's kafka.lag_every, so that two
+	// readings agree; defaults to 5m.
+	KafkaLag *struct {
+		Source string   `yaml:"source"`
+		Over   int64    `yaml:"over"`
+		For    Duration `yaml:"for"`
+	} `yaml:"kafka_lag"`
 }
 
 // validateAlerts checks the alerts section against the sources and
@@ -80,9 +89,18 @@ func (c Config) validateAlerts() error {
 	if !slices.Contains([]string{"", "slack", "discord", "teams"}, a.Transform) {
 		return fmt.Errorf("alerts.transform: %q (want slack, discord, teams, or none for the JSON event)", a.Transform)
 	}
+	lagged := map[string]bool{}
 	for i, r := range a.Rules {
 		if err := c.validateAlertRule(r); err != nil {
 			return fmt.Errorf("alerts.rules[%d]%w", i, err)
+		}
+		if r.KafkaLag != nil {
+			// One alert per (rule, subject): a second rule of the source
+			// would take over the first one's alert.
+			if lagged[r.KafkaLag.Source] {
+				return fmt.Errorf("alerts.rules[%d].kafka_lag.source: a second kafka_lag rule of source %q", i, r.KafkaLag.Source)
+			}
+			lagged[r.KafkaLag.Source] = true
 		}
 	}
 	return nil
@@ -91,13 +109,13 @@ func (c Config) validateAlerts() error {
 func (c Config) validateAlertRule(r AlertRule) error {
 	set := 0
 	for _, isSet := range []bool{r.DestinationFailing != nil, r.SendsFailed != nil, r.DeliveriesFailed != nil,
-		r.SourceSilent != nil, r.Backlog != nil} {
+		r.SourceSilent != nil, r.Backlog != nil, r.KafkaLag != nil} {
 		if isSet {
 			set++
 		}
 	}
 	if set != 1 {
-		return fmt.Errorf(": want exactly one of destination_failing, sends_failed, deliveries_failed, source_silent, backlog")
+		return fmt.Errorf(": want exactly one of destination_failing, sends_failed, deliveries_failed, source_silent, backlog, kafka_lag")
 	}
 	switch {
 	case r.SendsFailed != nil && r.SendsFailed.Min < 0, r.DeliveriesFailed != nil && r.DeliveriesFailed.Min < 0:
@@ -111,6 +129,25 @@ func (c Config) validateAlertRule(r AlertRule) error {
 		if f := r.SourceSilent.For.Std(); f <= 0 || f > 48*time.Hour {
 			return fmt.Errorf(".source_silent.for: %s (want more than 0 and at most 48h)", f)
 		}
+	case r.KafkaLag != nil:
+		return c.validateKafkaLag(r.KafkaLag.Source, r.KafkaLag.Over, r.KafkaLag.For.Std())
+	}
+	return nil
+}
+
+// validateKafkaLag checks a kafka_lag rule against the source it names.
+func (c Config) validateKafkaLag(source string, over int64, f time.Duration) error {
+	s, ok := c.Source(source)
+	switch {
+	case !ok:
+		return fmt.Errorf(".kafka_lag.source: no source named %q", source)
+	case s.Kafka == nil:
+		return fmt.Errorf(".kafka_lag.source: %q is not a kafka source", source)
+	case over <= 0:
+		return fmt.Errorf(".kafka_lag.over: %d (want more than 0 messages)", over)
+	}
+	if least := 2 * s.Kafka.LagEvery.Std(); f < least {
+		return fmt.Errorf(".kafka_lag.for: %s (want at least %s: twice kafka.lag_every of source %q)", f, least, source)
 	}
 	return nil
 }
@@ -130,6 +167,8 @@ func (a *Alerts) alertDefaults() {
 			r.DeliveriesFailed.Min = 1
 		case r.Backlog != nil && r.Backlog.For == 0:
 			r.Backlog.For = Duration(5 * time.Minute)
+		case r.KafkaLag != nil && r.KafkaLag.For == 0:
+			r.KafkaLag.For = Duration(5 * time.Minute)
 		}
 	}
 }

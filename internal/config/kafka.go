@@ -45,11 +45,18 @@ type KafkaSource struct {
 	// broker's group.min/max.session.timeout.ms (Kafka's: 6s to 30m).
 	// Defaults to 45s.
 	SessionTimeout Duration `yaml:"session_timeout"`
+	// LagEvery is how often the group's lag is read from the broker, for
+	// hookinbox_kafka_lag and the kafka_lag alert rule, whether messages
+	// flow or not. 1s to 5m; defaults to 15s.
+	LagEvery Duration `yaml:"lag_every"`
 }
 
 // DefaultKafkaSessionTimeout is kafka.session_timeout's default, Kafka
 // clients' own.
 const DefaultKafkaSessionTimeout = 45 * time.Second
+
+// DefaultKafkaLagEvery is kafka.lag_every's default.
+const DefaultKafkaLagEvery = 15 * time.Second
 
 // kafkaDefaults fills a Kafka source's defaults.
 func (s *Source) kafkaDefaults() {
@@ -71,6 +78,9 @@ func (s *Source) kafkaDefaults() {
 	}
 	if k.SessionTimeout == 0 {
 		k.SessionTimeout = Duration(DefaultKafkaSessionTimeout)
+	}
+	if k.LagEvery == 0 {
+		k.LagEvery = Duration(DefaultKafkaLagEvery)
 	}
 }
 
@@ -110,6 +120,9 @@ func (s Source) validateKafka(key string) error {
 	}
 	if t := k.SessionTimeout.Std(); t < time.Second || t > 30*time.Minute {
 		return fmt.Errorf("%s.kafka.session_timeout: %s (want 1s to 30m, within the broker's group session limits)", key, t)
+	}
+	if t := k.LagEvery.Std(); t < time.Second || t > 5*time.Minute {
+		return fmt.Errorf("%s.kafka.lag_every: %s (want 1s to 5m)", key, t)
 	}
 	return nil
 }

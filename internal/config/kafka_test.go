@@ -18,7 +18,7 @@ sources:
 	require.Equal(t, ProviderKafka, s.Provider)
 	require.Equal(t, KafkaSource{Brokers: []string{"127.0.0.1:9092"}, Topics: []string{"orders.confirmed"},
 		Group: "hookinbox-orders", DeliveryID: "offset", EventType: "topic", Start: "latest",
-		SessionTimeout: Duration(DefaultKafkaSessionTimeout)}, *s.Kafka)
+		SessionTimeout: Duration(DefaultKafkaSessionTimeout), LagEvery: Duration(DefaultKafkaLagEvery)}, *s.Kafka)
 	require.False(t, s.DedupBodies(), "the broker's redeliveries carry their id")
 }
 
@@ -37,6 +37,7 @@ func TestKafkaSourceErrorsNameTheKey(t *testing.T) {
 		{"bad start", "sources: [{name: o, kafka: {" + ok + ", start: beginning}}]", `sources[0] (o).kafka.start: "beginning" (want earliest or latest)`},
 		{"kafka provider without block", "sources: [{name: o, provider: kafka}]", `sources[0] (o).kafka: required for provider kafka`},
 		{"short session", "sources: [{name: o, kafka: {" + ok + ", session_timeout: 100ms}}]", `sources[0] (o).kafka.session_timeout: 100ms (want 1s to 30m`},
+		{"lag read too often", "sources: [{name: o, kafka: {" + ok + ", lag_every: 500ms}}]", `sources[0] (o).kafka.lag_every: 500ms (want 1s to 5m)`},
 		{"misspelt key", "sources: [{name: o, kafka: {" + ok + ", topic: t}}]", `field topic not found`},
 	}
 	for _, tc := range cases {
