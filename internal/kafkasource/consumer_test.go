@@ -36,6 +36,7 @@ type bundle struct {
 	inbox   *ingest.Inbox
 	group   string
 	maxBody int          // Config.MaxBodyBytes; zero: the default
+	start   string       // Config.Start; empty: earliest
 	logger  *slog.Logger // nil: slog.Default()
 
 	mu       sync.Mutex
@@ -76,8 +77,12 @@ func (b *bundle) counted(t *testing.T, deliveryID string, accepted *atomic.Int64
 		}
 		b.outcomes[outcome]++
 	}
+	start := b.start
+	if start == "" {
+		start = "earliest"
+	}
 	c, err := kafkasource.New(kafkasource.Config{Source: "orders", KafkaSource: config.KafkaSource{Brokers: b.cluster.ListenAddrs(),
-		Topics: []string{topic}, Group: b.group, DeliveryID: deliveryID, EventType: "header:type", Start: "earliest"},
+		Topics: []string{topic}, Group: b.group, DeliveryID: deliveryID, EventType: "header:type", Start: start},
 		MaxBodyBytes: b.maxBody, Logger: b.logger,
 		Inbox: b.inbox, Pool: b.pool, Observe: observe, ObserveBatch: b.observeBatch, ObserveLag: b.observeLag, LagEvery: 100 * time.Millisecond, RedactHeaders: []string{"X-Api-Key", "X-SIGNING-SECRET"},
 		ClientOptions: []kgo.Opt{kgo.FetchMaxWait(200 * time.Millisecond)}})

@@ -68,9 +68,16 @@ func (c *Consumer) observeLag(ctx context.Context, adm *kadm.Client) {
 			whole = false
 			continue
 		}
-		r.topics, r.partitions, r.lags = append(r.topics, l.Topic), append(r.partitions, l.Partition), append(r.lags, l.Lag)
+		lag := l.Lag
+		if l.Commit.At < 0 && c.cfg.Start != "earliest" {
+			// Never committed, the partition is read from its end on:
+			// what is before that will not be read, so it is no lag
+			// (kadm counts it from the partition's start).
+			lag = 0
+		}
+		r.topics, r.partitions, r.lags = append(r.topics, l.Topic), append(r.partitions, l.Partition), append(r.lags, lag)
 		if c.cfg.ObserveLag != nil {
-			c.cfg.ObserveLag(c.cfg.Source, l.Topic, l.Partition, l.Lag)
+			c.cfg.ObserveLag(c.cfg.Source, l.Topic, l.Partition, lag)
 		}
 	}
 	// A reading with a partition unread, or with none (a group that has

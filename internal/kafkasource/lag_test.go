@@ -101,6 +101,29 @@ func (b *bundle) waitMembers(t *testing.T, n int) {
 	}, 20*time.Second, 20*time.Millisecond, "the group's %d members", n)
 }
 
+// A new group that starts at the end reads no lag for the messages before
+// it, which it will never read, and then the lag of those after it.
+func TestLagOfANewGroupStartingAtTheEnd(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.start = "latest"
+	b.produce(t, ids("before", 5)...)
+	b.consumer(t, "header:event_id")
+	require.Eventually(t, func() bool {
+		got := storedLag(t, b.pool, "orders")
+		total, partitions := b.totalLag()
+		return len(got) == 2 && partitions == 2 && total == 0
+	}, 20*time.Second, 20*time.Millisecond, "the lag of both partitions, read")
+	require.Equal(t, []lagRow{{topic, 0, 0, 0}, {topic, 1, 0, 0}}, storedLag(t, b.pool, "orders"))
+
+	b.produce(t, ids("after", 3)...)
+	require.Eventually(t, func() bool { rows, _ := b.stored(t); return rows == 3 }, 20*time.Second, 20*time.Millisecond)
+	require.Eventually(t, func() bool {
+		got := storedLag(t, b.pool, "orders")
+		return len(got) == 2 && got[0].Lag+got[1].Lag == 0
+	}, 20*time.Second, 20*time.Millisecond)
+}
+
 // Two replicas' readings of one group may commit out of order: an older
 // reading stored after a newer one changes none of the newer one's rows,
 // and a row of its own beside them is a reading behind; the next reading
