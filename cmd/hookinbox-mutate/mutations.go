@@ -58,4 +58,5 @@ var mutations = slices.Concat(
 	dedupRowMutations,
 	conflictRowMutations,
 	genpassMutations,
+	kafkaLagMutations,
 )
