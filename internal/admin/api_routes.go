@@ -15,6 +15,9 @@ func (s *Server) mountAPI() {
 	pool := s.cfg.Pool
 	s.route(get, "/readyz", ScopeRead, s.readyz)
 	s.route(get, "/admin/deliveries", ScopeRead, s.listDeliveries)
+	// Before :id, which would otherwise take "stream" for an id: Fiber
+	// matches routes in the order they are registered.
+	s.route(get, "/admin/deliveries/stream", ScopeRead, s.streamDeliveries)
 	s.route(get, "/admin/deliveries/:id", ScopeRead, s.getDelivery)
 	s.route(post, "/admin/deliveries/:id/replay", ScopeOperate, s.mutation("replay_delivery", s.replayDelivery))
 	s.route(get, "/admin/replays/:id", ScopeRead, getOne("replay", func(ctx context.Context, id int64) (Replay, error) {

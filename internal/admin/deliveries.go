@@ -319,11 +319,7 @@ func readDeliveryTx(ctx context.Context, tx pgx.Tx, id int64) (DeliveryDetail, e
 		return d, err
 	}
 	d.SHA256 = hex.EncodeToString(sum)
-	if utf8.Valid(payload) {
-		d.Payload = string(payload)
-	} else {
-		d.Payload, d.PayloadBase64 = base64.StdEncoding.EncodeToString(payload), true
-	}
+	d.Payload, d.PayloadBase64 = encodePayload(payload)
 
 	rows, err := riverdb.DeliveryAttempts(ctx, tx, id)
 	if err != nil {
@@ -355,6 +351,15 @@ func readDeliveryTx(ctx context.Context, tx pgx.Tx, id int64) (DeliveryDetail, e
 		}
 	}
 	return d, nil
+}
+
+// encodePayload is a stored body as JSON carries it: as text when it is
+// UTF-8, else in base64 (the second result true).
+func encodePayload(payload []byte) (string, bool) {
+	if utf8.Valid(payload) {
+		return string(payload), false
+	}
+	return base64.StdEncoding.EncodeToString(payload), true
 }
 
 func pathID(c *fiber.Ctx) (int64, error) {

@@ -21,6 +21,7 @@ var everyRouteFamily = []struct{ method, path string }{
 	{http.MethodPost, "/login"},
 	{http.MethodPost, "/logout"},
 	{http.MethodGet, "/admin/deliveries"},
+	{http.MethodGet, "/admin/deliveries/stream"},
 	{http.MethodGet, "/admin/deliveries/%d"},
 	{http.MethodPost, "/admin/deliveries/%d/replay"},
 	{http.MethodPost, "/admin/bulk-replays"},

@@ -107,10 +107,12 @@
 // List, Get, Exists and Status (a delivery with its state),
 // ListConflicts and GetConflict, Backlog, CountSelected (a bulk replay's
 // preview), CountByStatus and OldestPendingSeconds (the scrape's gauges),
-// KnownDeliveryIDs (the ids a recovery need not ask for again). A
-// function whose rows the caller scans into its own types (an API's
-// JSON, a page) returns pgx.Rows or pgx.Row and says its columns, in
-// order; counts and look-ups return values. Each takes a Querier, so a
+// KnownDeliveryIDs (the ids a recovery need not ask for again), and a
+// follower's reads in id order (stream.go: HighWater, Settle, StreamScan,
+// StreamLoad, FirstSince; GET /admin/deliveries/stream and `hookinbox
+// listen`). A function whose rows the caller scans into its own types
+// (an API's JSON, a page) returns pgx.Rows or pgx.Row and says its
+// columns, in order; counts and look-ups return values. Each takes a Querier, so a
 // caller runs it in its own transaction when it needs one snapshot.
 //
 // # Still outside, to move
