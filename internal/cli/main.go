@@ -33,6 +33,8 @@ commands:
             list stored deliveries (filters: --source, --status, ...), or show one
   replay ID | replay --status failed [...]
             replay one delivery, or start a bulk replay and follow it
+  listen --forward-to URL [--source NAME]... [--events LIST] [--from now|ID|TIME]
+            forward new deliveries to your app, signed with a local secret
   healthcheck [--ready]
             probe a running serve (for container health checks)
   db-url    print the database URL, password included (psql "$(hookinbox db-url)")
@@ -80,6 +82,8 @@ func run(ctx context.Context, args []string, e env) int {
 		err = deliveriesCmd(ctx, args[1:], e)
 	case "replay":
 		err = replayCmd(ctx, args[1:], e)
+	case "listen":
+		err = listenCmd(ctx, args[1:], e)
 	case "healthcheck":
 		err = healthcheckCmd(ctx, args[1:], e)
 	case "db-url":
