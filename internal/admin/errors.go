@@ -22,6 +22,7 @@ const (
 	CodeDestinationConfigured = "destination_configured"
 	CodeUpstream              = "upstream_error"
 	CodeUnavailable           = "unavailable"
+	CodeCursorAhead           = "cursor_ahead" // a stream's after is past every id its inbox handed out
 	CodeInternal              = "internal_error"
 )
 

@@ -126,8 +126,8 @@ func (s *Server) follow(ctx context.Context, q streamQuery, until time.Time) (St
 	for first := true; ; first = false {
 		hw, err := inbox.HighWater(ctx, s.cfg.Pool)
 		if err == nil && first && hw < waited.After {
-			return StreamPage{}, errBadRequest(fmt.Sprintf("after %d is past every id this inbox has handed out (%d): "+
-				"a cursor from another database?", waited.After, hw))
+			return StreamPage{}, &apiError{http.StatusBadRequest, CodeCursorAhead, fmt.Sprintf(
+				"after %d is past every id this inbox has handed out (%d): a cursor from another database?", waited.After, hw)}
 		}
 		if err == nil && hw > waited.After {
 			var page StreamPage

@@ -177,8 +177,16 @@ func (l *listenRun) printBanner(forwardTo, secret, secretFrom string) {
 func (l *listenRun) start(ctx context.Context, from string) (after int64, since string, err error) {
 	switch {
 	case from == "" && l.saved:
-		fmt.Fprintf(l.e.stdout, "continuing after delivery %d (cursor in %s)\n", l.cursor.After, l.cursor.path)
-		return l.cursor.After, "", nil
+		// A probe: a cursor past every id of the inbox is from a database
+		// since reset, and nothing it holds was handed on yet.
+		q := url.Values{"after": {strconv.FormatInt(l.cursor.After, 10)}, "wait": {"0s"}, "limit": {"1"}}
+		if _, err := l.next(ctx, q); !errors.Is(err, errCursorAhead) {
+			fmt.Fprintf(l.e.stdout, "continuing after delivery %d (cursor in %s)\n", l.cursor.After, l.cursor.path)
+			return l.cursor.After, "", err
+		}
+		fmt.Fprintf(l.e.stdout, "the saved cursor (after delivery %d) is past every delivery this inbox has stored: "+
+			"a database since reset? ", l.cursor.After)
+		fallthrough
 	case from == "" || from == "now":
 		page, err := l.next(ctx, url.Values{})
 		if err != nil {
@@ -243,9 +251,15 @@ func (l *listenRun) follow(ctx context.Context, after int64, since string) error
 	return nil
 }
 
-// errListenFatal marks an answer asking again cannot change: a wrong
-// token, a cursor from another database, a server without the stream.
-var errListenFatal = errors.New("listen cannot go on")
+var (
+	// errListenFatal marks an answer asking again cannot change: a wrong
+	// token, a cursor from another database, a server without the
+	// stream.
+	errListenFatal = errors.New("listen cannot go on")
+	// errCursorAhead is the answer to a cursor past every id the inbox
+	// handed out.
+	errCursorAhead = errors.New(admin.CodeCursorAhead)
+)
 
 // next asks for one stream page with the listen's filters and q.
 func (l *listenRun) next(ctx context.Context, q url.Values) (admin.StreamPage, error) {
@@ -258,7 +272,13 @@ func (l *listenRun) next(ctx context.Context, q url.Values) (admin.StreamPage, e
 	case status == http.StatusNotFound:
 		return page, fmt.Errorf("%w: %v\n(is that hookinbox older than listen? it has no /admin/deliveries/stream)", errListenFatal, err)
 	case status >= 400 && status < 500:
-		return page, fmt.Errorf("%w: %v", errListenFatal, err)
+		var answer struct {
+			Error struct{ Code string } `json:"error"`
+		}
+		if json.Unmarshal(raw, &answer) == nil && answer.Error.Code == admin.CodeCursorAhead {
+			err = fmt.Errorf("%w: %w", errCursorAhead, err)
+		}
+		return page, fmt.Errorf("%w: %w", errListenFatal, err)
 	case err != nil:
 		return page, err
 	}

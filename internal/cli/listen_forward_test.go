@@ -59,4 +59,3 @@ func TestListenLineEscapesControls(t *testing.T) {
 type appError struct{ msg string }
 
 func (e *appError) Error() string { return e.msg }
-

@@ -296,7 +296,8 @@ func TestListenResumesWhereItStopped(t *testing.T) {
 	}
 
 	second := b.startListen(t, "--forward-to", app.url, "--source", "github")
-	require.Regexp(t, `continuing after delivery 2 \(cursor in .*listen-cursors/[0-9a-f]+\.json\)`, second.out.String())
+	saved := regexp.MustCompile(`continuing after delivery 2 \(cursor in (.*listen-cursors/[0-9a-f]+\.json)\)`).FindStringSubmatch(second.out.String())
+	require.NotNil(t, saved, second.out.String())
 	got := app.waitFor(t, 8, second.out)
 	ids := map[string]bool{}
 	var inboxIDs []int64
@@ -315,4 +316,13 @@ func TestListenResumesWhereItStopped(t *testing.T) {
 	require.Contains(t, third.out.String(), fmt.Sprintf("starting at delivery %d", inboxIDs[3]))
 	again := app.waitFor(t, 8+5, third.out)[8:]
 	require.Equal(t, inboxIDs[3:], []int64{again[0].inboxID, again[1].inboxID, again[2].inboxID, again[3].inboxID, again[4].inboxID})
+	third.stop(t)
+
+	// A saved cursor past every id of the inbox is from a database since
+	// reset: listen starts now.
+	require.NoError(t, os.WriteFile(saved[1], []byte(`{"after": 1000000}`), 0o600))
+	fourth := b.startListen(t, "--forward-to", app.url, "--source", "github")
+	require.Contains(t, fourth.out.String(), "the saved cursor (after delivery 1000000) is past every delivery this inbox has stored: "+
+		"a database since reset? starting now")
+	fourth.stop(t)
 }
