@@ -58,5 +58,6 @@ var mutations = slices.Concat(
 	dedupRowMutations,
 	conflictRowMutations,
 	genpassMutations,
+	listenMutations,
 	kafkaLagMutations,
 )
