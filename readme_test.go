@@ -82,8 +82,9 @@ func TestDocsCommandsRun(t *testing.T) {
 	cmd := exec.CommandContext(ctx, "unshare", "--net", "bash", "-c", run.String())
 	cmd.Dir = dir
 	// Offline, as the namespace is: everything comes from the module and
-	// build caches.
-	cmd.Env = append(os.Environ(), "GOPROXY=off", "GOWORK=off")
+	// build caches. What `hookinbox listen` keeps under the user's config
+	// directory (its secret, its cursors) stays in the copy.
+	cmd.Env = append(os.Environ(), "GOPROXY=off", "GOWORK=off", "XDG_CONFIG_HOME="+filepath.Join(dir, ".config"))
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("the pages' commands failed: %v\n%s\n--- scripts ---\n%s", err, out, strings.Join(scripts, "\n"))
