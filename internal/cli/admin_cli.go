@@ -71,7 +71,7 @@ func (a *adminClient) call(ctx context.Context, method, path string, body any, k
 	var lastErr error
 	for attempt := 0; attempt < 3; attempt++ {
 		if attempt > 0 {
-			time.Sleep(time.Duration(attempt) * time.Second)
+			sleepCtx(ctx, time.Duration(attempt)*time.Second)
 		}
 		req, err := http.NewRequestWithContext(ctx, method, a.base+path, bytes.NewReader(payload))
 		if err != nil {
@@ -87,6 +87,9 @@ func (a *adminClient) call(ctx context.Context, method, path string, body any, k
 			req.Header.Set("Idempotency-Key", key)
 		}
 		resp, err := a.http.Do(req)
+		if err != nil && ctx.Err() != nil {
+			return 0, nil, err // given up on: not a reason to ask again
+		}
 		if err != nil {
 			lastErr = fmt.Errorf("%w\n(is hookinbox serve running there? --admin-url or HOOKINBOX_ADMIN_URL names its admin listener)", err)
 			if method == http.MethodPost && key == "" {

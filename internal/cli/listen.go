@@ -180,9 +180,13 @@ func (l *listenRun) start(ctx context.Context, from string) (after int64, since 
 		// A probe: a cursor past every id of the inbox is from a database
 		// since reset, and nothing it holds was handed on yet.
 		q := url.Values{"after": {strconv.FormatInt(l.cursor.After, 10)}, "wait": {"0s"}, "limit": {"1"}}
-		if _, err := l.next(ctx, q); !errors.Is(err, errCursorAhead) {
+		_, err := l.next(ctx, q)
+		if err == nil {
 			fmt.Fprintf(l.e.stdout, "continuing after delivery %d (cursor in %s)\n", l.cursor.After, l.cursor.path)
-			return l.cursor.After, "", err
+			return l.cursor.After, "", nil
+		}
+		if !errors.Is(err, errCursorAhead) {
+			return 0, "", err
 		}
 		fmt.Fprintf(l.e.stdout, "the saved cursor (after delivery %d) is past every delivery this inbox has stored: "+
 			"a database since reset? ", l.cursor.After)
