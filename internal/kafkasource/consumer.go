@@ -29,7 +29,6 @@ const Origin = "kafka"
 const (
 	DefaultMaxPollRecords = 500
 	DefaultDrainTimeout   = 10 * time.Second
-	DefaultLagEvery       = 15 * time.Second
 )
 
 // Config is one Kafka source.
@@ -77,7 +76,7 @@ type Config struct {
 	// up, from the start.
 	ObserveLag func(source, topic string, partition int32, lag int64)
 	// LagEvery is how often the lag is read, told to ObserveLag and
-	// stored. Defaults to DefaultLagEvery.
+	// stored. Defaults to config.DefaultKafkaLagEvery (kafka.lag_every).
 	LagEvery time.Duration
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
@@ -119,7 +118,7 @@ func New(cfg Config) (*Consumer, error) {
 		cfg.MaxBodyBytes = config.DefaultMaxBodyBytes
 	}
 	if cfg.LagEvery <= 0 {
-		cfg.LagEvery = DefaultLagEvery
+		cfg.LagEvery = config.DefaultKafkaLagEvery
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
