@@ -59,5 +59,6 @@ var mutations = slices.Concat(
 	conflictRowMutations,
 	genpassMutations,
 	listenMutations,
+	streamBoundMutations,
 	kafkaLagMutations,
 )

@@ -44,16 +44,14 @@ func (s *Server) authenticate(c *fiber.Ctx) error {
 	var kind authKind
 	var p *principal
 	switch {
-	case hasSession:
-		// A session is a token's already: a header beside it, right or
-		// wrong, is no guess.
-		if kind, p = s.tokenIn(header); p == nil {
-			kind, p = authCookie, sess.principal
-		}
+	case hasSession && header == "":
+		kind, p = authCookie, sess.principal
 	case header == "":
 		// No token presented, no guess: a browser's first request.
 		return s.unauthorized(c)
 	default:
+		// A header is a guess until it matches, a session beside it or
+		// not: one session must not try tokens unslowed and unlogged.
 		tried, err := s.signIns.try(c, signInVia(header))
 		if err != nil {
 			return err

@@ -215,7 +215,8 @@ type Server struct {
 	unknownKey []byte
 	hosts      hostAllow
 	signIns    *signInLimit
-	routes     []routeScope // every route, as registered (scope.go)
+	routes     []routeScope  // every route, as registered (scope.go)
+	streams    chan struct{} // a slot per stream request served (stream.go)
 }
 
 func NewServer(cfg Config) (*Server, error) {
@@ -228,7 +229,7 @@ func NewServer(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, logger: cfg.Logger, principals: ps, unknownKey: randomKey(),
-		hosts: newHostAllow(cfg.Listen, cfg.Hosts), signIns: newSignInLimit(cfg)}
+		hosts: newHostAllow(cfg.Listen, cfg.Hosts), signIns: newSignInLimit(cfg), streams: make(chan struct{}, maxStreams)}
 	if len(ps) == 0 {
 		s.anonymous = anonymous()
 	}

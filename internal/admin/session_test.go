@@ -200,3 +200,20 @@ func TestLoginWithoutToken(t *testing.T) {
 	require.Equal(t, http.StatusSeeOther, r.status)
 	require.Equal(t, "/riverui/queues", r.header.Get("Location"))
 }
+
+// A session does not make a wrong token beside it right: the request is
+// refused, as a guess, and counts towards the address's sign-in limit.
+func TestAWrongTokenBesideASessionIsAGuess(t *testing.T) {
+	t.Parallel()
+	b := setupWith(t, setupOpts{noWorker: true})
+	r := b.do(t, http.MethodGet, "/admin/deliveries", "", navigation(basic("x", token)))
+	c := r.cookie(sessionCookie)
+	require.NotNil(t, c)
+	withCookie := func(auth string) map[string]string {
+		return map[string]string{"Authorization": auth, "Cookie": c.Name + "=" + c.Value}
+	}
+	require.Equal(t, http.StatusOK, b.do(t, http.MethodGet, "/admin/deliveries", "", withCookie("")).status)
+	require.Equal(t, http.StatusOK, b.do(t, http.MethodGet, "/admin/deliveries", "", withCookie("Bearer "+token)).status)
+	r = b.do(t, http.MethodGet, "/admin/deliveries", "", withCookie("Bearer not-the-token-at-all-0000"))
+	require.Equal(t, http.StatusUnauthorized, r.status, "%s", r.body)
+}

@@ -21,18 +21,29 @@ import (
 // The bounds of GET /admin/deliveries/stream: a request holds a
 // connection for at most MaxStreamWait and its answer at most
 // MaxStreamLimit deliveries, whose bodies stop being added past
-// streamPageBytes (the first is always there, whatever its size).
+// streamPageBytes (the first is always there, whatever its size). At
+// most maxStreams requests run at once (the rest get 429), so followers
+// hold at most that many of the pool ingest and the workers share, and a
+// page's answer, whose JSON may escape a body to six times its size, is
+// held that many times at most. A scan walks at most streamScanIDs ids
+// past the cursor: a follower of a rare source moves through a large
+// inbox in windows, never reading it whole in one statement.
 const (
 	MaxStreamWait     = 25 * time.Second
 	MaxStreamLimit    = 100
 	MaxStreamSources  = 32
 	MaxStreamEvents   = 32
-	streamPageBytes   = 8 << 20
+	streamPageBytes   = 2 << 20
 	streamScanRows    = 1000                   // rows a page's scan reads, before its filters
+	streamScanIDs     = 100_000                // ids a page's scan walks at most, whatever its filters
+	maxStreams        = 4                      // stream requests served at once, every token together
 	streamPollEvery   = 100 * time.Millisecond // how often a waiting request looks for new ids
 	streamSettleTime  = 2 * time.Second        // for the inserts in flight and the page's reads, beyond wait
 	maxStreamParamLen = 255
 )
+
+// CodeStreamBusy answers a stream request over maxStreams (429).
+const CodeStreamBusy = "stream_busy"
 
 // StreamItem is one delivery of a stream page: what a follower needs to
 // hand it on as it came.
@@ -85,6 +96,14 @@ func (s *Server) streamDeliveries(c *fiber.Ctx) error {
 	q, err := parseStreamQuery(c, s.cfg.Sources)
 	if err != nil {
 		return err
+	}
+	select {
+	case s.streams <- struct{}{}:
+		defer func() { <-s.streams }()
+	default:
+		c.Set(fiber.HeaderRetryAfter, "1")
+		return &apiError{http.StatusTooManyRequests, CodeStreamBusy,
+			fmt.Sprintf("%d streams are being served already; try again in a second", maxStreams)}
 	}
 	// wait is how long to wait for a delivery; settling the horizon and
 	// reading the page get streamSettleTime more.
@@ -174,6 +193,7 @@ func (s *Server) nextPage(ctx context.Context, q streamQuery, after int64) (Stre
 	if err != nil {
 		return StreamPage{}, err
 	}
+	through = min(through, after+streamScanIDs)
 	rows, err := inbox.StreamScan(ctx, s.cfg.Pool, inbox.StreamFilter{After: after, Through: through,
 		Sources: q.sources, Limit: streamScanRows})
 	if err != nil {

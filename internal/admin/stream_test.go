@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -179,4 +180,43 @@ func TestStreamBounds(t *testing.T) {
 	p := b.stream(t, fmt.Sprintf("after=%d&wait=0s", id))
 	require.Equal(t, []int64{first}, streamIDs(p))
 	require.Equal(t, []int64{second}, streamIDs(b.stream(t, fmt.Sprintf("after=%d&wait=0s", p.After))))
+}
+
+// A read token cannot hold more of the shared pool than maxStreams
+// waiting requests: the next is told to come back.
+func TestStreamsServedAtOnceAreBounded(t *testing.T) {
+	t.Parallel()
+	b := setupWith(t, setupOpts{noWorker: true})
+	now := b.stream(t, "")
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() { b.stream(t, fmt.Sprintf("after=%d&wait=3s", now.After)) })
+	}
+	require.Eventually(t, func() bool {
+		r := b.do(t, http.MethodGet, fmt.Sprintf("/admin/deliveries/stream?after=%d&wait=0s", now.After), "", nil)
+		return r.status == http.StatusTooManyRequests && r.errorCode(t) == admin.CodeStreamBusy && r.header.Get("Retry-After") == "1"
+	}, 2*time.Second, 20*time.Millisecond, "a fifth stream is served while four wait")
+	wg.Wait()
+	require.Empty(t, b.stream(t, fmt.Sprintf("after=%d&wait=0s", now.After)).Items, "served again once they are done")
+}
+
+// A follower of a rare source moves through the ids in windows: one
+// page's scan never walks the whole inbox, and no delivery is passed.
+func TestStreamScansAWindowOfIDs(t *testing.T) {
+	t.Parallel()
+	b := setupWith(t, setupOpts{noWorker: true})
+	b.deliver(t, "github", "gh-w1", "push", `{}`)
+	_, err := b.pool.Exec(context.Background(), `SELECT setval('inbox_id_seq', nextval('inbox_id_seq') + 250000)`)
+	require.NoError(t, err)
+	rare := b.deliver(t, "stripe", "evt_w1", "invoice.paid", `{}`)
+	p := admin.StreamPage{}
+	var pages int
+	for ; len(p.Items) == 0; pages++ {
+		before := p.After
+		p = b.stream(t, fmt.Sprintf("after=%d&source=stripe&wait=0s", before))
+		require.LessOrEqual(t, p.After-before, int64(100_000), "a page walks at most a window of ids")
+		require.Less(t, pages, 10)
+	}
+	require.Equal(t, []int64{rare}, streamIDs(p))
+	require.GreaterOrEqual(t, pages, 3, "the rare delivery is more than two windows past the cursor")
 }

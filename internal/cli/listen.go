@@ -123,7 +123,7 @@ func newListen(e env, client *adminClient, cfg config.Config, forwardTo string, 
 		l.query.Add("event", ev)
 	}
 	if dirErr == nil {
-		if l.cursor, l.saved, err = openCursor(dir, client.base, names); err != nil {
+		if l.cursor, l.saved, err = openCursor(dir, client.base, names, events); err != nil {
 			return nil, err
 		}
 	}

@@ -77,22 +77,30 @@ func listenSecret(dir string) (secret, path string, err error) {
 	return secret, path, nil
 }
 
-// listenCursor is where a listen of one admin API and set of sources got
-// to: the id of the last delivery it handed on, or the stream's cursor
-// past it.
+// listenCursor is where a listen of one admin API, set of sources and
+// set of events got to: the id of the last delivery it handed on, or the
+// stream's cursor past it. The events are part of its key: the stream
+// moves a cursor past the deliveries its filter refuses, so a listen of
+// fewer events must not lend its cursor to one of more.
 type listenCursor struct {
 	AdminURL string   `json:"admin_url"`
 	Sources  []string `json:"sources"`
+	Events   []string `json:"events,omitempty"`
 	After    int64    `json:"after"`
 	path     string
 }
 
-// openCursor finds the saved cursor of adminURL and sources; ok is false
-// when none was saved.
-func openCursor(dir, adminURL string, sources []string) (c *listenCursor, ok bool, err error) {
+// openCursor finds the saved cursor of adminURL, sources and events; ok
+// is false when none was saved.
+func openCursor(dir, adminURL string, sources, events []string) (c *listenCursor, ok bool, err error) {
 	sorted := slices.Sorted(slices.Values(sources))
-	sum := sha256.Sum256([]byte(adminURL + "\x00" + strings.Join(sorted, "\x00")))
-	c = &listenCursor{AdminURL: adminURL, Sources: sorted,
+	key := adminURL + "\x00" + strings.Join(sorted, "\x00")
+	evs := slices.Compact(slices.Sorted(slices.Values(events)))
+	if len(evs) > 0 {
+		key += "\x01" + strings.Join(evs, "\x00")
+	}
+	sum := sha256.Sum256([]byte(key))
+	c = &listenCursor{AdminURL: adminURL, Sources: sorted, Events: evs,
 		path: filepath.Join(dir, "listen-cursors", hex.EncodeToString(sum[:12])+".json")}
 	b, err := os.ReadFile(c.path)
 	if errors.Is(err, fs.ErrNotExist) {
