@@ -3,27 +3,16 @@ package ingest
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	_ "embed"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 
-	"github.com/hookinbox/hookinbox/internal/pgnamed"
+	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/pgpipe"
 	"github.com/hookinbox/hookinbox/jobs"
-)
-
-var (
-	//go:embed sql/inbox_insert_many.sql
-	inboxInsertManySQL string
-	//go:embed sql/inbox_find_many.sql
-	inboxFindManySQL string
 )
 
 // errRowVanished: a delivery was neither inserted nor found, as when a
@@ -37,13 +26,12 @@ var errRowVanished = errors.New("vanished during insert")
 // repeated within ds is decided in order, the first occurrence as if it
 // came first.
 func (in *Inbox) RecordManyTx(ctx context.Context, tx pgx.Tx, ds []Delivery) ([]Recorded, []error, error) {
-	rb, err := newRecordBatch(ds)
-	if err != nil {
+	rows := rowsOf(ds)
+	b := &pgx.Batch{}
+	if err := inbox.QueueRecordMany(b, rows); err != nil {
 		return nil, nil, err
 	}
-	b := &pgx.Batch{}
-	rb.queue(b)
-	return in.finishRecordMany(ctx, tx, rb, tx.SendBatch(ctx, b))
+	return in.finishRecordMany(ctx, tx, ds, rows, tx.SendBatch(ctx, b))
 }
 
 // recordMany is RecordManyTx in a transaction of its own, committed, in two
@@ -59,8 +47,10 @@ func (in *Inbox) RecordManyTx(ctx context.Context, tx pgx.Tx, ds []Delivery) ([]
 // the round trip saved. pgpipe.Release rolls back only a transaction the
 // server still has open.
 func (in *Inbox) recordMany(ctx context.Context, ds []Delivery) ([]Recorded, []error, error) {
-	rb, err := newRecordBatch(ds)
-	if err != nil {
+	rows := rowsOf(ds)
+	b := &pgx.Batch{}
+	b.BeginTx(readCommitted)
+	if err := inbox.QueueRecordMany(b, rows); err != nil {
 		return nil, nil, err
 	}
 	conn, err := in.pool.Acquire(ctx)
@@ -68,16 +58,13 @@ func (in *Inbox) recordMany(ctx context.Context, ds []Delivery) ([]Recorded, []e
 		return nil, nil, err
 	}
 	defer pgpipe.Release(ctx, conn)
-	b := &pgx.Batch{}
-	b.BeginTx(readCommitted)
-	rb.queue(b)
 	res := conn.SendBatch(ctx, b)
 	tx := newCommitCarryingTx(res.Tx())
 	if _, err := res.Exec(); err != nil {
 		res.Close() //nolint:errcheck // err is the answer
 		return nil, nil, fmt.Errorf("begin: %w", err)
 	}
-	recs, errs, err := in.finishRecordMany(ctx, tx, rb, res)
+	recs, errs, err := in.finishRecordMany(ctx, tx, ds, rows, res)
 	if err != nil {
 		if tx.committed() {
 			return nil, nil, &storedThenFailedError{err}
@@ -90,79 +77,41 @@ func (in *Inbox) recordMany(ctx context.Context, ds []Delivery) ([]Recorded, []e
 	return recs, errs, nil
 }
 
-// recordBatch is a batch of deliveries as the inbox statements take them.
-type recordBatch struct {
-	ds                                    []Delivery
-	sources, ids, types, headers, origins []string
-	occurred                              []*time.Time
-	payloads, sums, bodyKeys              [][]byte
-}
-
-func newRecordBatch(ds []Delivery) (*recordBatch, error) {
-	n := len(ds)
-	rb := &recordBatch{
-		ds:      ds,
-		sources: make([]string, n), ids: make([]string, n), types: make([]string, n), headers: make([]string, n), origins: make([]string, n),
-		occurred: make([]*time.Time, n),
-		payloads: make([][]byte, n), sums: make([][]byte, n), bodyKeys: make([][]byte, n),
-	}
+// rowsOf is ds as the inbox stores them.
+func rowsOf(ds []Delivery) []inbox.Row {
+	rows := make([]inbox.Row, len(ds))
 	for i, d := range ds {
-		if d.Origin == "" {
-			d.Origin = OriginWebhook
-		}
-		sum := sha256.Sum256(d.Payload)
-		h, err := json.Marshal(storedHeaders(d.Headers))
-		if err != nil {
-			return nil, err
-		}
-		rb.sources[i], rb.ids[i], rb.types[i], rb.headers[i], rb.origins[i] = d.Source, d.DeliveryID, d.EventType, string(h), d.Origin
-		rb.payloads[i], rb.sums[i], rb.bodyKeys[i] = d.Payload, sum[:], d.bodyKey(sum)
-		if !d.OccurredAt.IsZero() {
-			t := d.OccurredAt
-			rb.occurred[i] = &t
-		}
+		rows[i] = d.row()
 	}
-	return rb, nil
+	return rows
 }
 
-// queue adds the key generations' fence, the insert and the read of what
-// is stored to b, so they travel in one round trip. The read is a
-// statement of its own, so in READ COMMITTED it takes a new snapshot
-// after the insert: it sees a row that a concurrent transaction committed
-// while the insert waited on it (the insert then did nothing). It reads
-// every key, as which ones the insert will skip is not known yet; a key's
-// own new row is ignored.
-func (rb *recordBatch) queue(b *pgx.Batch) {
-	b.Queue(keyFenceSQL)
-	b.Queue(inboxInsertManySQL, pgnamed.Args{
-		"sources": rb.sources, "delivery_ids": rb.ids, "event_types": rb.types, "occurred_ats": rb.occurred,
-		"headers": rb.headers, "payloads": rb.payloads, "payload_sha256s": rb.sums, "origins": rb.origins,
-		"body_keys": rb.bodyKeys,
-	})
-	b.Queue(inboxFindManySQL, pgnamed.Args{"sources": rb.sources, "delivery_ids": rb.ids, "body_keys": rb.bodyKeys})
-}
-
-// finishRecordMany reads what rb's statements found in res, decides each
-// delivery and enqueues the accepted ones' jobs in tx.
-func (in *Inbox) finishRecordMany(ctx context.Context, tx pgx.Tx, rb *recordBatch, res pgx.BatchResults) ([]Recorded, []error, error) {
-	inserted, existing, err := readInsertAndFind(res)
+// finishRecordMany reads what the inbox's statements for rows (ds as
+// stored) found in res, decides each delivery and enqueues the accepted
+// ones' jobs in tx.
+func (in *Inbox) finishRecordMany(ctx context.Context, tx pgx.Tx, ds []Delivery, rows []inbox.Row, res pgx.BatchResults) ([]Recorded, []error, error) {
+	inserted, existing, err := inbox.ReadRecordMany(res)
 	if cerr := res.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("insert inbox rows: %w", cerr)
 	}
 	if err != nil {
 		return nil, nil, err
 	}
-	ds, sources, ids, sums, origins := rb.ds, rb.sources, rb.ids, rb.sums, rb.origins
 	n := len(ds)
 
 	recs, errs := make([]Recorded, n), make([]error, n)
 	var params []river.InsertManyParams
 	var accepted []int
-	for i := range ds {
-		k := inboxKey{sources[i], ids[i]}
+	var copies map[inbox.Key][]byte // the bodies of keys stored by this batch, for its later copies
+	for i, r := range rows {
+		k := inbox.Key{Source: r.Source, DeliveryID: r.DeliveryID}
 		if id, ok := inserted[k]; ok {
 			delete(inserted, k) // later copies in the batch are duplicates
-			existing[k] = storedRow{id: id, sum: sums[i], origin: origins[i], payload: ds[i].Payload, deliveryID: k.id}
+			existing[k] = inbox.Stored{ID: id, PayloadSHA256: r.PayloadSHA256, Origin: r.Origin, DeliveryID: k.DeliveryID}
+			if copies == nil {
+				copies = map[inbox.Key][]byte{}
+			}
+			copies[k] = ds[i].Payload
 			recs[i] = Recorded{ID: id, Outcome: OutcomeAccepted}
 			params = append(params, river.InsertManyParams{Args: jobs.ProcessDeliveryArgs{InboxID: id}})
 			accepted = append(accepted, i)
@@ -170,22 +119,22 @@ func (in *Inbox) finishRecordMany(ctx context.Context, tx pgx.Tx, rb *recordBatc
 		}
 		s, ok := existing[k]
 		if !ok {
-			return nil, nil, fmt.Errorf("inbox row for %s/%s: %w", k.source, k.id, errRowVanished)
+			return nil, nil, fmt.Errorf("inbox row for %s/%s: %w", k.Source, k.DeliveryID, errRowVanished)
 		}
-		byBody := s.deliveryID != k.id // found by its body (Delivery.DedupBody): the same event
-		if !byBody && !bytes.Equal(s.sum, sums[i]) && s.origin == origins[i] {
-			same, err := sameStoredEvent(ctx, tx, s.id, s.payload, ds[i])
+		byBody := s.DeliveryID != k.DeliveryID // found by its body (Delivery.DedupBody): the same event
+		if !byBody && !bytes.Equal(s.PayloadSHA256, r.PayloadSHA256) && s.Origin == r.Origin {
+			same, err := sameStoredEvent(ctx, tx, s.ID, copies[k], ds[i])
 			if err != nil {
 				return nil, nil, err
 			}
 			if !same {
-				recs[i], errs[i] = Recorded{ID: s.id}, ErrDeliveryConflict
+				recs[i], errs[i] = Recorded{ID: s.ID}, ErrDeliveryConflict
 				continue
 			}
 		}
-		recs[i] = Recorded{ID: s.id, Outcome: OutcomeDuplicate}
+		recs[i] = Recorded{ID: s.ID, Outcome: OutcomeDuplicate}
 		if byBody {
-			recs[i].DuplicateOf = s.deliveryID
+			recs[i].DuplicateOf = s.DeliveryID
 		}
 	}
 	jobOf := make([]int, len(accepted)) // accepted delivery → its job in params
@@ -208,57 +157,6 @@ func (in *Inbox) finishRecordMany(ctx context.Context, tx pgx.Tx, rb *recordBatc
 		}
 	}
 	return recs, errs, nil
-}
-
-// inboxKey names a delivery in the inbox.
-type inboxKey struct{ source, id string }
-
-// storedRow is what a batch needs of a delivery's stored row.
-type storedRow struct {
-	id         int64
-	sum        []byte
-	origin     string
-	payload    []byte // a copy earlier in this batch; nil: read it when needed
-	deliveryID string // the stored row's: another than the key's when found by body
-}
-
-// readInsertAndFind reads the batch's insert (the rows it created) and
-// find (every key's stored row, the new ones included).
-func readInsertAndFind(res pgx.BatchResults) (map[inboxKey]int64, map[inboxKey]storedRow, error) {
-	if err := readFence(res); err != nil {
-		return nil, nil, err
-	}
-	rows, err := res.Query()
-	if err != nil {
-		return nil, nil, fmt.Errorf("insert inbox rows: %w", err)
-	}
-	inserted := map[inboxKey]int64{}
-	var (
-		id int64
-		k  inboxKey
-	)
-	if _, err := pgx.ForEachRow(rows, []any{&id, &k.source, &k.id}, func() error {
-		inserted[k] = id
-		return nil
-	}); err != nil {
-		return nil, nil, fmt.Errorf("insert inbox rows: %w", err)
-	}
-	rows, err = res.Query()
-	if err != nil {
-		return nil, nil, fmt.Errorf("find inbox rows: %w", err)
-	}
-	existing := map[inboxKey]storedRow{}
-	var s storedRow
-	if _, err := pgx.ForEachRow(rows, []any{&s.id, &k.source, &k.id, &s.sum, &s.origin, &s.deliveryID}, func() error {
-		if _, ok := inserted[k]; !ok {
-			existing[k] = s
-		}
-		s.sum = nil // a fresh slice for the next row
-		return nil
-	}); err != nil {
-		return nil, nil, fmt.Errorf("find inbox rows: %w", err)
-	}
-	return inserted, existing, nil
 }
 
 // batchJob folds the jobs of the accepted deliveries a batch job may hold

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"os"
 	"sync"
 	"testing"
 	"time"
@@ -277,29 +276,6 @@ func TestRecordManyTxSeesAnOriginalCommittedDuringItsInsert(t *testing.T) {
 	require.Equal(t, []error{nil, nil}, r.errs)
 	require.Equal(t, ingest.Recorded{ID: orig.ID, Outcome: ingest.OutcomeDuplicate}, r.recs[0])
 	require.Equal(t, ingest.OutcomeAccepted, r.recs[1].Outcome)
-}
-
-// The batch's read of stored keys probes the unique index once per key,
-// even with a plan made on a small key table (2,000 rows) and cached as a
-// generic plan: flattened into a join, it was planned as a hash join over
-// a scan of the whole table, and that plan stayed as the table grew.
-func TestInboxFindManyProbesTheUniqueIndex(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	pool := testdb.New(t)
-	findSQL, err := os.ReadFile("sql/inbox_find_many.sql")
-	require.NoError(t, err)
-	_, err = pool.Exec(ctx, `INSERT INTO inbox_key (source, delivery_id, inbox_id, payload_sha256, origin)
-		SELECT 'github', 'd-' || g, g, '\x00', 'webhook' FROM generate_series(1, 2000) g`)
-	require.NoError(t, err)
-	_, err = pool.Exec(ctx, "ANALYZE inbox_key")
-	require.NoError(t, err)
-
-	plan := testdb.GenericPlan(t, pool, string(findSQL), pgx.NamedArgs{
-		"sources": []string{"github", "github", "github"}, "delivery_ids": []string{"d-1", "d-2", "new"},
-	})
-	require.Regexp(t, `Index Scan (using|on) inbox_key_g0_pkey`, plan)
-	require.NotContains(t, plan, "Seq Scan", plan)
 }
 
 // River's insert notification, sent after the batch's COMMIT (which

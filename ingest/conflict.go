@@ -3,13 +3,9 @@ package ingest
 import (
 	"context"
 	"crypto/sha256"
-	_ "embed"
 
-	"github.com/hookinbox/hookinbox/internal/pgnamed"
+	"github.com/hookinbox/hookinbox/internal/inbox"
 )
-
-//go:embed sql/conflict_insert.sql
-var conflictInsertSQL string
 
 // MaxConflictBody bounds the body a conflict record keeps (bytes): enough
 // to compare two events, while a sender that keeps conflicting (it needs a
@@ -30,9 +26,8 @@ func (in *Inbox) RecordConflict(ctx context.Context, d Delivery, storedID int64)
 	if storedID != 0 {
 		inboxID = &storedID
 	}
-	_, err := in.pool.Exec(ctx, conflictInsertSQL, pgnamed.Args{
-		"source": d.Source, "delivery_id": d.DeliveryID, "inbox_id": inboxID, "payload_sha256": sum[:],
-		"headers": storedHeaders(d.Headers), "body": body, "body_size": len(d.Payload),
+	return inbox.RecordConflict(ctx, in.pool, inbox.Conflict{
+		Source: d.Source, DeliveryID: d.DeliveryID, InboxID: inboxID, PayloadSHA256: sum[:],
+		Headers: storedHeaders(d.Headers), Body: body, BodySize: len(d.Payload),
 	})
-	return err
 }

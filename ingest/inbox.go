@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	_ "embed"
 	"errors"
 	"fmt"
 	"net/http"
@@ -15,20 +14,9 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
-	"github.com/hookinbox/hookinbox/internal/pgnamed"
+	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/jobs"
 	"github.com/hookinbox/hookinbox/verify"
-)
-
-var (
-	//go:embed sql/inbox_insert.sql
-	inboxInsertSQL string
-	//go:embed sql/inbox_find.sql
-	inboxFindSQL string
-	//go:embed sql/inbox_payload.sql
-	inboxPayloadSQL string
-	//go:embed sql/key_fence.sql
-	keyFenceSQL string
 )
 
 // ErrNotReadCommitted means RecordTx or RecordManyTx was given a
@@ -37,7 +25,7 @@ var (
 // transaction held the key generations' lock could miss a key stored as a
 // generation opened (docs/operations.md, "Key generations"). Nothing was
 // recorded; roll the transaction back.
-var ErrNotReadCommitted = errors.New("ingest: recording needs a READ COMMITTED transaction")
+var ErrNotReadCommitted = inbox.ErrNotReadCommitted
 
 // ErrDeliveryConflict means the source already sent this delivery id with a
 // different body. The stored row is left untouched.
@@ -168,47 +156,22 @@ func (in *Inbox) Record(ctx context.Context, d Delivery) (Recorded, error) {
 // that the job opening the inbox's next key generation waits for (once
 // each longest retention): keep it short.
 func (in *Inbox) RecordTx(ctx context.Context, tx pgx.Tx, d Delivery) (Recorded, error) {
-	sum := sha256.Sum256(d.Payload)
-	var occurredAt *time.Time
-	if !d.OccurredAt.IsZero() {
-		occurredAt = &d.OccurredAt
-	}
-	if d.Origin == "" {
-		d.Origin = OriginWebhook
-	}
-	args := pgnamed.Args{
-		"origin":         d.Origin,
-		"source":         d.Source,
-		"delivery_id":    d.DeliveryID,
-		"event_type":     d.EventType,
-		"occurred_at":    occurredAt,
-		"headers":        storedHeaders(d.Headers),
-		"payload":        d.Payload,
-		"payload_sha256": sum[:],
-		"body_key":       d.bodyKey(sum),
-	}
-
-	id, err := insertKeyAndRow(ctx, tx, args)
+	r := d.row()
+	id, isNew, err := insertKeyAndRow(ctx, tx, r)
 	switch {
-	case err == nil:
+	case err != nil:
+		return Recorded{}, fmt.Errorf("insert inbox row: %w", err)
+	case isNew:
 		res, err := in.jobs.InsertTx(ctx, tx, jobs.ProcessDeliveryArgs{InboxID: id}, nil)
 		if err != nil {
 			return Recorded{}, fmt.Errorf("enqueue job for inbox row %d: %w", id, err)
 		}
 		return Recorded{ID: id, Outcome: OutcomeAccepted, JobID: res.Job.ID}, nil
-	case !errors.Is(err, pgx.ErrNoRows):
-		return Recorded{}, fmt.Errorf("insert inbox row: %w", err)
 	}
 
 	// The insert did nothing, so a committed row holds this delivery id. In
 	// READ COMMITTED this statement takes a new snapshot and sees it.
-	var (
-		storedSum    []byte
-		storedOrigin string
-		storedID     string
-		byBody       bool
-	)
-	err = tx.QueryRow(ctx, inboxFindSQL, args).Scan(&id, &storedSum, &storedOrigin, &storedID, &byBody)
+	s, byBody, err := inbox.Find(ctx, tx, r.Source, r.DeliveryID, r.BodyKey)
 	if errors.Is(err, pgx.ErrNoRows) {
 		// Deleted (retention) between the two statements: rare enough that
 		// the provider's retry is the right answer.
@@ -223,20 +186,40 @@ func (in *Inbox) RecordTx(ctx context.Context, tx pgx.Tx, d Delivery) (Recorded,
 	// A row found by its body (byBody) matched on what the signature
 	// covers, which is the same event even where the bytes differ (Twilio's
 	// reordered parameters).
-	if !byBody && !bytes.Equal(storedSum, sum[:]) && storedOrigin == d.Origin {
-		same, err := sameStoredEvent(ctx, tx, id, nil, d)
+	if !byBody && !bytes.Equal(s.PayloadSHA256, r.PayloadSHA256) && s.Origin == r.Origin {
+		same, err := sameStoredEvent(ctx, tx, s.ID, nil, d)
 		if err != nil {
 			return Recorded{}, err
 		}
 		if !same {
-			return Recorded{ID: id}, ErrDeliveryConflict
+			return Recorded{ID: s.ID}, ErrDeliveryConflict
 		}
 	}
-	rec := Recorded{ID: id, Outcome: OutcomeDuplicate}
+	rec := Recorded{ID: s.ID, Outcome: OutcomeDuplicate}
 	if byBody {
-		rec.DuplicateOf = storedID
+		rec.DuplicateOf = s.DeliveryID
 	}
 	return rec, nil
+}
+
+// row is d as the inbox stores it: its payload's sha256 (hashed once, for
+// the row and the body key), its headers without credentials, its origin
+// defaulted.
+func (d Delivery) row() inbox.Row {
+	sum := sha256.Sum256(d.Payload)
+	r := inbox.Row{
+		Source: d.Source, DeliveryID: d.DeliveryID, EventType: d.EventType,
+		Headers: storedHeaders(d.Headers), Payload: d.Payload, PayloadSHA256: sum[:],
+		Origin: d.Origin, BodyKey: d.bodyKey(sum),
+	}
+	if r.Origin == "" {
+		r.Origin = OriginWebhook
+	}
+	if !d.OccurredAt.IsZero() {
+		t := d.OccurredAt
+		r.OccurredAt = &t
+	}
+	return r
 }
 
 // sameStoredEvent reports whether d, whose body differs from the one
@@ -248,7 +231,8 @@ func sameStoredEvent(ctx context.Context, tx pgx.Tx, id int64, stored []byte, d 
 		return false, nil
 	}
 	if stored == nil {
-		if err := tx.QueryRow(ctx, inboxPayloadSQL, pgnamed.Args{"id": id}).Scan(&stored); err != nil {
+		var err error
+		if stored, err = inbox.Payload(ctx, tx, id); err != nil {
 			return false, fmt.Errorf("read stored body: %w", err)
 		}
 	}
@@ -275,32 +259,14 @@ func storedHeaders(h http.Header) http.Header {
 var readCommitted = pgx.TxOptions{IsoLevel: pgx.ReadCommitted}
 
 // insertKeyAndRow takes the key generations' fence and runs the insert, in
-// one round trip: pgx.ErrNoRows when the key was not new.
-func insertKeyAndRow(ctx context.Context, tx pgx.Tx, args pgnamed.Args) (int64, error) {
+// one round trip: isNew false when the key was not new.
+func insertKeyAndRow(ctx context.Context, tx pgx.Tx, r inbox.Row) (id int64, isNew bool, err error) {
 	b := &pgx.Batch{}
-	b.Queue(keyFenceSQL)
-	b.Queue(inboxInsertSQL, args)
+	inbox.QueueRecord(b, r)
 	res := tx.SendBatch(ctx, b)
-	var id int64
-	err := readFence(res)
-	if err == nil {
-		err = res.QueryRow().Scan(&id)
-	}
+	id, isNew, err = inbox.ReadRecord(res)
 	if cerr := res.Close(); err == nil && cerr != nil {
 		err = cerr
 	}
-	return id, err
-}
-
-// readFence reads the key generations' fence's result: ErrNotReadCommitted
-// in a transaction of another isolation level.
-func readFence(res pgx.BatchResults) error {
-	var isolation string
-	if err := res.QueryRow().Scan(&isolation); err != nil {
-		return fmt.Errorf("take the key generations' fence: %w", err)
-	}
-	if isolation != "read committed" {
-		return fmt.Errorf("%w, not %s", ErrNotReadCommitted, isolation)
-	}
-	return nil
+	return id, isNew, err
 }

@@ -82,7 +82,7 @@ func currentKeyGeneration(gens []keyGeneration, next int64) (keyGeneration, erro
 // openKeyGeneration opens the next generation of inbox_key once the current
 // one has been open for every, and returns it; nil when none is due. The generation
 // and the inbox partition its first ids go to are made first, then opened
-// under the key generations' fence taken exclusively (ingest/sql/key_fence.sql):
+// under the key generations' fence taken exclusively (internal/inbox/sql/key_fence.sql):
 // the sequence skips to the new generation's first id once every insert
 // in flight has committed. Ingest waits meanwhile, for the inserts it
 // waits on, lockTimeout at most (partitionLockTimeout): a busy inbox is

@@ -17,9 +17,10 @@ import (
 )
 
 // pgbenchScript is one accepted delivery's transaction as hookinbox runs
-// it: the key generations' fence from ingest/sql/key_fence.sql, the key
-// (looked up first) and inbox inserts from ingest/sql/inbox_insert.sql
-// (with the delivery's inbox_pending row), then the job insert River's InsertTx sends
+// it: the key generations' fence from internal/inbox/sql/key_fence.sql,
+// the key (looked up first) and inbox inserts from
+// internal/inbox/sql/inbox_insert.sql (with the delivery's inbox_pending
+// row), then the job insert River's InsertTx sends
 // (JobInsertFastMany in riverpgxv5's river_job.sql, with River's values for
 // a process_delivery job: one-row arrays, max_attempts 25, priority 1,
 // metadata {}, no tags, no unique key).

@@ -86,7 +86,7 @@ var conflictRowMutations = []Mutation{
 	{
 		Name:    "conflict-copy-uncounted",
 		Promise: promiseBadInput,
-		File:    "ingest/sql/conflict_insert.sql",
+		File:    "internal/inbox/sql/conflict_insert.sql",
 		Edits: []Edit{{
 			Find:    "DO UPDATE\nSET copies = delivery_conflict.copies + 1, last_received_at = now()",
 			Replace: "DO NOTHING",

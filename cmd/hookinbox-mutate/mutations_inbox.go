@@ -41,7 +41,7 @@ var inboxMutations = []Mutation{
 	{
 		Name:    "ingest-lookup-before-insert",
 		Promise: promiseDuplicate,
-		File:    "ingest/sql/inbox_insert.sql",
+		File:    "internal/inbox/sql/inbox_insert.sql",
 		// The look-up across key generations stays; the unique
 		// constraint's arbitration of concurrent inserts goes.
 		Edits: []Edit{{
@@ -54,7 +54,7 @@ var inboxMutations = []Mutation{
 	{
 		Name:    "ingest-batch-conflict-unhandled",
 		Promise: promiseDuplicate,
-		File:    "ingest/sql/inbox_insert_many.sql",
+		File:    "internal/inbox/sql/inbox_insert_many.sql",
 		Edits: []Edit{{
 			Find:    "\n    ON CONFLICT",
 			Replace: "\n    -- ON CONFLICT",
@@ -67,7 +67,7 @@ var inboxMutations = []Mutation{
 	{
 		Name:    "key-generation-unfenced",
 		Promise: promiseDuplicate,
-		File:    "ingest/sql/key_fence.sql",
+		File:    "internal/inbox/sql/key_fence.sql",
 		Edits: []Edit{{
 			Find:    "(SELECT pg_advisory_xact_lock_shared(26731, 1))",
 			Replace: "(SELECT 1)",
@@ -78,10 +78,10 @@ var inboxMutations = []Mutation{
 	{
 		Name:    "key-generation-batch-unfenced",
 		Promise: promiseDuplicate,
-		File:    "ingest/batch.go",
+		File:    "internal/inbox/record.go",
 		Edits: []Edit{{
-			Find:    "\tb.Queue(keyFenceSQL)\n\tb.Queue(inboxInsertManySQL",
-			Replace: "\tb.Queue(inboxInsertManySQL",
+			Find:    "\tb.Queue(keyFenceSQL)\n\tb.Queue(insertManySQL",
+			Replace: "\tb.Queue(insertManySQL",
 		}, {
 			Find:    "\tif err := readFence(res); err != nil {\n\t\treturn nil, nil, err\n\t}\n",
 			Replace: "",
@@ -92,7 +92,7 @@ var inboxMutations = []Mutation{
 	{
 		Name:    "key-generation-any-isolation",
 		Promise: promiseDuplicate,
-		File:    "ingest/inbox.go",
+		File:    "internal/inbox/record.go",
 		Edits: []Edit{{
 			Find:    `	if isolation != "read committed" {`,
 			Replace: `	if false {`,
@@ -103,7 +103,7 @@ var inboxMutations = []Mutation{
 	{
 		Name:    "key-generation-lookup-skipped",
 		Promise: promiseDuplicate,
-		File:    "ingest/sql/inbox_insert.sql",
+		File:    "internal/inbox/sql/inbox_insert.sql",
 		Edits: []Edit{{
 			Find:    "WHERE NOT EXISTS (SELECT 1 FROM inbox_key WHERE source = @source AND delivery_id = @delivery_id)",
 			Replace: "WHERE true",
@@ -114,7 +114,7 @@ var inboxMutations = []Mutation{
 	{
 		Name:    "key-generation-batch-lookup-skipped",
 		Promise: promiseDuplicate,
-		File:    "ingest/sql/inbox_insert_many.sql",
+		File:    "internal/inbox/sql/inbox_insert_many.sql",
 		Edits: []Edit{{
 			Find:    "    WHERE seen.one IS NULL",
 			Replace: "    WHERE true",

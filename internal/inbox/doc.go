@@ -77,10 +77,10 @@
 //
 // A unique constraint decides, inside the insert, in the transaction that
 // also inserts the delivery's job; nothing asks "does it exist?" first.
-// Ingest's one statement (ingest/sql/inbox_insert.sql, and
-// inbox_insert_many.sql for a batch) inserts the key into inbox_key with
-// ON CONFLICT DO NOTHING and the inbox and inbox_pending rows only for a
-// key that was new; River's InsertTx (InsertManyTx) then inserts the job
+// One statement (inbox_insert.sql, and inbox_insert_many.sql for a
+// batch), sent in ingest's transaction, inserts the key into inbox_key
+// with ON CONFLICT DO NOTHING and the inbox and inbox_pending rows only
+// for a key that was new; River's InsertTx (InsertManyTx) then inserts the job
 // of each stored delivery, and one commit makes the delivery and its job
 // visible together, or neither. The primary key (source, delivery_id) of
 // the generation the key falls in decides between two inserts of one key
@@ -95,10 +95,9 @@
 // The constraints hold within a generation, so the insert also looks the
 // key up in the older generations. The look-up is sound because every
 // inserting transaction first takes the generations' fence, an advisory
-// lock held shared (ingest/sql/key_fence.sql), in READ COMMITTED, so the
-// insert's snapshot is taken once the fence is held; a new generation
-// opens under the fence held exclusively, which waits for every insert in
-// flight. Two inserts of one key therefore never fall in two generations
+// lock held shared (key_fence.sql), in READ COMMITTED, so the insert's
+// snapshot is taken once the fence is held; a new generation opens under
+// the fence held exclusively, which waits for every insert in flight. Two inserts of one key therefore never fall in two generations
 // at once (migrations/032).
 //
 // # What lives here
@@ -115,13 +114,18 @@
 // columns, in order; counts and look-ups return values. Each takes a Querier, so a
 // caller runs it in its own transaction when it needs one snapshot.
 //
-// # Still outside, to move
+// Ingest's transaction: QueueRecord and ReadRecord (QueueRecordMany and
+// ReadRecordMany for a batch) record deliveries by the rule above, Find
+// and Payload read the stored delivery a duplicate repeats, and
+// RecordConflict records a 409. Recording is ingest's hot path, and each
+// of its round trips counts (bench/README.md, Design decisions, "Ingest
+// round trips"): a batch's BEGIN travels with the recording statements,
+// and its COMMIT with River's job insert. So recording is not a function
+// that runs its own round trips but a pair: Queue adds its statements to
+// the caller's pgx.Batch, and Read reads their results from what sending
+// that batch returned, in the order they were queued.
 //
-// ingest, the inbox transaction: inbox_insert.sql and inbox_insert_many.sql
-// (record), inbox_find.sql and inbox_find_many.sql (find a duplicate's
-// stored delivery), inbox_payload.sql (a stored body, to tell a retry from
-// a conflict), conflict_insert.sql (record a conflict), and key_fence.sql,
-// which names no table but is the fence of the rule above.
+// # Still outside, to move
 //
 // jobs: inbox_load.sql, inbox_load_many.sql, inbox_payloads.sql (load),
 // inbox_mark_error.sql, processing_complete.sql (mark; the second also

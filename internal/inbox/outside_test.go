@@ -29,14 +29,6 @@ var namesInbox = regexp.MustCompile(`(?i)` +
 // testdata, and the benchmark's and the mutation table's commands are not
 // counted.
 var outside = map[string]string{
-	// ingest's transaction: record, find, conflicts.
-	"ingest/sql/conflict_insert.sql":   "to move: records a 409 conflict",
-	"ingest/sql/inbox_find.sql":        "to move: finds the stored delivery a duplicate repeats",
-	"ingest/sql/inbox_find_many.sql":   "to move: finds a batch's stored keys",
-	"ingest/sql/inbox_insert.sql":      "to move: records a delivery (the dedup rule)",
-	"ingest/sql/inbox_insert_many.sql": "to move: records a batch",
-	"ingest/sql/inbox_payload.sql":     "to move: a stored body, to tell a retry from a conflict",
-
 	// jobs: processing, replays, retention, partitions, key generations.
 	"jobs/sql/inbox_load.sql":              "to move: loads a delivery for processing",
 	"jobs/sql/inbox_load_many.sql":         "to move: loads a batch for processing",
