@@ -3,7 +3,6 @@ package jobs
 import (
 	"cmp"
 	"context"
-	_ "embed"
 	"errors"
 	"fmt"
 	"slices"
@@ -13,11 +12,8 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/hookinbox/hookinbox/handlers"
-	"github.com/hookinbox/hookinbox/internal/pgnamed"
+	"github.com/hookinbox/hookinbox/internal/riverdb"
 )
-
-//go:embed sql/processing_complete.sql
-var processingCompleteSQL string
 
 // errJobTakenOver: River took the job for stuck and ran it again while a
 // run held it; that other run decides the delivery.
@@ -52,20 +48,14 @@ func attemptOf[T river.JobArgs](job *river.Job[T]) jobAttempt {
 	return jobAttempt{id: job.ID, attempt: job.Attempt}
 }
 
-// completeTx records each delivery's outcome (its inbox_pending row replaced
-// by an inbox_outcome row) and completes the jobs that ran them, finalized
-// at finalizedAt, in one statement (processing_complete.sql): a
-// process_delivery job each, or the one process_deliveries job of a batch.
-// It returns a *jobsTakenOverError, and tx must be rolled back, when River
-// has given any of the jobs to another run meanwhile: completing it
-// regardless, as JobCompleteTx would, would complete the other run's
-// attempt or commit these effects beside that run's.
-//
-// The statement is planned for its arguments on every call (pgx's
-// QueryExecModeCacheDescribe: still one round trip), never from a cached
-// generic plan: one made while the tables were small scans them whole after
-// they grew (bench/README.md, Design decisions, "Completing a processing
-// batch").
+// completeTx records each delivery's outcome and completes the jobs that
+// ran them, finalized at finalizedAt, in one statement
+// (riverdb.CompleteProcessing): a process_delivery job each, or the one
+// process_deliveries job of a batch. It returns a *jobsTakenOverError, and
+// tx must be rolled back, when River has given any of the jobs to another
+// run meanwhile: completing it regardless, as JobCompleteTx would, would
+// complete the other run's attempt or commit these effects beside that
+// run's.
 func completeTx(ctx context.Context, tx pgx.Tx, js []jobAttempt, ps []processed, finalizedAt time.Time) error {
 	// Each table's rows in id order, so concurrent batches normally lock
 	// them in the same order; should two still deadlock, PostgreSQL aborts
@@ -82,14 +72,10 @@ func completeTx(ctx context.Context, tx pgx.Tx, js []jobAttempt, ps []processed,
 	for i, j := range js {
 		jobIDs[i], attempts[i] = j.id, int32(j.attempt)
 	}
-	rows, err := tx.Query(ctx, processingCompleteSQL, pgx.QueryExecModeCacheDescribe, pgnamed.Args{
-		"job_ids": jobIDs, "attempts": attempts, "finalized_at": finalizedAt,
-		"ids": ids, "statuses": statuses, "resource_keys": keys, "stales": stales,
+	completed, err := riverdb.CompleteProcessing(ctx, tx, riverdb.Completion{
+		JobIDs: jobIDs, Attempts: attempts, FinalizedAt: finalizedAt,
+		InboxIDs: ids, Statuses: statuses, ResourceKeys: keys, Stales: stales,
 	})
-	if err != nil {
-		return fmt.Errorf("complete jobs: %w", err)
-	}
-	completed, err := pgx.CollectRows(rows, pgx.RowTo[int64])
 	if err != nil {
 		return fmt.Errorf("complete jobs: %w", err)
 	}

@@ -3,7 +3,6 @@ package jobs
 import (
 	"cmp"
 	"context"
-	_ "embed"
 	"errors"
 	"fmt"
 	"net/http"
@@ -16,14 +15,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/hookinbox/hookinbox/handlers"
-	"github.com/hookinbox/hookinbox/internal/pgnamed"
-)
-
-var (
-	//go:embed sql/inbox_load_many.sql
-	inboxLoadManySQL string
-	//go:embed sql/inbox_payloads.sql
-	inboxPayloadsSQL string
+	"github.com/hookinbox/hookinbox/internal/inbox"
 )
 
 // processBatcher runs concurrent process_delivery jobs, and the deliveries of
@@ -384,7 +376,7 @@ func loadDeliveries(ctx context.Context, tx pgx.Tx, members []*batchMember) (map
 	for i, m := range members {
 		ids[i] = m.inboxID
 	}
-	rows, err := tx.Query(ctx, inboxLoadManySQL, pgx.QueryExecModeCacheDescribe, pgnamed.Args{"ids": ids})
+	rows, err := inbox.LoadMany(ctx, tx, ids)
 	if err != nil {
 		return nil, fmt.Errorf("load inbox rows: %w", err)
 	}
@@ -412,7 +404,7 @@ func loadPayloads(ctx context.Context, tx pgx.Tx, members []*batchMember) ([]*ba
 		byID[m.d.InboxID] = append(byID[m.d.InboxID], m)
 		ids = append(ids, m.d.InboxID)
 	}
-	rows, err := tx.Query(ctx, inboxPayloadsSQL, pgx.QueryExecModeCacheDescribe, pgnamed.Args{"ids": ids})
+	rows, err := inbox.LoadPayloads(ctx, tx, ids)
 	if err != nil {
 		return nil, fmt.Errorf("load payloads: %w", err)
 	}

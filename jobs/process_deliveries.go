@@ -14,16 +14,16 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/hookinbox/hookinbox/handlers"
-	"github.com/hookinbox/hookinbox/internal/pgnamed"
+	"github.com/hookinbox/hookinbox/internal/inbox"
 )
 
 // ProcessDeliveriesArgs asks a worker to run the handlers for several inbox
 // rows in one transaction: ingest enqueues one for a batch of accepted
-// deliveries (ingest.job_per_batch) instead of a process_delivery job each. A
-// River job is three row versions with an entry in each of river_job's
-// indexes (inserted, fetched, completed), a large share of the database's
-// work per delivery (bench/README.md, Design decisions, "Job per ingest
-// batch"); one job for a batch pays that once.
+// deliveries (ingest.job_per_batch) instead of a process_delivery job each.
+// A River job is three row versions with an entry in each of River's job
+// table's indexes (inserted, fetched, completed), a large share of the
+// database's work per delivery (bench/README.md, Design decisions, "Job per
+// ingest batch"); one job for a batch pays that once.
 //
 // InboxIDs are in ascending order.
 type ProcessDeliveriesArgs struct {
@@ -253,15 +253,15 @@ func (pw *processDeliveriesWorker) followUpTx(ctx context.Context, tx pgx.Tx, jo
 	return nil
 }
 
-// markErrorTx records m's failed attempt (inbox_mark_error.sql), in tx: it
+// markErrorTx records m's failed attempt (inbox.MarkError), in tx: it
 // commits with the retry's job, or as the delivery's failure.
 func (pw *processDeliveriesWorker) markErrorTx(ctx context.Context, tx pgx.Tx, job *river.Job[ProcessDeliveriesArgs], m *batchMember, final bool) error {
 	attemptStart := time.Now()
 	if job.AttemptedAt != nil {
 		attemptStart = *job.AttemptedAt
 	}
-	if _, err := tx.Exec(ctx, inboxMarkErrorSQL, pgnamed.Args{
-		"id": m.inboxID, "last_error": m.err.Error(), "final": final, "attempt_started_at": attemptStart,
+	if err := inbox.MarkError(ctx, tx, inbox.FailedAttempt{
+		InboxID: m.inboxID, Error: m.err.Error(), Final: final, StartedAt: attemptStart,
 	}); err != nil {
 		return fmt.Errorf("record delivery %d's error: %w", m.inboxID, err)
 	}

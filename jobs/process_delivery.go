@@ -2,7 +2,6 @@ package jobs
 
 import (
 	"context"
-	_ "embed"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -15,15 +14,8 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/hookinbox/hookinbox/handlers"
+	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/loglimit"
-	"github.com/hookinbox/hookinbox/internal/pgnamed"
-)
-
-var (
-	//go:embed sql/inbox_load.sql
-	inboxLoadSQL string
-	//go:embed sql/inbox_mark_error.sql
-	inboxMarkErrorSQL string
 )
 
 // queueDeliveries is the queue inbox processing runs on.
@@ -136,8 +128,8 @@ func (w *processDeliveryWorker) Work(ctx context.Context, job *river.Job[Process
 	if job.AttemptedAt != nil {
 		attemptStart = *job.AttemptedAt
 	}
-	if _, merr := w.pool.Exec(context.WithoutCancel(ctx), inboxMarkErrorSQL, pgnamed.Args{
-		"id": job.Args.InboxID, "last_error": err.Error(), "final": final, "attempt_started_at": attemptStart,
+	if merr := inbox.MarkError(context.WithoutCancel(ctx), w.pool, inbox.FailedAttempt{
+		InboxID: job.Args.InboxID, Error: err.Error(), Final: final, StartedAt: attemptStart,
 	}); merr != nil {
 		log(slog.LevelError, "could not record the delivery's error", slog.Any("error", merr))
 	}
@@ -198,7 +190,7 @@ func (w *processDeliveryWorker) processTx(ctx context.Context, job *river.Job[Pr
 	)
 	err := pgx.BeginFunc(ctx, w.pool, func(tx pgx.Tx) error {
 		var err error
-		d, err = scanDelivery(tx.QueryRow(ctx, inboxLoadSQL, pgnamed.Args{"id": job.Args.InboxID}))
+		d, err = scanDelivery(inbox.Load(ctx, tx, job.Args.InboxID))
 		if errors.Is(err, pgx.ErrNoRows) {
 			return errInboxRowGone
 		}
@@ -236,7 +228,7 @@ func resourceFacts(res handlers.Result) (*string, *bool) {
 	return &key, &stale
 }
 
-// scanDelivery reads a row of inbox_load.sql or inbox_load_many.sql.
+// scanDelivery reads a row of inbox.Load or inbox.LoadMany.
 func scanDelivery(row pgx.Row) (handlers.Delivery, error) {
 	var (
 		d          handlers.Delivery

@@ -191,7 +191,7 @@ var inboxMutations = []Mutation{
 	{
 		Name:    "completion-ignores-attempt",
 		Promise: promiseCompletion,
-		File:    "jobs/sql/processing_complete.sql",
+		File:    "internal/riverdb/sql/processing_complete.sql",
 		Edits: []Edit{{
 			Find:    "WHERE j.id = k.id AND j.state = 'running' AND j.attempt = k.attempt",
 			Replace: "WHERE j.id = k.id",
@@ -202,7 +202,7 @@ var inboxMutations = []Mutation{
 	{
 		Name:    "failed-run-overrides-replay",
 		Promise: promiseCompletion,
-		File:    "jobs/sql/inbox_mark_error.sql",
+		File:    "internal/inbox/sql/inbox_mark_error.sql",
 		Edits: []Edit{{
 			Find:    "AND (processed_at IS NULL OR processed_at < @attempt_started_at)",
 			Replace: "AND (processed_at IS NULL OR processed_at < @attempt_started_at OR TRUE)",

@@ -125,12 +125,15 @@
 // the caller's pgx.Batch, and Read reads their results from what sending
 // that batch returned, in the order they were queued.
 //
+// Processing: Load (a delivery run alone), LoadMany and LoadPayloads (a
+// processing batch's deliveries, then the headers and bodies of those a
+// handler matches), MarkError (a failed attempt). Processing's outcomes
+// are recorded by riverdb.CompleteProcessing, in the statement that
+// completes River's jobs.
+//
 // # Still outside, to move
 //
-// jobs: inbox_load.sql, inbox_load_many.sql, inbox_payloads.sql (load),
-// inbox_mark_error.sql, processing_complete.sql (mark; the second also
-// completes River's jobs, in the same statement), bulk_replay_insert.sql
-// and bulk_replay_lock.sql (a bulk replay's selection), retention_inbox.sql,
+// jobs: bulk_replay_insert.sql and bulk_replay_lock.sql (a bulk replay's selection), retention_inbox.sql,
 // retention_inbox_held.sql, retention_conflict.sql (retention),
 // partition_busy.sql, partition_detached_list.sql, partition_list.sql,
 // partition_next_id.sql, partition_overflow_max.sql, partition_traffic.sql,
@@ -142,7 +145,9 @@
 //
 // Statements that join the inbox's tables with another owner's, in one
 // statement that would otherwise be two round trips: riverdb's
-// orphan_sweep_find.sql and replay_get.sql join River's jobs, and stay in
+// orphan_sweep_find.sql and replay_get.sql join River's jobs, and
+// processing_complete.sql records processing's outcomes in the statement
+// that completes River's jobs (riverdb.CompleteProcessing); they stay in
 // riverdb, which owns River's tables; metrics' tables.sql reads the sizes
 // of the inbox, api_idempotency and River's jobs in one scrape, and stays;
 // alerts' conditions.sql (every rule in one statement) and destination's

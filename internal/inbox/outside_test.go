@@ -30,11 +30,6 @@ var namesInbox = regexp.MustCompile(`(?i)` +
 // counted.
 var outside = map[string]string{
 	// jobs: processing, replays, retention, partitions, key generations.
-	"jobs/sql/inbox_load.sql":              "to move: loads a delivery for processing",
-	"jobs/sql/inbox_load_many.sql":         "to move: loads a batch for processing",
-	"jobs/sql/inbox_payloads.sql":          "to move: loads a batch's payloads",
-	"jobs/sql/inbox_mark_error.sql":        "to move: marks a failed attempt",
-	"jobs/sql/processing_complete.sql":     "to move: marks outcomes, completing River's jobs in the same statement",
 	"jobs/sql/bulk_replay_insert.sql":      "to move: a bulk replay's selection (count_selected.sql's filters)",
 	"jobs/sql/bulk_replay_lock.sql":        "to move: a bulk replay's next batch, minus deliveries deleted since",
 	"jobs/sql/retention_inbox.sql":         "to move: retention's deletes in batches of rows, joining River's jobs",
@@ -57,11 +52,12 @@ var outside = map[string]string{
 
 	// One statement over the inbox's tables and another owner's, which
 	// would be two statements (and two round trips) apart.
-	"internal/riverdb/sql/orphan_sweep_find.sql": "stays: joins river_job with inbox_pending; riverdb owns River's tables",
-	"internal/riverdb/sql/replay_get.sql":        "stays: joins river_job with the inbox; riverdb owns River's tables",
-	"internal/metrics/sql/tables.sql":            "stays: sizes of the inbox, api_idempotency and river_job in one scrape statement",
-	"internal/alerts/sql/conditions.sql":         "to move through views of inbox (a migration): every alert rule in one statement",
-	"internal/destination/sql/send_claim.sql":    "to move through a view of inbox (a migration): a send's claim reads its body in the same statement",
+	"internal/riverdb/sql/processing_complete.sql": "stays: marks outcomes and completes River's jobs in one statement; riverdb owns River's tables",
+	"internal/riverdb/sql/orphan_sweep_find.sql":   "stays: joins river_job with inbox_pending; riverdb owns River's tables",
+	"internal/riverdb/sql/replay_get.sql":          "stays: joins river_job with the inbox; riverdb owns River's tables",
+	"internal/metrics/sql/tables.sql":              "stays: sizes of the inbox, api_idempotency and river_job in one scrape statement",
+	"internal/alerts/sql/conditions.sql":           "to move through views of inbox (a migration): every alert rule in one statement",
+	"internal/destination/sql/send_claim.sql":      "to move through a view of inbox (a migration): a send's claim reads its body in the same statement",
 
 	// No statement of the service's.
 	"internal/testdb/testdb.go": "stays: SetStatus, a fixture that puts deliveries in a state for tests",

@@ -30,10 +30,10 @@
 //   - here: JobCounts (metrics' hookinbox_river_jobs), DeliveryAttempts,
 //     DeliveryKeys and Replay (the admin API's and the console's job
 //     lookups), FindOrphans (jobs' orphan sweep), FailStalledSagas
-//     (handlers/stripe's saga sweep);
-//   - elsewhere, still: jobs/sql/processing_complete.sql (completes
+//     (handlers/stripe's saga sweep), CompleteProcessing (completes
 //     River's jobs as JobCompleteTx does, in the statement that records
-//     the deliveries' outcomes), processing_stalled.sql (the queue
+//     the deliveries' outcomes: jobs' processing);
+//   - elsewhere, still: jobs/sql/processing_stalled.sql (the queue
 //     switching of jobs.Generation), partition_busy.sql,
 //     retention_inbox.sql, retention_inbox_held.sql,
 //     retention_related.sql, bulk_replay_get.sql;

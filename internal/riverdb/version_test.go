@@ -30,7 +30,7 @@ const recheck = `River's internals that hookinbox assumes must be re-checked for
     but PGNotifyMany (riverdb.InsertNotifyStatement). ingest/commit_carry.go sends
     the batch's COMMIT with that statement.
   - river_job's columns, states and JSON shapes read by internal/riverdb/sql/*.sql and
-    the files doc.go lists (jobs/sql/processing_complete.sql completes River's jobs as
+    the files doc.go lists (processing_complete.sql completes River's jobs as
     JobCompleteTx does: compare with riverpgxv5's JobSetStateIfRunningMany).
   - River's index names: migrations/014 drops river_job_args_index and
     river_job_metadata_index (riverdb.DroppedIndexes); a new River migration may
