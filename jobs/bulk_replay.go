@@ -12,18 +12,13 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+
+	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/riverdb"
 )
 
-var (
-	//go:embed sql/bulk_replay_insert.sql
-	bulkReplayInsertSQL string
-	//go:embed sql/bulk_replay_lock.sql
-	bulkReplayLockSQL string
-	//go:embed sql/bulk_replay_advance.sql
-	bulkReplayAdvanceSQL string
-	//go:embed sql/bulk_replay_get.sql
-	bulkReplayGetSQL string
-)
+//go:embed sql/bulk_replay_advance.sql
+var bulkReplayAdvanceSQL string
 
 // MaxBulkReplay bounds one bulk replay; DefaultBulkReplayLimit applies when
 // a filter names no limit.
@@ -42,9 +37,8 @@ type ReplayFilter struct {
 	Limit     int        `json:"limit"`           // at most this many, oldest first. Defaults to DefaultBulkReplayLimit.
 }
 
-func (f ReplayFilter) args() pgx.NamedArgs {
-	return pgx.NamedArgs{"source": f.Source, "status": f.Status, "event_type": f.EventType,
-		"since": f.Since, "until": f.Until}
+func (f ReplayFilter) selection() inbox.Selection {
+	return inbox.Selection{Source: f.Source, Status: f.Status, EventType: f.EventType, Since: f.Since, Until: f.Until}
 }
 
 // BulkReplay is a bulk replay's progress.
@@ -72,10 +66,8 @@ func StartBulkReplayTx(ctx context.Context, tx pgx.Tx, jobs Inserter, f ReplayFi
 	if f.Limit < 0 || f.Limit > MaxBulkReplay {
 		return BulkReplay{}, fmt.Errorf("limit must be between 1 and %d", MaxBulkReplay)
 	}
-	args := f.args()
-	args["filter"], args["limit"] = f, f.Limit
-	var id int64
-	if err := tx.QueryRow(ctx, bulkReplayInsertSQL, args).Scan(&id); err != nil {
+	id, err := inbox.RecordBulkReplay(ctx, tx, f, f.selection(), f.Limit)
+	if err != nil {
 		return BulkReplay{}, fmt.Errorf("record bulk replay: %w", err)
 	}
 	if _, err := jobs.InsertTx(ctx, tx, bulkReplayArgs{BulkReplayID: id}, nil); err != nil {
@@ -92,7 +84,7 @@ type Querier interface {
 // GetBulkReplay reads a bulk replay's progress, or ErrNotFound.
 func GetBulkReplay(ctx context.Context, q Querier, id int64) (BulkReplay, error) {
 	var b BulkReplay
-	err := q.QueryRow(ctx, bulkReplayGetSQL, pgx.NamedArgs{"id": id}).
+	err := riverdb.BulkReplay(ctx, q, id).
 		Scan(&b.ID, &b.Filter, &b.State, &b.Matched, &b.Enqueued, &b.Done, &b.CreatedAt, &b.FinishedAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return BulkReplay{}, ErrNotFound
@@ -144,26 +136,21 @@ func (w *bulkReplayWorker) Work(ctx context.Context, job *river.Job[bulkReplayAr
 func (w *bulkReplayWorker) batch(ctx context.Context, client *river.Client[pgx.Tx], job *river.Job[bulkReplayArgs]) (bool, error) {
 	var finished bool
 	err := pgx.BeginFunc(ctx, w.pool, func(tx pgx.Tx) error {
-		var (
-			state                     string
-			position, total, consumed int
-			ids                       []int64
-		)
-		err := tx.QueryRow(ctx, bulkReplayLockSQL, pgx.NamedArgs{"id": job.Args.BulkReplayID, "batch": w.batchSize}).
-			Scan(&state, &position, &total, &ids, &consumed)
+		next, err := inbox.LockBulkReplayBatch(ctx, tx, job.Args.BulkReplayID, w.batchSize)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return river.JobCancel(fmt.Errorf("bulk replay %d not found", job.Args.BulkReplayID))
 		}
 		if err != nil {
 			return err
 		}
-		if state != "running" {
+		ids, consumed := next.IDs, next.Consumed
+		if next.State != "running" {
 			ids, consumed = nil, 0
 		}
 		if _, err := ReplayTx(ctx, tx, client, ids, &job.Args.BulkReplayID); err != nil {
 			return err
 		}
-		finished = position+consumed >= total
+		finished = next.Position+consumed >= next.Total
 		if _, err := tx.Exec(ctx, bulkReplayAdvanceSQL, pgx.NamedArgs{
 			"id": job.Args.BulkReplayID, "consumed": consumed, "added": len(ids), "finished": finished,
 		}); err != nil {
@@ -171,7 +158,7 @@ func (w *bulkReplayWorker) batch(ctx context.Context, client *river.Client[pgx.T
 		}
 		if finished {
 			_, err = river.JobCompleteTx[*riverpgxv5.Driver](ctx, tx, job)
-			w.logger.Info("bulk replay enqueued", "bulk_replay_id", job.Args.BulkReplayID, "matched", total)
+			w.logger.Info("bulk replay enqueued", "bulk_replay_id", job.Args.BulkReplayID, "matched", next.Total)
 		}
 		return err
 	})

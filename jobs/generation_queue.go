@@ -2,7 +2,6 @@ package jobs
 
 import (
 	"context"
-	_ "embed"
 	"errors"
 	"sync"
 	"sync/atomic"
@@ -10,11 +9,8 @@ import (
 
 	"github.com/riverqueue/river"
 
-	"github.com/hookinbox/hookinbox/internal/pgnamed"
+	"github.com/hookinbox/hookinbox/internal/riverdb"
 )
-
-//go:embed sql/processing_stalled.sql
-var processingStalledSQL string
 
 // processingQueue is the River client's deliveries queue, which an
 // outdated process does not work.
@@ -126,8 +122,7 @@ func (g *Generation) lookForStall(ctx context.Context) {
 	was := g.stalled.Load()
 	stalled := false
 	if q := g.queue.Load(); q != nil && g.outdated.Load() {
-		var waiting, working bool
-		err := g.pool.QueryRow(ctx, processingStalledSQL, pgnamed.Args{"queue": q.name, "due_secs": g.cfg.Every.Seconds()}).Scan(&waiting, &working)
+		waiting, working, err := riverdb.ProcessingStalled(ctx, g.pool, q.name, g.cfg.Every)
 		if err != nil {
 			return // keep the last answer
 		}

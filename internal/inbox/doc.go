@@ -131,10 +131,16 @@
 // are recorded by riverdb.CompleteProcessing, in the statement that
 // completes River's jobs.
 //
+// Bulk replays: RecordBulkReplay (the selection, CountSelected's filters,
+// stored with the bulk replay) and LockBulkReplayBatch (its next batch,
+// minus the deliveries deleted since). The bulk_replay table is jobs'; each
+// of these reads the inbox in the statement that writes or locks its row,
+// one snapshot and one round trip.
+//
 // # Still outside, to move
 //
-// jobs: bulk_replay_insert.sql and bulk_replay_lock.sql (a bulk replay's selection), retention_inbox.sql,
-// retention_inbox_held.sql, retention_conflict.sql (retention),
+// jobs: retention_inbox.sql, retention_inbox_held.sql,
+// retention_conflict.sql (retention),
 // partition_busy.sql, partition_detached_list.sql, partition_list.sql,
 // partition_next_id.sql, partition_overflow_max.sql, partition_traffic.sql,
 // partition_undecided.sql (partitions), key_generation_held.sql,

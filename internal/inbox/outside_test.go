@@ -30,8 +30,6 @@ var namesInbox = regexp.MustCompile(`(?i)` +
 // counted.
 var outside = map[string]string{
 	// jobs: processing, replays, retention, partitions, key generations.
-	"jobs/sql/bulk_replay_insert.sql":      "to move: a bulk replay's selection (count_selected.sql's filters)",
-	"jobs/sql/bulk_replay_lock.sql":        "to move: a bulk replay's next batch, minus deliveries deleted since",
 	"jobs/sql/retention_inbox.sql":         "to move: retention's deletes in batches of rows, joining River's jobs",
 	"jobs/sql/retention_inbox_held.sql":    "to move: the expired deliveries retention keeps",
 	"jobs/sql/retention_conflict.sql":      "to move: retention of conflicts",

@@ -32,11 +32,12 @@
 //     lookups), FindOrphans (jobs' orphan sweep), FailStalledSagas
 //     (handlers/stripe's saga sweep), CompleteProcessing (completes
 //     River's jobs as JobCompleteTx does, in the statement that records
-//     the deliveries' outcomes: jobs' processing);
-//   - elsewhere, still: jobs/sql/processing_stalled.sql (the queue
-//     switching of jobs.Generation), partition_busy.sql,
+//     the deliveries' outcomes: jobs' processing), ProcessingStalled (the
+//     queue switching of jobs.Generation), BulkReplay (a bulk replay's
+//     progress, which counts its replays' finished jobs);
+//   - elsewhere, still: jobs/sql/partition_busy.sql,
 //     retention_inbox.sql, retention_inbox_held.sql,
-//     retention_related.sql, bulk_replay_get.sql;
+//     retention_related.sql;
 //     internal/metrics/sql/tables.sql (river_job's size and oldest row);
 //     handlers/handlertest/wait.go (tests' waits on a job's state).
 //

@@ -19,9 +19,7 @@ var namesRiver = regexp.MustCompile(`\briver_(job|queue|leader|client|migration)
 var outside = []string{
 	"handlers/handlertest/wait.go",
 	"internal/metrics/sql/tables.sql",
-	"jobs/sql/bulk_replay_get.sql",
 	"jobs/sql/partition_busy.sql",
-	"jobs/sql/processing_stalled.sql",
 	"jobs/sql/retention_inbox.sql",
 	"jobs/sql/retention_inbox_held.sql",
 	"jobs/sql/retention_related.sql",

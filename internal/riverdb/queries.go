@@ -23,6 +23,10 @@ var (
 	orphanSweepFindSQL string
 	//go:embed sql/payment_saga_sweep.sql
 	paymentSagaSweepSQL string
+	//go:embed sql/bulk_replay_get.sql
+	bulkReplayGetSQL string
+	//go:embed sql/processing_stalled.sql
+	processingStalledSQL string
 )
 
 // Querier is a pool, a connection or a transaction.
@@ -96,4 +100,21 @@ func FindOrphans(ctx context.Context, tx pgx.Tx, w OrphanWindow) (pgx.Rows, erro
 // source, delivery_id, failed_step, last_error.
 func FailStalledSagas(ctx context.Context, q Querier) (pgx.Rows, error) {
 	return q.Query(ctx, paymentSagaSweepSQL)
+}
+
+// BulkReplay reads a bulk replay's progress (bulk_replay_get.sql), done
+// counting its replays whose job River finished or pruned; pgx.ErrNoRows
+// when there is none. Columns: id, filter, state, matched, enqueued, done,
+// created_at, finished_at.
+func BulkReplay(ctx context.Context, q RowQuerier, id int64) pgx.Row {
+	return q.QueryRow(ctx, bulkReplayGetSQL, pgx.NamedArgs{"id": id})
+}
+
+// ProcessingStalled reports whether a job of queue has been available for
+// longer than due (waiting) and whether one is running (working)
+// (processing_stalled.sql): what an outdated process, which fetches no
+// processing job, looks at to tell whether the newer processes take them.
+func ProcessingStalled(ctx context.Context, q RowQuerier, queue string, due time.Duration) (waiting, working bool, err error) {
+	err = q.QueryRow(ctx, processingStalledSQL, pgnamed.Args{"queue": queue, "due_secs": due.Seconds()}).Scan(&waiting, &working)
+	return waiting, working, err
 }
