@@ -9,6 +9,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/hookinbox/hookinbox/handlers"
+	"github.com/hookinbox/hookinbox/internal/inbox"
 )
 
 var (
@@ -17,8 +18,8 @@ var (
 )
 
 const (
-	DetachedComment  = detachedComment
-	KeyGenerationIDs = keyGenerationIDs
+	DetachedComment  = inbox.DetachedComment
+	KeyGenerationIDs = inbox.KeyGenerationIDs
 )
 
 // CompleteProcessedTx is completeTx for jobs whose deliveries were
@@ -52,17 +53,17 @@ type OrphanSweepResult = orphanSweepResult
 // EnsurePartition makes the inbox's next partition if it is due, and
 // returns its name and bounds ("" when none was due).
 func EnsurePartition(ctx context.Context, pool *pgxpool.Pool, span time.Duration, minIDs int64, now time.Time) (string, int64, int64, error) {
-	p, err := ensurePartition(ctx, pool, span, minIDs, now)
+	p, err := partitions(pool, RetentionConfig{PartitionSpan: span, PartitionMin: minIDs}, nil).Ensure(ctx, now)
 	if p == nil {
 		return "", 0, 0, err
 	}
-	return p.name, p.lo, p.hi, err
+	return p.Name, p.Lo, p.Hi, err
 }
 
 // RetirePartitions drops the partitions a pass as of now would, and
 // leaves their keys.
 func (w *RetentionWorker) RetirePartitions(ctx context.Context, now time.Time) error {
-	_, err := w.retirePartitions(ctx, now.Add(-w.cfg.Default))
+	_, err := partitions(w.pool, w.cfg, w.logger).Retire(ctx, now.Add(-w.cfg.Default))
 	return err
 }
 
@@ -70,9 +71,11 @@ func (w *RetentionWorker) RetirePartitions(ctx context.Context, now time.Time) e
 // current one has been open for every, and returns its table ("" when
 // none was due). It waits up to 10 s for the key generations' fence.
 func OpenKeyGeneration(ctx context.Context, pool *pgxpool.Pool, every time.Duration, now time.Time) (string, error) {
-	g, err := openKeyGeneration(ctx, pool, every, 24*time.Hour, 1000, now, "10s")
+	parts := partitions(pool, RetentionConfig{PartitionSpan: 24 * time.Hour, PartitionMin: 1000, KeyGeneration: every}, nil)
+	parts.FenceTimeout = "10s"
+	g, err := parts.OpenKeyGeneration(ctx, now)
 	if g == nil {
 		return "", err
 	}
-	return g.name(), err
+	return g.Name(), err
 }

@@ -15,24 +15,23 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/hookinbox/hookinbox/internal/config"
+	"github.com/hookinbox/hookinbox/internal/inbox"
+	"github.com/hookinbox/hookinbox/internal/riverdb"
 )
 
 var (
-	//go:embed sql/retention_inbox.sql
-	retentionInboxSQL string
-	//go:embed sql/retention_inbox_held.sql
-	retentionInboxHeldSQL string
-	//go:embed sql/retention_related.sql
-	retentionRelatedSQL string
 	//go:embed sql/retention_idempotency.sql
 	retentionIdempotencySQL string
 	//go:embed sql/retention_bulk_replay.sql
 	retentionBulkReplaySQL string
 	//go:embed sql/retention_ingest_minute.sql
 	retentionIngestMinuteSQL string
-	//go:embed sql/retention_conflict.sql
-	retentionConflictSQL string
 )
+
+// minKeyGenerationAge is the youngest a key generation is when the next
+// opens: the shortest inbox retention startup takes without
+// allow_short_retention.
+const minKeyGenerationAge = 72 * time.Hour
 
 // ingestMinuteRetention is how long the console's per-minute ingest
 // counts are kept: its charts show the last 24 h.
@@ -215,29 +214,30 @@ func (w *RetentionWorker) Run(ctx context.Context, now time.Time) (RetentionResu
 	longest := now.Add(-w.cfg.Default)
 	// A partition that cannot be retired leaves its rows to the batches
 	// below, which go on: the error is returned once they have run.
-	parts, partsErr := w.retirePartitions(ctx, longest)
-	res.PartitionsDropped, res.InboxDeleted = parts.partitions, parts.rows
+	lifecycle := partitions(w.pool, w.cfg, w.logger)
+	parts, partsErr := lifecycle.Retire(ctx, longest)
+	res.PartitionsDropped, res.InboxDeleted = parts.Partitions, parts.Rows
 	if partsErr != nil {
 		partsErr = fmt.Errorf("retention: inbox partitions: %w", partsErr)
 		w.logger.Error("retention: inbox partitions", "error", partsErr)
 	}
 	for _, g := range w.groups(now) {
-		args := pgx.NamedArgs{"cutoff": g.cutoff, "sources": g.sources, "include": g.include, "batch": w.cfg.BatchSize,
-			"skip_from": int64(0), "skip_to": int64(0), "skip_after": longest.Add(-2 * w.cfg.PartitionSpan)}
+		x := riverdb.Expired{Cutoff: g.cutoff, Sources: g.sources, Include: g.include, Batch: w.cfg.BatchSize,
+			SkipAfter: longest.Add(-2 * w.cfg.PartitionSpan)}
 		if !g.cutoff.After(longest) {
-			args["skip_from"], args["skip_to"] = parts.skipFrom, parts.skipTo
+			x.SkipFrom, x.SkipTo = parts.SkipFrom, parts.SkipTo
 		}
-		n, err := w.drain(ctx, retentionInboxSQL, args)
+		n, err := w.loop(ctx, func() (int64, error) { return riverdb.DeleteExpiredDeliveries(ctx, w.pool, x) })
 		res.InboxDeleted += n
 		if err != nil {
 			return res, fmt.Errorf("retention: inbox: %w", err)
 		}
-		var held int64
-		if err := w.pool.QueryRow(ctx, retentionInboxHeldSQL, args).Scan(&held); err != nil {
+		held, err := riverdb.CountHeldDeliveries(ctx, w.pool, x)
+		if err != nil {
 			return res, fmt.Errorf("retention: count held rows: %w", err)
 		}
 		res.InboxHeld += held
-		if n, err = w.drainCount(ctx, retentionRelatedSQL, args); err != nil {
+		if n, err = w.loop(ctx, func() (int64, error) { return riverdb.DeleteExpiredRelated(ctx, w.pool, x) }); err != nil {
 			return res, fmt.Errorf("retention: related rows: %w", err)
 		}
 		res.RelatedDeleted += n
@@ -253,12 +253,14 @@ func (w *RetentionWorker) Run(ctx context.Context, now time.Time) (RetentionResu
 	if _, err := w.pool.Exec(ctx, retentionIngestMinuteSQL, pgx.NamedArgs{"cutoff": now.Add(-ingestMinuteRetention)}); err != nil {
 		return res, fmt.Errorf("retention: ingest counts: %w", err)
 	}
-	n, err = w.drain(ctx, retentionConflictSQL, pgx.NamedArgs{"cutoff": now.Add(-w.cfg.Conflicts), "batch": w.cfg.BatchSize})
+	n, err = w.loop(ctx, func() (int64, error) {
+		return inbox.DeleteExpiredConflicts(ctx, w.pool, now.Add(-w.cfg.Conflicts), w.cfg.BatchSize)
+	})
 	res.ConflictsDeleted = n
 	if err != nil {
 		return res, fmt.Errorf("retention: conflicts: %w", err)
 	}
-	res.KeyGenerationsDropped, err = w.retireKeyGenerations(ctx)
+	res.KeyGenerationsDropped, err = lifecycle.RetireKeyGenerations(ctx)
 	if err != nil {
 		return res, fmt.Errorf("retention: key generations: %w", err)
 	}
@@ -273,15 +275,7 @@ func (w *RetentionWorker) drain(ctx context.Context, sql string, args pgx.NamedA
 	})
 }
 
-// drainCount is drain for a statement that SELECTs its count.
-func (w *RetentionWorker) drainCount(ctx context.Context, sql string, args pgx.NamedArgs) (int64, error) {
-	return w.loop(ctx, func() (int64, error) {
-		var n int64
-		err := w.pool.QueryRow(ctx, sql, args).Scan(&n)
-		return n, err
-	})
-}
-
+// loop repeats a batch until it comes back short.
 func (w *RetentionWorker) loop(ctx context.Context, batch func() (int64, error)) (int64, error) {
 	var total int64
 	for {

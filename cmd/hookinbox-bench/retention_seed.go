@@ -46,7 +46,7 @@ func seedExpiredPartition(ctx context.Context, db *pgxpool.Pool, rows int, progr
 
 // openKeyGeneration opens the inbox's next key generation, with a
 // partition for its first 10,000,000 ids, as the inbox_partitions job does
-// once the longest retention has passed (jobs/key_generations.go).
+// once the longest retention has passed (internal/inbox/key_generations.go).
 func openKeyGeneration(ctx context.Context, db *pgxpool.Pool) error {
 	var lo int64
 	if err := db.QueryRow(ctx, "SELECT max(hi) FROM inbox_key_generation").Scan(&lo); err != nil {

@@ -166,7 +166,7 @@ var brokerAndRouteMutations = []Mutation{
 	{
 		Name:    "retention-deletes-taken-turn",
 		Promise: promiseRetention,
-		File:    "jobs/sql/retention_related.sql",
+		File:    "internal/riverdb/sql/retention_related.sql",
 		// The idle turn row is deleted as the subquery saw it, though a
 		// send took it while the delete waited.
 		Edits: []Edit{{

@@ -20,7 +20,7 @@ var genpassMutations = []Mutation{
 	{
 		Name:    "key-generation-held-misses-first-id",
 		Promise: promiseDuplicate,
-		File:    "jobs/sql/key_generation_held.sql",
+		File:    "internal/inbox/sql/key_generation_held.sql",
 		// A delivery at a generation's first id does not hold it: the
 		// generation is dropped with the delivery and its key.
 		Edits: []Edit{{

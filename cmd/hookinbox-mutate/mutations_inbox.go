@@ -125,7 +125,7 @@ var inboxMutations = []Mutation{
 	{
 		Name:    "key-generation-dropped-while-held",
 		Promise: promiseDuplicate,
-		File:    "jobs/sql/key_generation_held.sql",
+		File:    "internal/inbox/sql/key_generation_held.sql",
 		Edits: []Edit{{
 			Find:    "SELECT EXISTS (SELECT 1 FROM inbox WHERE id >= @lo AND id < @hi)",
 			Replace: "SELECT false",

@@ -6,7 +6,7 @@ var retentionMutations = []Mutation{
 	{
 		Name:    "retention-deletes-failed",
 		Promise: promiseRetention,
-		File:    "jobs/sql/retention_inbox.sql",
+		File:    "internal/riverdb/sql/retention_inbox.sql",
 		Edits: []Edit{{
 			Find:    "o.status IN ('processed', 'skipped'))",
 			Replace: "o.status IN ('processed', 'skipped', 'failed'))",
@@ -17,7 +17,7 @@ var retentionMutations = []Mutation{
 	{
 		Name:    "retention-ignores-follow-ups",
 		Promise: promiseRetention,
-		File:    "jobs/sql/retention_inbox.sql",
+		File:    "internal/riverdb/sql/retention_inbox.sql",
 		Edits: []Edit{{
 			Find:    "WHERE s.source = i.source AND s.delivery_id = i.delivery_id",
 			Replace: "WHERE FALSE AND s.source = i.source AND s.delivery_id = i.delivery_id",
@@ -28,7 +28,7 @@ var retentionMutations = []Mutation{
 	{
 		Name:    "retention-ignores-sends",
 		Promise: promiseRetention,
-		File:    "jobs/sql/retention_inbox.sql",
+		File:    "internal/riverdb/sql/retention_inbox.sql",
 		Edits: []Edit{{
 			Find:    "AND d.state IN ('waiting', 'pending', 'held')",
 			Replace: "AND FALSE",
@@ -39,13 +39,13 @@ var retentionMutations = []Mutation{
 	{
 		Name:    "partition-drop-ignores-work",
 		Promise: promiseRetention,
-		File:    "jobs/partitions_retire.go",
+		File:    "internal/inbox/partitions_retire.go",
 		Edits: []Edit{{
 			Find:    "if undecided || busy {",
 			Replace: "if false && (undecided || busy) {",
 		}, {
-			Find:    "Scan(&busy); err != nil || busy {",
-			Replace: "Scan(&busy); err != nil || (false && busy) {",
+			Find:    "ps.busy(ctx, tx, p); err != nil || busy {",
+			Replace: "ps.busy(ctx, tx, p); err != nil || (false && busy) {",
 		}},
 		Pkgs: []string{"./jobs"},
 		Run:  "^TestRetentionKeepsAPartitionWithWorkLeft$",
@@ -53,7 +53,7 @@ var retentionMutations = []Mutation{
 	{
 		Name:    "partition-drop-ignores-sends",
 		Promise: promiseRetention,
-		File:    "jobs/sql/partition_busy.sql",
+		File:    "internal/riverdb/sql/partition_busy.sql",
 		Edits: []Edit{{
 			Find:    "WHERE d.state IN ('waiting', 'pending', 'held')",
 			Replace: "WHERE FALSE AND d.state IN ('waiting', 'pending', 'held')",
@@ -64,7 +64,7 @@ var retentionMutations = []Mutation{
 	{
 		Name:    "partition-drop-ignores-steps",
 		Promise: promiseRetention,
-		File:    "jobs/sql/partition_busy.sql",
+		File:    "internal/riverdb/sql/partition_busy.sql",
 		Edits: []Edit{{
 			Find:    "WHERE j.state IN ('available', 'pending', 'retryable', 'running', 'scheduled')",
 			Replace: "WHERE FALSE AND j.state IN ('available', 'pending', 'retryable', 'running', 'scheduled')",
@@ -75,13 +75,13 @@ var retentionMutations = []Mutation{
 	{
 		Name:    "partition-dropped-unchecked",
 		Promise: promiseAcked,
-		File:    "jobs/partitions_retire.go",
+		File:    "internal/inbox/partitions_retire.go",
 		Edits: []Edit{{
 			Find:    "if err != nil || (has && !newest.Before(cutoff)) {",
 			Replace: "if err != nil || (false && has && !newest.Before(cutoff)) {",
 		}, {
-			Find:    "Scan(&busy); err != nil || busy {",
-			Replace: "Scan(&busy); err != nil || (false && busy) {",
+			Find:    "ps.busy(ctx, tx, p); err != nil || busy {",
+			Replace: "ps.busy(ctx, tx, p); err != nil || (false && busy) {",
 		}},
 		Pkgs: []string{"./jobs"},
 		Run:  "^TestRetentionDropsNoPartitionUnderAnInsert$",
@@ -89,7 +89,7 @@ var retentionMutations = []Mutation{
 	{
 		Name:    "retention-ignores-replays",
 		Promise: promiseRetention,
-		File:    "jobs/sql/retention_inbox.sql",
+		File:    "internal/riverdb/sql/retention_inbox.sql",
 		Edits: []Edit{{
 			Find:    "WHERE j.kind = 'process_delivery' AND (j.args->>'inbox_id')::bigint = i.id",
 			Replace: "WHERE FALSE AND j.kind = 'process_delivery' AND (j.args->>'inbox_id')::bigint = i.id",

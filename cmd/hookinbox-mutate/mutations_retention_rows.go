@@ -8,7 +8,7 @@ var retentionRowMutations = []Mutation{
 	{
 		Name:    "partition-drop-ignores-replays",
 		Promise: promiseRetention,
-		File:    "jobs/sql/partition_busy.sql",
+		File:    "internal/riverdb/sql/partition_busy.sql",
 		Edits: []Edit{{
 			Find:    "WHERE j.kind = 'process_delivery' AND j.state NOT IN",
 			Replace: "WHERE j.kind = 'process_deliveries' AND j.state NOT IN",
@@ -55,7 +55,7 @@ var retentionRowMutations = []Mutation{
 	{
 		Name:    "key-generation-current-retired",
 		Promise: promiseDuplicate,
-		File:    "jobs/key_generations.go",
+		File:    "internal/inbox/key_generations.go",
 		Edits: []Edit{{
 			Find:    "break // current, or made ahead",
 			Replace: "// current, or made ahead",

@@ -4,6 +4,7 @@ import (
 	"context"
 	_ "embed"
 	"net/http"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -14,6 +15,8 @@ import (
 var (
 	//go:embed sql/conflict_insert.sql
 	conflictInsertSQL string
+	//go:embed sql/retention_conflict.sql
+	retentionConflictSQL string
 	//go:embed sql/conflicts_list.sql
 	conflictsListSQL string
 	//go:embed sql/conflict_get.sql
@@ -66,4 +69,13 @@ func RecordConflict(ctx context.Context, e Execer, c Conflict) error {
 		"headers": c.Headers, "body": c.Body, "body_size": c.BodySize,
 	})
 	return err
+}
+
+// DeleteExpiredConflicts deletes one batch of the conflict records
+// received before cutoff, at most batch, oldest first
+// (retention_conflict.sql), and returns how many it deleted: fewer than
+// batch when none is left.
+func DeleteExpiredConflicts(ctx context.Context, e Execer, cutoff time.Time, batch int) (int64, error) {
+	tag, err := e.Exec(ctx, retentionConflictSQL, pgx.NamedArgs{"cutoff": cutoff, "batch": batch})
+	return tag.RowsAffected(), err
 }

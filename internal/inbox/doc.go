@@ -1,7 +1,7 @@
 // Package inbox owns the inbox's tables: the statements that record,
-// find, load, mark, list, count and retire deliveries are to live here,
-// and every other package calls this package's functions (or, from
-// outside hookinbox, reads the view delivery). The migrations create the
+// find, load, mark, list, count and retire deliveries live here, and
+// every other package calls this package's functions (or, from outside
+// hookinbox, reads the view delivery). The migrations create the
 // tables (migrations/*.sql are the schema's history); this comment is
 // where to learn what they hold now and the rule that keeps them right.
 // TestNothingElseNamesTheInboxTables fails when a file elsewhere names
@@ -19,8 +19,8 @@
 // inbox_id_seq with the delivery's key. The table is partitioned by ranges
 // of id, which the sequence hands out in arrival order, so a partition
 // holds a span of time: inbox_p<lo> (inbox_p0 holds the ids from before
-// partitioning), made ahead of the ids by jobs' partition job through the
-// function inbox_partition_create, which also makes the matching
+// partitioning), made ahead of the ids by Partitions (jobs runs it every
+// minute) through the function inbox_partition_create, which also makes the matching
 // inbox_outcome partition and gives both their parent's statistics
 // targets (inbox_partition_statistics) and autovacuum settings
 // (inbox_partition_vacuum); inbox_overflow, the default partition, takes
@@ -58,11 +58,11 @@
 // reading the inbox. Partitioned by generations of inbox ids, 2^40 ids
 // each (inbox_key_g<lo>; inbox_key_g0 from the lowest bigint), listed in
 // inbox_key_generation (lo, hi, opened_at; NULL until ids are handed out
-// in it) and made by the function inbox_key_generation_create. jobs opens
-// the next generation once the current one has taken new keys for
-// jobs.RetentionConfig.KeyGeneration (the longest retention by default),
-// and drops a generation whole once the inbox holds no delivery of its
-// ids.
+// in it) and made by the function inbox_key_generation_create.
+// Partitions opens the next generation once the current one has taken new
+// keys for jobs.RetentionConfig.KeyGeneration (the longest retention by
+// default), and drops a generation whole once the inbox holds no delivery
+// of its ids.
 //
 // delivery_conflict: every request refused with 409
 // delivery_id_conflict, a delivery id the inbox holds sent again with
@@ -97,8 +97,9 @@
 // inserting transaction first takes the generations' fence, an advisory
 // lock held shared (key_fence.sql), in READ COMMITTED, so the insert's
 // snapshot is taken once the fence is held; a new generation opens under
-// the fence held exclusively, which waits for every insert in flight. Two inserts of one key therefore never fall in two generations
-// at once (migrations/032).
+// the fence held exclusively, which waits for every insert in flight.
+// Two inserts of one key therefore never fall in two generations at once
+// (migrations/032).
 //
 // # What lives here
 //
@@ -137,25 +138,28 @@
 // of these reads the inbox in the statement that writes or locks its row,
 // one snapshot and one round trip.
 //
-// # Still outside, to move
+// The inbox's lifecycle: Partitions makes the partitions and key
+// generations ahead of the ids (Ensure, OpenKeyGeneration) and drops them
+// whole (Retire, RetireKeyGenerations), with the locks, checks and
+// detaches each takes; jobs keeps the River workers that run it, and
+// hands it what retention must keep outside the inbox (Busy:
+// riverdb.PartitionBusy) and what goes with a partition (Dropping: its
+// replay records). DeleteExpiredConflicts is conflict records' retention.
 //
-// jobs: retention_inbox.sql, retention_inbox_held.sql,
-// retention_conflict.sql (retention),
-// partition_busy.sql, partition_detached_list.sql, partition_list.sql,
-// partition_next_id.sql, partition_overflow_max.sql, partition_traffic.sql,
-// partition_undecided.sql (partitions), key_generation_held.sql,
-// key_generation_list.sql, key_generation_open.sql,
-// key_generation_opened.sql and key_generation_fence.sql (key
-// generations), and the statements written inline in key_generations.go,
-// partitions.go and partitions_retire.go (the locks and drops).
+// # Still outside
 //
-// Statements that join the inbox's tables with another owner's, in one
-// statement that would otherwise be two round trips: riverdb's
-// orphan_sweep_find.sql and replay_get.sql join River's jobs, and
+// Statements that read or write the inbox's tables in the statement that
+// reads another owner's, which would otherwise be two statements, two
+// snapshots and two round trips. In internal/riverdb, which owns River's
+// tables: orphan_sweep_find.sql and replay_get.sql join River's jobs;
 // processing_complete.sql records processing's outcomes in the statement
-// that completes River's jobs (riverdb.CompleteProcessing); they stay in
-// riverdb, which owns River's tables; metrics' tables.sql reads the sizes
-// of the inbox, api_idempotency and River's jobs in one scrape, and stays;
+// that completes River's jobs (riverdb.CompleteProcessing);
+// retention_inbox.sql and retention_inbox_held.sql delete (count) the
+// expired deliveries in batches, keeping those whose jobs are unfinished
+// (riverdb.DeleteExpiredDeliveries, CountHeldDeliveries);
+// partition_busy.sql is the same rule for a partition about to be
+// dropped (riverdb.PartitionBusy). metrics' tables.sql reads the sizes of
+// the inbox, api_idempotency and River's jobs in one scrape, and stays.
 // alerts' conditions.sql (every rule in one statement) and destination's
 // send_claim.sql (a claim reads its sends' bodies) would move behind
 // views owned by this package, which need a migration.

@@ -29,33 +29,17 @@ var namesInbox = regexp.MustCompile(`(?i)` +
 // testdata, and the benchmark's and the mutation table's commands are not
 // counted.
 var outside = map[string]string{
-	// jobs: processing, replays, retention, partitions, key generations.
-	"jobs/sql/retention_inbox.sql":         "to move: retention's deletes in batches of rows, joining River's jobs",
-	"jobs/sql/retention_inbox_held.sql":    "to move: the expired deliveries retention keeps",
-	"jobs/sql/retention_conflict.sql":      "to move: retention of conflicts",
-	"jobs/sql/partition_busy.sql":          "to move: whether a partition holds a delivery retention keeps",
-	"jobs/sql/partition_detached_list.sql": "to move: the partitions a drop detached and did not drop",
-	"jobs/sql/partition_list.sql":          "to move: the inbox's partitions",
-	"jobs/sql/partition_next_id.sql":       "to move: the sequence's next id",
-	"jobs/sql/partition_overflow_max.sql":  "to move: the overflow partition's highest id",
-	"jobs/sql/partition_traffic.sql":       "to move: the first id received since a time",
-	"jobs/sql/partition_undecided.sql":     "to move: whether a partition holds an undecided delivery",
-	"jobs/sql/key_generation_held.sql":     "to move: whether the inbox holds a generation's ids",
-	"jobs/sql/key_generation_list.sql":     "to move: the key generations",
-	"jobs/sql/key_generation_open.sql":     "to move: opens a key generation",
-	"jobs/sql/key_generation_opened.sql":   "to move: records a generation opened",
-	"jobs/key_generations.go":              "to move: a generation's drop (its locks and statements, inline)",
-	"jobs/partitions.go":                   "to move: a partition's making (inline statements)",
-	"jobs/partitions_retire.go":            "to move: a partition's drop (its lock, inline)",
-
 	// One statement over the inbox's tables and another owner's, which
 	// would be two statements (and two round trips) apart.
-	"internal/riverdb/sql/processing_complete.sql": "stays: marks outcomes and completes River's jobs in one statement; riverdb owns River's tables",
-	"internal/riverdb/sql/orphan_sweep_find.sql":   "stays: joins river_job with inbox_pending; riverdb owns River's tables",
-	"internal/riverdb/sql/replay_get.sql":          "stays: joins river_job with the inbox; riverdb owns River's tables",
-	"internal/metrics/sql/tables.sql":              "stays: sizes of the inbox, api_idempotency and river_job in one scrape statement",
-	"internal/alerts/sql/conditions.sql":           "to move through views of inbox (a migration): every alert rule in one statement",
-	"internal/destination/sql/send_claim.sql":      "to move through a view of inbox (a migration): a send's claim reads its body in the same statement",
+	"internal/riverdb/sql/processing_complete.sql":  "stays: marks outcomes and completes River's jobs in one statement; riverdb owns River's tables",
+	"internal/riverdb/sql/partition_busy.sql":       "stays: whether a partition's deliveries have unfinished jobs, steps or sends; riverdb owns River's tables",
+	"internal/riverdb/sql/retention_inbox.sql":      "stays: retention's batched delete, keeping deliveries with unfinished jobs; riverdb owns River's tables",
+	"internal/riverdb/sql/retention_inbox_held.sql": "stays: counts what retention_inbox.sql keeps; riverdb owns River's tables",
+	"internal/riverdb/sql/orphan_sweep_find.sql":    "stays: joins river_job with inbox_pending; riverdb owns River's tables",
+	"internal/riverdb/sql/replay_get.sql":           "stays: joins river_job with the inbox; riverdb owns River's tables",
+	"internal/metrics/sql/tables.sql":               "stays: sizes of the inbox, api_idempotency and river_job in one scrape statement",
+	"internal/alerts/sql/conditions.sql":            "to move through views of inbox (a migration): every alert rule in one statement",
+	"internal/destination/sql/send_claim.sql":       "to move through a view of inbox (a migration): a send's claim reads its body in the same statement",
 
 	// No statement of the service's.
 	"internal/testdb/testdb.go": "stays: SetStatus, a fixture that puts deliveries in a state for tests",

@@ -34,11 +34,14 @@
 //     River's jobs as JobCompleteTx does, in the statement that records
 //     the deliveries' outcomes: jobs' processing), ProcessingStalled (the
 //     queue switching of jobs.Generation), BulkReplay (a bulk replay's
-//     progress, which counts its replays' finished jobs);
-//   - elsewhere, still: jobs/sql/partition_busy.sql,
-//     retention_inbox.sql, retention_inbox_held.sql,
-//     retention_related.sql;
-//     internal/metrics/sql/tables.sql (river_job's size and oldest row);
+//     progress, which counts its replays' finished jobs), and
+//     retention's rule that unfinished work is kept:
+//     DeleteExpiredDeliveries and CountHeldDeliveries (the inbox's
+//     batched retention), DeleteExpiredRelated (handler steps, resource
+//     versions, sends), PartitionBusy (a partition about to be dropped,
+//     which inbox.Partitions asks through its Busy);
+//   - elsewhere, still: internal/metrics/sql/tables.sql (river_job's size
+//     and oldest row);
 //     handlers/handlertest/wait.go (tests' waits on a job's state).
 //
 // River's indexes. migrations/014 drops River's GIN indexes
@@ -60,8 +63,9 @@
 // Before this package, the non-test Go and SQL files of 7 packages named
 // River's tables or private statements (handlers/handlertest,
 // handlers/stripe, ingest, internal/admin, internal/metrics, jobs,
-// migrations); now 4 do (handlers/handlertest, internal/metrics, jobs,
-// migrations), each file listed above and in TestNothingElseNamesRiversTables.
+// migrations); now 3 do (handlers/handlertest, internal/metrics,
+// migrations), each file listed above and in
+// TestNothingElseNamesRiversTables.
 // Counted with:
 //
 //	git grep -l -E '\briver_(job|queue|leader|client|migration)|-- name: (JobInsertFastMany|PGNotifyMany)' \

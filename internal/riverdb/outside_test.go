@@ -19,10 +19,6 @@ var namesRiver = regexp.MustCompile(`\briver_(job|queue|leader|client|migration)
 var outside = []string{
 	"handlers/handlertest/wait.go",
 	"internal/metrics/sql/tables.sql",
-	"jobs/sql/partition_busy.sql",
-	"jobs/sql/retention_inbox.sql",
-	"jobs/sql/retention_inbox_held.sql",
-	"jobs/sql/retention_related.sql",
 	"migrations/004_admin.up.sql",
 	"migrations/013_destination_sender.up.sql",
 	"migrations/014_river_job_without_gin.up.sql",

@@ -1,4 +1,4 @@
-package jobs
+package inbox
 
 import (
 	"context"
@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 var (
@@ -25,42 +24,41 @@ var (
 	keyGenerationHeldSQL string
 )
 
-// keyGenerationIDs is how many ids one generation of inbox_key spans
+// KeyGenerationIDs is how many ids one generation of inbox_key spans
 // (2^40): more than any inbox takes while a generation is open, so ids
 // never run past one, and few enough that thousands of generations keep
 // every id below 2^53, which a JavaScript number holds exactly.
-const keyGenerationIDs = 1 << 40
+const KeyGenerationIDs = 1 << 40
 
-// minKeyGenerationAge is the youngest a generation is when the next opens:
-// the shortest inbox retention startup takes without allow_short_retention.
-const minKeyGenerationAge = 72 * time.Hour
-
-// keyGeneration is one generation of inbox_key: the keys of ids [lo, hi)
+// KeyGeneration is one generation of inbox_key: the keys of ids [lo, hi)
 // (migrations/032_inbox_key_generations.up.sql). opened is when ids began
 // to be handed out in it; nil for one made and not yet opened.
-type keyGeneration struct {
+type KeyGeneration struct {
 	lo, hi int64
 	opened *time.Time
 }
 
-// name is the generation's table: inbox_key_g<lo>, and inbox_key_g0 for
+// Name is the generation's table: inbox_key_g<lo>, and inbox_key_g0 for
 // the first, which starts at the lowest bigint.
-func (g keyGeneration) name() string {
+func (g KeyGeneration) Name() string {
 	if g.lo == math.MinInt64 {
 		return "inbox_key_g0"
 	}
 	return "inbox_key_g" + strconv.FormatInt(g.lo, 10)
 }
 
-func listKeyGenerations(ctx context.Context, q querier) ([]keyGeneration, error) {
+// IDs are the ids whose keys the generation holds: [lo, hi).
+func (g KeyGeneration) IDs() (lo, hi int64) { return g.lo, g.hi }
+
+func listKeyGenerations(ctx context.Context, q Querier) ([]KeyGeneration, error) {
 	rows, err := q.Query(ctx, keyGenerationListSQL)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close() // a Scan error returns before the rows are read out
-	var gens []keyGeneration
+	var gens []KeyGeneration
 	for rows.Next() {
-		var g keyGeneration
+		var g KeyGeneration
 		if err := rows.Scan(&g.lo, &g.hi, &g.opened); err != nil {
 			return nil, err
 		}
@@ -70,24 +68,25 @@ func listKeyGenerations(ctx context.Context, q querier) ([]keyGeneration, error)
 }
 
 // currentKeyGeneration is the generation next's id falls in.
-func currentKeyGeneration(gens []keyGeneration, next int64) (keyGeneration, error) {
+func currentKeyGeneration(gens []KeyGeneration, next int64) (KeyGeneration, error) {
 	for _, g := range gens {
 		if g.lo <= next && next < g.hi {
 			return g, nil
 		}
 	}
-	return keyGeneration{}, fmt.Errorf("inbox id %d is in no generation of inbox_key", next)
+	return KeyGeneration{}, fmt.Errorf("inbox id %d is in no generation of inbox_key", next)
 }
 
-// openKeyGeneration opens the next generation of inbox_key once the current
-// one has been open for every, and returns it; nil when none is due. The generation
-// and the inbox partition its first ids go to are made first, then opened
-// under the key generations' fence taken exclusively (internal/inbox/sql/key_fence.sql):
-// the sequence skips to the new generation's first id once every insert
-// in flight has committed. Ingest waits meanwhile, for the inserts it
-// waits on, lockTimeout at most (partitionLockTimeout): a busy inbox is
-// tried again the next minute.
-func openKeyGeneration(ctx context.Context, pool *pgxpool.Pool, every, span time.Duration, minIDs int64, now time.Time, lockTimeout string) (*keyGeneration, error) {
+// OpenKeyGeneration opens the next generation of inbox_key once the
+// current one has been open for KeyGeneration, and returns it; nil when
+// none is due. The generation and the inbox partition its first ids go to
+// are made first, then opened under the key generations' fence taken
+// exclusively (key_fence.sql is its shared side): the sequence skips to
+// the new generation's first id once every insert in flight has
+// committed. Ingest waits meanwhile, for the inserts it waits on,
+// FenceTimeout at most: a busy inbox is tried again later.
+func (ps *Partitions) OpenKeyGeneration(ctx context.Context, now time.Time) (*KeyGeneration, error) {
+	pool := ps.Pool
 	gens, err := listKeyGenerations(ctx, pool)
 	if err != nil {
 		return nil, err
@@ -106,7 +105,7 @@ func openKeyGeneration(ctx context.Context, pool *pgxpool.Pool, every, span time
 		_, err := pool.Exec(ctx, keyGenerationOpenedSQL, pgx.NamedArgs{"lo": cur.lo})
 		return nil, err
 	}
-	if now.Sub(*cur.opened) < every {
+	if now.Sub(*cur.opened) < ps.KeyGeneration {
 		return nil, nil
 	}
 	var cache int64
@@ -118,15 +117,15 @@ func openKeyGeneration(ctx context.Context, pool *pgxpool.Pool, every, span time
 		// generation before, after the open.
 		return nil, fmt.Errorf("inbox_id_seq caches %d ids a session: key generations need CACHE 1 (ALTER SEQUENCE inbox_id_seq CACHE 1)", cache)
 	}
-	g := keyGeneration{lo: cur.hi, hi: cur.hi + keyGenerationIDs}
-	if err := makeKeyGeneration(ctx, pool, gens, g); err != nil {
+	g := KeyGeneration{lo: cur.hi, hi: cur.hi + KeyGenerationIDs}
+	if err := ps.makeKeyGeneration(ctx, gens, g); err != nil {
 		return nil, err
 	}
-	if err := makeFirstPartition(ctx, pool, g, span, minIDs, now, next); err != nil {
+	if err := ps.makeFirstPartition(ctx, g, now, next); err != nil {
 		return nil, err
 	}
 	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, "SET LOCAL lock_timeout = '"+lockTimeout+"'"); err != nil {
+		if _, err := tx.Exec(ctx, "SET LOCAL lock_timeout = '"+ps.fenceTimeout()+"'"); err != nil {
 			return err
 		}
 		if _, err := tx.Exec(ctx, keyGenerationFenceSQL); err != nil {
@@ -142,14 +141,14 @@ func openKeyGeneration(ctx context.Context, pool *pgxpool.Pool, every, span time
 }
 
 // makeKeyGeneration makes g unless an attempt that did not open it did.
-func makeKeyGeneration(ctx context.Context, pool *pgxpool.Pool, gens []keyGeneration, g keyGeneration) error {
+func (ps *Partitions) makeKeyGeneration(ctx context.Context, gens []KeyGeneration, g KeyGeneration) error {
 	for _, made := range gens {
 		if made.lo == g.lo {
 			return nil
 		}
 	}
-	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, "SET LOCAL lock_timeout = '"+partitionLockTimeout+"'"); err != nil {
+	err := pgx.BeginFunc(ctx, ps.Pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SET LOCAL lock_timeout = '"+ps.lockTimeout()+"'"); err != nil {
 			return err
 		}
 		_, err := tx.Exec(ctx, "SELECT inbox_key_generation_create($1, $2)", g.lo, g.hi)
@@ -162,34 +161,35 @@ func makeKeyGeneration(ctx context.Context, pool *pgxpool.Pool, gens []keyGenera
 }
 
 // makeFirstPartition makes the inbox partition that takes g's first ids,
-// as wide as ensurePartition would make the next, unless it is there.
-func makeFirstPartition(ctx context.Context, pool *pgxpool.Pool, g keyGeneration, span time.Duration, minIDs int64, now time.Time, next int64) error {
-	parts, err := listPartitions(ctx, pool)
+// as wide as Ensure would make the next, unless it is there.
+func (ps *Partitions) makeFirstPartition(ctx context.Context, g KeyGeneration, now time.Time, next int64) error {
+	parts, err := listPartitions(ctx, ps.Pool)
 	if err != nil {
 		return err
 	}
 	for _, p := range parts {
-		if p.lo == g.lo {
+		if p.Lo == g.lo {
 			return nil
 		}
 	}
-	width, err := partitionWidth(ctx, pool, span, minIDs, now, next)
+	width, err := ps.width(ctx, now, next)
 	if err != nil {
 		return err
 	}
-	return createPartition(ctx, pool, partition{name: "inbox_p" + strconv.FormatInt(g.lo, 10), lo: g.lo, hi: g.lo + width})
+	return ps.create(ctx, Partition{Name: "inbox_p" + strconv.FormatInt(g.lo, 10), Lo: g.lo, Hi: g.lo + width})
 }
 
-// retireKeyGenerations drops every generation of inbox_key before the
+// RetireKeyGenerations drops every generation of inbox_key before the
 // current one whose ids no delivery holds any more, with the inbox
 // partitions in its range (emptied, or made ahead and never used): no
 // stored delivery needs its keys, and no id of it is handed out again.
-func (w *RetentionWorker) retireKeyGenerations(ctx context.Context) (int64, error) {
-	gens, err := listKeyGenerations(ctx, w.pool)
+// It returns how many it dropped.
+func (ps *Partitions) RetireKeyGenerations(ctx context.Context) (int64, error) {
+	gens, err := listKeyGenerations(ctx, ps.Pool)
 	if err != nil {
 		return 0, err
 	}
-	next, err := nextInboxID(ctx, w.pool)
+	next, err := nextInboxID(ctx, ps.Pool)
 	if err != nil {
 		return 0, err
 	}
@@ -199,15 +199,15 @@ func (w *RetentionWorker) retireKeyGenerations(ctx context.Context) (int64, erro
 			break // current, or made ahead
 		}
 		var held bool
-		if err := w.pool.QueryRow(ctx, keyGenerationHeldSQL, pgx.NamedArgs{"lo": g.lo, "hi": g.hi}).Scan(&held); err != nil {
+		if err := ps.Pool.QueryRow(ctx, keyGenerationHeldSQL, pgx.NamedArgs{"lo": g.lo, "hi": g.hi}).Scan(&held); err != nil {
 			return dropped, err
 		}
 		if held {
 			continue // a delivery retention keeps; the later ones may go
 		}
-		ok, err := w.dropKeyGeneration(ctx, g)
-		if isLockTimeout(err) {
-			w.logger.Info("retention: the inbox is busy; dropping the key generation next pass", "generation", g.name())
+		ok, err := ps.dropKeyGeneration(ctx, g)
+		if IsLockTimeout(err) {
+			ps.logger().Info("retention: the inbox is busy; dropping the key generation next pass", "generation", g.Name())
 			return dropped, nil
 		}
 		if err != nil {
@@ -223,10 +223,10 @@ func (w *RetentionWorker) retireKeyGenerations(ctx context.Context) (int64, erro
 // dropKeyGeneration detaches g and the inbox partitions in its range,
 // holding the inbox's and the keys' locks, once it has checked again
 // that no delivery holds an id of g, and drops them after.
-func (w *RetentionWorker) dropKeyGeneration(ctx context.Context, g keyGeneration) (bool, error) {
+func (ps *Partitions) dropKeyGeneration(ctx context.Context, g KeyGeneration) (bool, error) {
 	dropped := false
-	err := pgx.BeginFunc(ctx, w.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, "SET LOCAL lock_timeout = '"+partitionLockTimeout+"'"); err != nil {
+	err := pgx.BeginFunc(ctx, ps.Pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SET LOCAL lock_timeout = '"+ps.lockTimeout()+"'"); err != nil {
 			return err
 		}
 		// inbox_key first, as ingest's statement locks it.
@@ -242,8 +242,8 @@ func (w *RetentionWorker) dropKeyGeneration(ctx context.Context, g keyGeneration
 			return err
 		}
 		for _, p := range parts {
-			if p.lo >= g.lo && p.hi <= g.hi {
-				if err := detach(ctx, tx, "inbox", p.name); err != nil {
+			if p.Lo >= g.lo && p.Hi <= g.hi {
+				if err := detach(ctx, tx, "inbox", p.Name); err != nil {
 					return err
 				}
 				if err := detach(ctx, tx, "inbox_outcome", p.outcomeName()); err != nil {
@@ -251,7 +251,7 @@ func (w *RetentionWorker) dropKeyGeneration(ctx context.Context, g keyGeneration
 				}
 			}
 		}
-		if err := detach(ctx, tx, "inbox_key", g.name()); err != nil {
+		if err := detach(ctx, tx, "inbox_key", g.Name()); err != nil {
 			return err
 		}
 		_, err = tx.Exec(ctx, "DELETE FROM inbox_key_generation WHERE lo = $1", g.lo)
@@ -261,16 +261,5 @@ func (w *RetentionWorker) dropKeyGeneration(ctx context.Context, g keyGeneration
 	if err != nil || !dropped {
 		return false, err
 	}
-	return true, w.dropDetached(ctx)
-}
-
-// detach detaches table from parent and marks it to be dropped once the
-// lock is released (dropDetached).
-func detach(ctx context.Context, tx pgx.Tx, parent, table string) error {
-	name := pgx.Identifier{table}.Sanitize()
-	if _, err := tx.Exec(ctx, "ALTER TABLE "+parent+" DETACH PARTITION "+name); err != nil {
-		return err
-	}
-	_, err := tx.Exec(ctx, "COMMENT ON TABLE "+name+" IS '"+detachedComment+"'")
-	return err
+	return true, ps.dropDetached(ctx)
 }

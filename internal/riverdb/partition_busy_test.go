@@ -1,4 +1,4 @@
-package jobs_test
+package riverdb_test
 
 import (
 	"context"
