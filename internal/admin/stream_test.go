@@ -189,8 +189,20 @@ func TestStreamsServedAtOnceAreBounded(t *testing.T) {
 	b := setupWith(t, setupOpts{noWorker: true})
 	now := b.stream(t, "")
 	var wg sync.WaitGroup
+	// Four waiters, each trying again while the probe below holds a slot.
 	for range 4 {
-		wg.Go(func() { b.stream(t, fmt.Sprintf("after=%d&wait=3s", now.After)) })
+		wg.Go(func() {
+			for {
+				r := b.do(t, http.MethodGet, fmt.Sprintf("/admin/deliveries/stream?after=%d&wait=3s", now.After), "", nil)
+				if r.status != http.StatusTooManyRequests {
+					if r.status != http.StatusOK {
+						t.Errorf("a waiter: %d %s", r.status, r.body)
+					}
+					return
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+		})
 	}
 	require.Eventually(t, func() bool {
 		r := b.do(t, http.MethodGet, fmt.Sprintf("/admin/deliveries/stream?after=%d&wait=0s", now.After), "", nil)
