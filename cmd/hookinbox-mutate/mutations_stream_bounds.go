@@ -57,4 +57,17 @@ var streamBoundMutations = []Mutation{
 		Pkgs: []string{"./internal/admin"},
 		Run:  "^TestAWrongTokenBesideASessionIsAGuess$",
 	},
+	{
+		// One token's stored answer is replayed to another that sends
+		// the same Idempotency-Key.
+		Name:    "idempotency-key-shared-across-tokens",
+		Promise: promiseScopes,
+		File:    "internal/admin/idempotency.go",
+		Edits: []Edit{{
+			Find:    "ref := &keyRef{scope: principalOf(c).keySpace,",
+			Replace: "ref := &keyRef{scope: \"shared\",",
+		}},
+		Pkgs: []string{"./internal/admin"},
+		Run:  "^TestIdempotencyKeysArePerToken$",
+	},
 }

@@ -186,3 +186,21 @@ func TestIdempotencyStoresClientErrorsNotServerErrors(t *testing.T) {
 	r = b.do(t, http.MethodPost, path, "", key)
 	require.Equal(t, http.StatusAccepted, r.status, "the key was released, so the retry ran")
 }
+
+// An Idempotency-Key belongs to the token that sent it: another token's
+// request under the same key runs as its own, and is never answered with
+// the first token's stored response.
+func TestIdempotencyKeysArePerToken(t *testing.T) {
+	t.Parallel()
+	b, _ := setupScopes(t)
+	id := b.deliver(t, "github", "gh-idem-tokens", "push", `{}`)
+	path := fmt.Sprintf("/admin/deliveries/%d/replay", id)
+
+	oncall := b.do(t, http.MethodPost, path, "", map[string]string{"Authorization": "Bearer " + operateToken, "Idempotency-Key": "shared-key"})
+	require.Equal(t, http.StatusAccepted, oncall.status, "%s", oncall.body)
+	other := b.do(t, http.MethodPost, path, "", map[string]string{"Idempotency-Key": "shared-key"})
+	require.Equal(t, http.StatusAccepted, other.status, "%s", other.body)
+	require.Empty(t, other.header.Get("Idempotent-Replayed"), "not the other token's stored answer")
+	require.NotEqual(t, oncall.body, other.body)
+	require.Equal(t, 2, b.count(t, "SELECT count(*) FROM replay"))
+}
