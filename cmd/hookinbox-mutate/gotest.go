@@ -41,8 +41,9 @@ func testKey(pkg, test string) string { return pkg + " " + test }
 func goTest(ctx context.Context, dir, run string, pkgs []string, timeout time.Duration) *testRun {
 	// -vet=off: a mutation is killed by a test, never by vet (CI runs go
 	// vet on the tree as it is). -ldflags=-s -w: no symbol table or DWARF,
-	// a shorter link of each mutated test binary.
-	args := append([]string{"test", "-count=1", "-json", "-vet=off", "-ldflags=-s -w", "-timeout", timeout.String(), "-run", run}, pkgs...)
+	// a shorter link of each mutated test binary. -failfast: one failed
+	// test kills a mutation, so a package starts no test after it.
+	args := append([]string{"test", "-count=1", "-json", "-vet=off", "-failfast", "-ldflags=-s -w", "-timeout", timeout.String(), "-run", run}, pkgs...)
 	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Dir = dir
 	var stderr bytes.Buffer
