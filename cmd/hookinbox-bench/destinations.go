@@ -79,13 +79,23 @@ type destPhase struct {
 	SentPerSec     float64 `json:"sent_per_sec,omitempty"`
 	// NewSendsPerSec is the sends the load's deliveries made, per second
 	// of the load.
-	NewSendsPerSec float64      `json:"new_sends_per_sec,omitempty"`
+	NewSendsPerSec float64 `json:"new_sends_per_sec,omitempty"`
+	// Backlog is what the load left as it ended: deliveries not yet
+	// processed and, with the destination, sends not yet sent. Nil in
+	// older results files.
+	Backlog        *destBacklog `json:"backlog_at_end,omitempty"`
 	AckToProcessed rowLatencies `json:"ack_to_processed"`
 	// Statements are the database's top statements over the phase
 	// (-pg-stats).
 	Statements []statementStat `json:"statements,omitempty"`
 	// AckToSent is from received_at to the first attempt's start.
 	AckToSent *rowLatencies `json:"ack_to_sent,omitempty"`
+}
+
+// destBacklog is the work left as a load ended.
+type destBacklog struct {
+	Unprocessed int64 `json:"unprocessed"`
+	Unsent      int64 `json:"unsent,omitempty"`
 }
 
 // destDrain is a paused destination's backlog sent after a resume, with
@@ -171,7 +181,7 @@ func runDestinations(ctx context.Context, opts options, root string, progress fu
 	defer plain.stop()
 	progress("without the destination: open loop at %.0f/s, %d connections, %s", res.Rate, opts.concurrency, d)
 	gen := newGenerator(plain.webhookURL, "issues", issues, opts.concurrency, opts.dupShare)
-	res.Without, err = destRunPhase(ctx, r, plain, gen, nil, res.Rate, progress)
+	res.Without, err = destRunPhase(ctx, r, plain, gen, nil, res.Rate, nil, progress)
 	gen.close()
 	if err != nil {
 		return err
@@ -191,7 +201,7 @@ func runDestinations(ctx context.Context, opts options, root string, progress fu
 	defer gen.close()
 	bareRequests := recv.total.Load()
 	progress("with the destination: open loop at %.0f/s, %d connections, %s", res.Rate, opts.concurrency, d)
-	if res.With, err = destRunPhase(ctx, r, svc, gen, recv, res.Rate, progress); err != nil {
+	if res.With, err = destRunPhase(ctx, r, svc, gen, recv, res.Rate, nil, progress); err != nil {
 		return err
 	}
 
@@ -217,9 +227,10 @@ func runDestinations(ctx context.Context, opts options, root string, progress fu
 }
 
 // destRunPhase runs the open loop at rate on svc and waits until its
-// deliveries are processed and, with a receiver, sent.
+// deliveries are processed and, with a receiver, sent. loading, if not
+// nil, is called as the load starts.
 func destRunPhase(ctx context.Context, r *rig, svc *service, gen *generator, recv *receiver, rate float64,
-	progress func(string, ...any)) (destPhase, error) {
+	loading func(), progress func(string, ...any)) (destPhase, error) {
 	var p destPhase
 	db := r.db
 	// Each phase starts with the tables vacuumed and analyzed, so that
@@ -241,12 +252,25 @@ func destRunPhase(ctx context.Context, r *rig, svc *service, gen *generator, rec
 	stats := statementStats{enabled: r.opts.pgStats, db: db}
 	stats.reset(ctx)
 	end := meter.span(ctx, r.pg, r.svcURL)
+	if loading != nil {
+		loading()
+	}
 	p.Ingest = gen.openLoop(ctx, rate, r.opts.duration)
 	loaded := time.Now()
 	if recv != nil {
 		p.SentDuringLoad = recv.requests.Load()
 		p.SentPerSec = float64(p.SentDuringLoad) / p.Ingest.Seconds
 	}
+	var left destBacklog
+	if left.Unprocessed, err = countReceived(ctx, db); err != nil {
+		return p, err
+	}
+	if recv != nil {
+		if err := db.QueryRow(ctx, `SELECT count(*) FROM `+unsentSends, destName).Scan(&left.Unsent); err != nil {
+			return p, err
+		}
+	}
+	p.Backlog = &left
 	to, err := maxInboxID(ctx, db)
 	if err != nil {
 		return p, err

@@ -15,6 +15,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -76,13 +77,16 @@ type options struct {
 	// of pgbench's tps; tracingRounds how many phases each mode runs.
 	tracingLoad   float64
 	tracingRounds int
+
+	// pathLoads are the path scenario's steps, fractions of pgbench's tps.
+	pathLoads []float64
 }
 
 // scenarios are -scenario's values.
-var scenarios = []string{"throughput", "retention", "steady", "destinations", "kafka", "tracing", "upgrade"}
+var scenarios = []string{"throughput", "retention", "steady", "destinations", "kafka", "tracing", "upgrade", "path"}
 
 func parseOptions(args []string) (options, error) {
-	var o options
+	o := options{pathLoads: []float64{0.25, 0.5}}
 	fs := flag.NewFlagSet("hookinbox-bench", flag.ContinueOnError)
 	fs.DurationVar(&o.duration, "duration", 30*time.Second, "length of the pgbench, ingest and River phases (the half-load run takes half)")
 	fs.IntVar(&o.concurrency, "concurrency", 32, "pgbench clients and concurrent HTTP connections")
@@ -110,6 +114,7 @@ func parseOptions(args []string) (options, error) {
 		"steady: one default serve under GitHub issues traffic, in steps of -steady-step × pgbench's rate; destinations: one serve sending every delivery to a local receiver; "+
 		"kafka: a Kafka source's intake of a pre-filled topic and a Kafka destination's drain, on kfake in the bench process; "+
 		"tracing: one serve's CPU per delivery with tracing on (every span exported to a collector in the bench process) against off, modes in turns; "+
+		"path: the machine's CPU per forwarded delivery, one serve sending every delivery to a local receiver, against pgbench's per transaction, with serve's CPU profile and the statements; "+
 		"upgrade: how long migration 026 holds an older ingest's writes on an inbox of -upgrade-rows deliveries, with and without migrate --prepare")
 	fs.IntVar(&o.upgradeRows, "upgrade-rows", 1_000_000, "upgrade scenario: deliveries in the inbox that migration 026 makes partitioned")
 	fs.IntVar(&o.retentionRows, "retention-rows", 1_000_000, "retention scenario: expired deliveries to retire")
@@ -143,6 +148,11 @@ func parseOptions(args []string) (options, error) {
 	fs.IntVar(&o.kafkaPartitions, "kafka-partitions", 6, "kafka scenario: partitions of each topic")
 	fs.Float64Var(&o.tracingLoad, "tracing-load", 0.25, "tracing scenario: the open-loop rate of every phase, as a fraction of pgbench's tps")
 	fs.IntVar(&o.tracingRounds, "tracing-rounds", 4, "tracing scenario: phases of each mode, tracing off and on in turns (off, on, on, off, …), each on a fresh serve for -duration")
+	fs.Func("path-load", "path scenario: the steps' open-loop rates, fractions of pgbench's tps, comma-separated (default 0.25,0.5)", func(v string) error {
+		loads, err := parseLoads(v)
+		o.pathLoads = loads
+		return err
+	})
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -222,6 +232,8 @@ func run(ctx context.Context, opts options) error {
 		return runTracing(ctx, opts, root, progress)
 	case "upgrade":
 		return runUpgrade(ctx, opts, root, progress)
+	case "path":
+		return runPath(ctx, opts, root, progress)
 	}
 	res := results{runInfo: newRunInfo(ctx, opts, root, progress)}
 	if opts.out == "" {
@@ -459,6 +471,19 @@ func run(ctx context.Context, opts options) error {
 	}
 	progress("wrote %s", opts.out)
 	return nil
+}
+
+// parseLoads reads a comma-separated list of positive fractions.
+func parseLoads(v string) ([]float64, error) {
+	var loads []float64
+	for f := range strings.SplitSeq(v, ",") {
+		load, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil || load <= 0 {
+			return nil, fmt.Errorf("want positive fractions separated by commas, got %q", v)
+		}
+		loads = append(loads, load)
+	}
+	return loads, nil
 }
 
 // pgbenchManyClients is -many-connections, fewer if the server would not

@@ -164,6 +164,7 @@ func (o options) export() map[string]any {
 		"steady_connections": o.steadyConns, "steady_step": o.steadyStep, "steady_max": o.steadyMax, "steady_base": o.steadyBase, "steady_warmup": o.steadyWarm.String(),
 		"steady_duration": o.steadyDur.String(), "retention_alone": o.retentionAlone.String(), "dest_in_flight": o.destInFlight, "dest_load": o.destLoad, "dest_ordered": o.destOrdered, "dest_rate_limit": o.destRate, "pg_explain": o.pgExplain.String(),
 		"pg_settings": o.pgSettings, "pg_sample": o.pgSample.String(), "tracing_load": o.tracingLoad, "tracing_rounds": o.tracingRounds, "upgrade_rows": o.upgradeRows,
+		"path_loads": o.pathLoads,
 	}
 }
 

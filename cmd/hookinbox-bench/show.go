@@ -38,6 +38,8 @@ func show(w io.Writer, path string) error {
 		return showAs(w, b, path, printUpgrade)
 	case "retention":
 		return showAs(w, b, path, printRetention)
+	case "path":
+		return showAs(w, b, path, printPath)
 	default:
 		_, err := w.Write(b)
 		return err

@@ -110,12 +110,17 @@ func printStatementTable(w io.Writer, phase string, top []statementStat) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "total ms\tplan ms\tcalls\tmean ms\trows/call\tWAL B/call\tFPI/call\tdirtied/call\twritten/call\t query\n")
 	for _, st := range top {
-		q := strings.TrimSpace(spaces.ReplaceAllString(st.Query, " "))
-		if len(q) > 90 {
-			q = q[:90] + "…"
-		}
 		fmt.Fprintf(tw, "%.0f\t%.0f\t%d\t%.3f\t%.1f\t%.0f\t%.2f\t%.2f\t%.2f\t %s\n", st.TotalMs, st.PlanMs, st.Calls, st.MeanMs, st.RowsPerCal,
-			st.WALPerCall, st.FPIPerCall, st.DirtiedPerCall, st.WrittenPerCall, q)
+			st.WALPerCall, st.FPIPerCall, st.DirtiedPerCall, st.WrittenPerCall, shortQuery(st.Query, 90))
 	}
 	tw.Flush()
+}
+
+// shortQuery is a statement's text on one line, cut after n bytes.
+func shortQuery(query string, n int) string {
+	q := strings.TrimSpace(spaces.ReplaceAllString(query, " "))
+	if len(q) > n {
+		q = q[:n] + "…"
+	}
+	return q
 }

@@ -132,7 +132,7 @@ func (t tracingRun) phase(ctx context.Context, mode string, round int) (tracingP
 	path := fmt.Sprintf("%s-%s-%d.pprof", strings.TrimSuffix(t.out, ".json"), mode, round)
 	profiled := profileAsync(ctx, svc, t.r.opts.profile, d, path)
 	t.progress("round %d, tracing %s: open loop at %.0f/s, %d connections, %s", round, mode, t.rate, gen.conns, d)
-	if p.destPhase, err = destRunPhase(ctx, t.r, svc, gen, t.recv, t.rate, t.progress); err != nil {
+	if p.destPhase, err = destRunPhase(ctx, t.r, svc, gen, t.recv, t.rate, nil, t.progress); err != nil {
 		return p, err
 	}
 	p.Sent = t.recv.requests.Load()
