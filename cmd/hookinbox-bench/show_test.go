@@ -32,6 +32,7 @@ func TestShowReadsBackWhatARunWrote(t *testing.T) {
 		{"*Z.kafka.json", readAs[kafkaResult], "kafka"},
 		{"*Z.tracing.json", readAs[tracingResult], "tracing"},
 		{"*Z.upgrade.json", readAs[upgradeResult], "held, prepared over plain"},
+		{"*Z.path.json", readAs[pathResult], "machine CPU per forwarded delivery ÷ per pgbench transaction"},
 	} {
 		t.Run(tc.pattern, func(t *testing.T) {
 			t.Parallel()
