@@ -47,6 +47,8 @@ type pathStep struct {
 	// heaviest functions.
 	Profile    string      `json:"profile,omitempty"`
 	ProfileTop *profileTop `json:"profile_top,omitempty"`
+	// ProfileStages is the profile by stage of the path (pathStages).
+	ProfileStages []profileStage `json:"profile_stages,omitempty"`
 }
 
 func runPath(ctx context.Context, opts options, root string, progress func(string, ...any)) error {
@@ -110,6 +112,9 @@ func pathRunStep(ctx context.Context, r *rig, svc *service, gen *generator, recv
 		progress("warning: %v", err)
 	} else if st.Profile != "" {
 		if st.ProfileTop, err = readProfileTop(ctx, st.Profile, profileTopN); err != nil {
+			progress("warning: %v", err)
+		}
+		if st.ProfileStages, err = readProfileStages(ctx, st.Profile, pathStages); err != nil {
 			progress("warning: %v", err)
 		}
 	}

@@ -63,6 +63,7 @@ func printPath(w io.Writer, res pathResult) {
 
 	for _, st := range res.Steps {
 		label := fmt.Sprintf("%.2f×", st.Load)
+		printProfileStages(w, label, st.ProfileStages, st.forwardedCost().ServeMs)
 		printProfileTop(w, label, st.ProfileTop, st.forwardedCost().ServeMs)
 		printPathStatements(w, label, st.Statements, st.Forwarded)
 		if st.Profile != "" {
@@ -93,6 +94,34 @@ func printProfileTop(w io.Writer, label string, top *profileTop, serveMs float64
 		}
 		tw.Flush()
 	}
+}
+
+// printProfileStages prints serve's profile by stage of the path, each
+// with its share of serve's CPU per forwarded delivery (serveMs); a part
+// of a stage is indented under it.
+func printProfileStages(w io.Writer, label string, stages []profileStage, serveMs float64) {
+	var total float64
+	for _, s := range stages {
+		if s.Within == "" {
+			total += s.Seconds
+		}
+	}
+	if total <= 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nserve's CPU profile, %s, by stage (a sample in the first stage whose function it holds; µs: that share of serve's %.3f ms per forwarded delivery)\n",
+		label, serveMs)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "seconds\tshare\tµs\t stage\n")
+	for _, s := range stages {
+		name := s.Name
+		if s.Within != "" {
+			name = "  " + name
+		}
+		share := s.Seconds / total
+		fmt.Fprintf(tw, "%.2f\t%.1f%%\t%.1f\t %s\n", s.Seconds, 100*share, 1000*share*serveMs, name)
+	}
+	tw.Flush()
 }
 
 // printPathStatements prints the step's statements by database time, each

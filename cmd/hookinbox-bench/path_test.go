@@ -82,3 +82,53 @@ func TestPathLoadFlag(t *testing.T) {
 		require.Error(t, err, "%q", bad)
 	}
 }
+
+// TestProfileStages reads `go tool pprof -traces` and puts each sample in
+// the first stage whose function its stack holds, and in every part of
+// it that its stack holds.
+func TestProfileStages(t *testing.T) {
+	t.Parallel()
+	const text = `File: hookinbox
+Type: cpu
+Duration: 20s, Total samples = 5.90s (29.50%)
+-----------+-------------------------------------------------------
+      70ms   internal/runtime/syscall/linux.Syscall6
+             runtime.netpoll
+             runtime.mcall
+-----------+-------------------------------------------------------
+      10ms   runtime.memmove
+             runtime.mallocgc
+             github.com/hookinbox/hookinbox/verify.VerifyRequest (inline)
+             github.com/valyala/fasthttp.(*Server).serveConn
+-----------+-------------------------------------------------------
+      1.20s  crypto/sha256.block
+             github.com/riverqueue/river.(*Client[go.shape.2410186da098]).InsertManyTx
+             github.com/hookinbox/hookinbox/ingest.(*batcher).run
+-----------+-------------------------------------------------------
+      20ms   github.com/riverqueue/river.(*producer).dispatchWork
+-----------+-------------------------------------------------------
+      30ms   github.com/riverqueue/river/internal/jobexecutor.(*JobExecutor).execute
+             github.com/hookinbox/hookinbox/jobs.(*processBatcher).run
+-----------+-------------------------------------------------------
+      40ms   main.elsewhere
+`
+	samples, err := parsePprofTraces(text)
+	require.NoError(t, err)
+	require.Len(t, samples, 6)
+	require.Equal(t, []string{"runtime.memmove", "runtime.mallocgc", "github.com/hookinbox/hookinbox/verify.VerifyRequest",
+		"github.com/valyala/fasthttp.(*Server).serveConn"}, samples[1].frames)
+
+	got := map[string]float64{}
+	for _, s := range attributeStages(samples, pathStages) {
+		got[s.Name] = float64(int(s.Seconds*1000+0.5)) / 1000
+	}
+	require.Equal(t, 0.010, got["ingest: requests (read, verify, answer)"])
+	require.Equal(t, 0.010, got["verify the signature"])
+	require.Equal(t, 0.010, got["allocation (in every stage)"])
+	require.Equal(t, 1.2, got["ingest: batch commits"])
+	require.Equal(t, 1.2, got["River's job insert, carrying the COMMIT"])
+	require.Equal(t, 0.020, got["River: fetch, completion, notifications"], "River's own work, not the hookinbox work it runs")
+	require.Equal(t, 0.030, got["processing batches"])
+	require.Equal(t, 0.070, got["scheduler, netpoll, timers"])
+	require.Equal(t, 0.040, got["other"])
+}
