@@ -1,7 +1,8 @@
 // Package inbox owns the inbox's tables: the statements that record,
 // find, load, mark, list, count and retire deliveries live here, and
-// every other package calls this package's functions (or, from outside
-// hookinbox, reads the view delivery). The migrations create the
+// every other package calls this package's functions or reads the views
+// this package publishes (below; from outside hookinbox, the view
+// delivery). The migrations create the
 // tables (migrations/*.sql are the schema's history); this comment is
 // where to learn what they hold now and the rule that keeps them right.
 // TestNothingElseNamesTheInboxTables fails when a file elsewhere names
@@ -72,6 +73,38 @@
 // again, which counts a copy on its row (unique on source, delivery_id
 // and payload_sha256). Never written in the inbox transaction: a statement
 // of its own after it decided the conflict. Retention keeps 7 days.
+//
+// # The views it publishes
+//
+// A statement of another package that reads the inbox in the statement
+// that reads its own tables (one snapshot, one round trip) reads these
+// views, never the tables, so that the tables change here alone
+// (migrations/035). Each is a plain view, which the planner expands into
+// the statement that reads it: the plan is the one the statement had over
+// the tables. A change to the tables rewrites a view's body in the same
+// migration and keeps its columns.
+//
+// delivery_request: a stored delivery's request as a destination
+// forwards it: id, payload (byte for byte), content_type (the first
+// Content-Type header), headers, received_at. A destination's claim
+// (internal/destination/sql/send_claim.sql) reads its sends' bodies with
+// it.
+//
+// delivery_received: source and received_at of each delivery a sender
+// sent (origin webhook or kafka; a recovery's are left out). The
+// source_silent alert rule reads a source's latest
+// (internal/alerts/sql/conditions.sql).
+//
+// delivery_failed_count: source, deliveries: how many of a source's
+// deliveries failed for good, for the deliveries_failed rule.
+//
+// delivery_backlog: deliveries: how many wait for a processing run to
+// decide them, for the backlog rule.
+//
+// delivery_storage: bytes (every partition of inbox, inbox_key,
+// inbox_pending and inbox_outcome, with indexes and TOAST) and
+// oldest_received_at, for the metrics' table gauges
+// (internal/metrics/sql/tables.sql).
 //
 // # What is a duplicate
 //
@@ -149,20 +182,18 @@
 // # Still outside
 //
 // Statements that read or write the inbox's tables in the statement that
-// reads another owner's, which would otherwise be two statements, two
-// snapshots and two round trips. In internal/riverdb, which owns River's
-// tables: orphan_sweep_find.sql and replay_get.sql join River's jobs;
+// reads River's, which would otherwise be two statements, two snapshots
+// and two round trips, and which write the inbox's rows, or read them for
+// a rule no view publishes. In internal/riverdb, which owns River's
+// tables: orphan_sweep_find.sql (which also marks and locks pending rows)
+// and replay_get.sql join River's jobs;
 // processing_complete.sql records processing's outcomes in the statement
 // that completes River's jobs (riverdb.CompleteProcessing);
 // retention_inbox.sql and retention_inbox_held.sql delete (count) the
 // expired deliveries in batches, keeping those whose jobs are unfinished
 // (riverdb.DeleteExpiredDeliveries, CountHeldDeliveries);
 // partition_busy.sql is the same rule for a partition about to be
-// dropped (riverdb.PartitionBusy). metrics' tables.sql reads the sizes of
-// the inbox, api_idempotency and River's jobs in one scrape, and stays.
-// alerts' conditions.sql (every rule in one statement) and destination's
-// send_claim.sql (a claim reads its sends' bodies) would move behind
-// views owned by this package, which need a migration.
+// dropped (riverdb.PartitionBusy).
 //
 // Not statements of the service: internal/testdb's SetStatus (a fixture
 // that puts deliveries in a state), and cmd/hookinbox-mutate's mutations,

@@ -1,6 +1,9 @@
 -- The conditions that hold now, one row per (rule, subject), each with
 -- the time it has held since and a summary for people. Each rule's branch
--- runs only when the rule is configured (its parameters non-null).
+-- runs only when the rule is configured (its parameters non-null). The
+-- inbox is read through the views internal/inbox publishes for these rules
+-- (delivery_failed_count, delivery_received, delivery_backlog:
+-- migrations/035), which the planner inlines.
 SELECT 'destination_failing', s.destination, coalesce(s.circuit_open_since, s.failing_since),
        'Destination ' || s.destination || ' failing since ' || to_char(coalesce(s.circuit_open_since, s.failing_since) AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI "UTC"')
        || coalesce(': ' || left(s.last_error, 200), '')
@@ -15,11 +18,10 @@ GROUP BY d.destination HAVING count(*) >= @sends_min::int
 UNION ALL
 -- A delivery failed after its last attempt keeps no time of failure (its
 -- processed_at is null), so the condition is tracked from when it is seen.
-SELECT 'deliveries_failed', o.source, now(),
-       count(*) || ' ' || o.source || ' deliveries failed for good; replay them once the handler is fixed'
-FROM inbox_outcome o
-WHERE @deliveries_min::int IS NOT NULL AND o.status = 'failed'
-GROUP BY o.source HAVING count(*) >= @deliveries_min::int
+SELECT 'deliveries_failed', f.source, now(),
+       f.deliveries || ' ' || f.source || ' deliveries failed for good; replay them once the handler is fixed'
+FROM delivery_failed_count f
+WHERE @deliveries_min::int IS NOT NULL AND f.deliveries >= @deliveries_min::int
 UNION ALL
 -- The last delivery accepted from a source: the inbox's latest of the last
 -- minute, exact and ahead of ingest's per-minute counts (flushed every few
@@ -32,16 +34,16 @@ SELECT 'source_silent', src.name, coalesce(last.at, now()),
        'No delivery accepted from ' || src.name || ' for ' || src.silence::text
 FROM unnest(@silent_sources::text[], @silent_fors::interval[]) AS src (name, silence)
 CROSS JOIN LATERAL (SELECT coalesce(
-    (SELECT max(i.received_at) FROM inbox i
-     WHERE i.source = src.name AND i.origin IN ('webhook', 'kafka') AND i.received_at > now() - interval '1 minute'),
+    (SELECT max(r.received_at) FROM delivery_received r
+     WHERE r.source = src.name AND r.received_at > now() - interval '1 minute'),
     (SELECT least(max(m.minute) + interval '1 minute', now() - interval '1 minute') FROM ingest_minute m
      WHERE m.source = src.name AND m.outcome = 'accepted' HAVING count(*) > 0)) AS at) last
 WHERE last.at IS NULL OR last.at < now() - src.silence
 UNION ALL
 SELECT 'backlog', 'deliveries', now(),
-       n || ' deliveries wait to be processed'
-FROM (SELECT count(*) AS n FROM inbox_pending) p
-WHERE @backlog_over::bigint IS NOT NULL AND p.n > @backlog_over::bigint
+       p.deliveries || ' deliveries wait to be processed'
+FROM delivery_backlog p
+WHERE @backlog_over::bigint IS NOT NULL AND p.deliveries > @backlog_over::bigint
 UNION ALL
 -- A Kafka source's lag: the sum of its newest reading, whichever replica
 -- stored it (internal/kafkasource/sql/lag_store.sql); a row an older

@@ -3,7 +3,9 @@
 -- the delivery's body byte for byte, its Content-Type, its headers and
 -- receipt when @with_input (a route to the destination has expressions,
 -- which read them), and for ordered sends what the destination already
--- got of their resource (to tell a stale one). A claim expires by itself
+-- got of their resource (to tell a stale one); the delivery's part
+-- through the view internal/inbox publishes for it, delivery_request
+-- (migrations/035), which the planner inlines. A claim expires by itself
 -- (@ttl covers the request), so a send whose sender died is made again.
 -- The caller holds the destination's state row, so no other claim runs
 -- meanwhile. free and due are materialized: inlined, the planner paired
@@ -37,12 +39,12 @@ WITH t AS (
 )
 SELECT c.slot, s.id, s.source, s.delivery_id, s.event_type, s.key, s.ordered, s.skip_stale, s.resource_key,
        s.event_at, s.event_received_at, s.at_is_receipt, s.attempts, s.created_at, s.trace_parent,
-       i.payload, i.headers->'Content-Type'->>0,
+       i.payload, i.content_type,
        CASE WHEN @with_input::boolean THEN i.headers END, CASE WHEN @with_input::boolean THEN i.received_at END,
        r.sent_at, r.sent_received_at, r.receipt_sent_at
 FROM claimed c
 JOIN destination_send s ON s.id = c.send_id
-LEFT JOIN inbox i ON i.id = s.inbox_id
+LEFT JOIN delivery_request i ON i.id = s.inbox_id
 LEFT JOIN destination_resource r
        ON s.ordered AND r.destination = @destination AND r.source = s.source AND r.resource_key = s.resource_key
 ORDER BY s.id
