@@ -75,8 +75,8 @@ type Registration struct {
 	Ordering Ordering
 
 	// Batch lets the handler's deliveries share a processing transaction
-	// with other deliveries (jobs.ClientConfig.ProcessBatchSize), which
-	// makes processing several times cheaper. A batch runs its deliveries
+	// with other deliveries (up to jobs.batch_size), which makes
+	// processing several times cheaper. A batch runs its deliveries
 	// one after another, so set it only for handlers that work in the
 	// database and return quickly: one that calls out or waits would hold
 	// up every delivery batched with it. Each delivery still keeps its own

@@ -39,13 +39,13 @@ type testBundle struct {
 type setupOpts struct {
 	register    func(r *handlers.Registry) // extra handlers
 	maxAttempts int
-	batchSize   int // jobs.ClientConfig.ProcessBatchSize; 0 for its default
+	batchSize   int // jobs.ClientConfig's BatchSize; 0 for its default
 	// logLines is jobs.ClientConfig.LogDeliveriesPerSecond.
 	logLines int
 	// jobPerBatch is ingest.Inbox.JobPerBatch: deliveries recorded together
 	// get one process_deliveries job.
 	jobPerBatch bool
-	// jobTimeout is jobs.ClientConfig.JobTimeout; 0 for its default.
+	// jobTimeout is jobs.ClientConfig's Timeout; 0 for its default.
 	jobTimeout time.Duration
 	// maxConns is handlertest.Config.MaxConns; 0 for pgx's default.
 	maxConns int32
@@ -72,8 +72,8 @@ func setupWith(t *testing.T, opts setupOpts) *testBundle {
 	b := &testBundle{downstream: downstreamstub.New(t), log: logs}
 	b.Env = handlertest.New(t, handlertest.Config{
 		Logger: logger, JobPerBatch: opts.jobPerBatch, MaxConns: opts.maxConns,
-		Jobs: jobs.ClientConfig{MaxAttempts: opts.maxAttempts, ProcessBatchSize: opts.batchSize, FetchPollInterval: 100 * time.Millisecond,
-			LogDeliveriesPerSecond: opts.logLines, JobTimeout: opts.jobTimeout},
+		Jobs: jobs.ClientConfig{MaxAttempts: opts.maxAttempts, FetchPollInterval: 100 * time.Millisecond, LogDeliveriesPerSecond: opts.logLines,
+			Jobs: config.Jobs{BatchSize: opts.batchSize, Timeout: config.Duration(opts.jobTimeout)}},
 		RegisterWith: func(env *handlertest.Env, reg *handlers.Registry) error {
 			return registerShipped(reg, env.Pool, b.downstream.URL, logger, opts.register)
 		},

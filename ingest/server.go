@@ -75,6 +75,20 @@ type Config struct {
 	// goes to the log. Defaults to always ready.
 	Ready func(ctx context.Context) error
 
+	// Ingest is the ingest block of hookinbox.yaml, whose defaults
+	// (Ingest.WithDefaults) and checks are internal/config's: the
+	// connection limits (one more connection than MaxConnections is
+	// answered 503 and closed, one more from a client address than
+	// MaxConnectionsPerAddress 429, so one client cannot take every
+	// connection), and batching: a positive BatchWindow groups concurrent
+	// deliveries into one transaction, opened with the first delivery a
+	// free runner takes, which commits the deliveries that arrive within
+	// the window (up to BatchMax), each answered after that commit: fewer
+	// commits under load for up to BatchWindow of added latency. A
+	// BatchWindow of zero gives each request a transaction of its own.
+	// JobPerBatch is Inbox's (Inbox.JobPerBatch), not the server's.
+	config.Ingest
+
 	// Accepting reports whether deliveries may be stored: an error while
 	// the database's schema is not yet known to be the one this binary
 	// expects, so nothing is stored in, or acknowledged from, a schema
@@ -89,17 +103,6 @@ type Config struct {
 	// config.DefaultMaxBodyBytes (5 MiB), max_body_bytes' default.
 	MaxBodyBytes int
 
-	// MaxConnections is the most connections the listener holds at once;
-	// one more is answered 503 and closed. Negative: no limit. Defaults to
-	// 1024.
-	MaxConnections int
-
-	// MaxConnectionsPerAddress is the most connections held at once from
-	// one client address (an IPv6 client by its /64); one more is answered
-	// 429 and closed, so one client cannot take every connection. Behind a
-	// proxy, raise it to MaxConnections. Negative: no limit. Defaults to 128.
-	MaxConnectionsPerAddress int
-
 	// ReadTimeout bounds reading one request. Defaults to
 	// config.DefaultReadTimeout (10s), read_timeout's default.
 	ReadTimeout time.Duration
@@ -107,17 +110,6 @@ type Config struct {
 	// StoreTimeout bounds the inbox transaction of one request, so a hung
 	// database yields a 503 before the provider gives up on us. Defaults to 5s.
 	StoreTimeout time.Duration
-
-	// BatchWindow, when positive, groups concurrent deliveries into one
-	// transaction: a batch opens with the first delivery a free runner
-	// takes, and the deliveries that arrive within the window (up to
-	// BatchMax) commit together, each answered after that commit. Fewer commits under load
-	// for up to BatchWindow of added latency. Zero: one transaction per
-	// request. Defaults to 0.
-	BatchWindow time.Duration
-
-	// BatchMax bounds a batch. Defaults to 100.
-	BatchMax int
 
 	// BatchRunners is how many batches may form or commit at once. Few
 	// runners make large batches: four kept two cores busy in the
@@ -157,14 +149,6 @@ type Config struct {
 	Logger *slog.Logger
 }
 
-// The connection limits' defaults: room for a busy sender's connections
-// from one address (the benchmark's 96 among them), and a whole listener's
-// bound that still leaves other clients room beside one at its limit.
-const (
-	DefaultMaxConnections           = 1024
-	DefaultMaxConnectionsPerAddress = 128
-)
-
 func (c Config) WithDefaults() Config {
 	if c.Ready == nil {
 		c.Ready = func(context.Context) error { return nil }
@@ -178,17 +162,9 @@ func (c Config) WithDefaults() Config {
 	if c.ReadTimeout == 0 {
 		c.ReadTimeout = config.DefaultReadTimeout
 	}
-	if c.MaxConnections == 0 {
-		c.MaxConnections = DefaultMaxConnections
-	}
-	if c.MaxConnectionsPerAddress == 0 {
-		c.MaxConnectionsPerAddress = DefaultMaxConnectionsPerAddress
-	}
+	c.Ingest = c.Ingest.WithDefaults()
 	if c.StoreTimeout == 0 {
 		c.StoreTimeout = 5 * time.Second
-	}
-	if c.BatchMax == 0 {
-		c.BatchMax = 100
 	}
 	if c.BatchRunners == 0 {
 		c.BatchRunners = 4
@@ -271,8 +247,8 @@ func NewServer(cfg Config) (*Server, error) {
 	s.app.Get("/readyz", s.readyz)
 	if !cfg.HealthOnly {
 		s.app.Post("/webhooks/:source", s.observed)
-		if cfg.BatchWindow > 0 {
-			s.batch = newBatcher(cfg.Inbox, cfg.BatchWindow, cfg.BatchMax, cfg.BatchRunners, cfg.StoreTimeout, cfg.ObserveBatch)
+		if cfg.BatchWindow.Std() > 0 {
+			s.batch = newBatcher(cfg.Inbox, cfg.BatchWindow.Std(), cfg.BatchMax, cfg.BatchRunners, cfg.StoreTimeout, cfg.ObserveBatch)
 		}
 	}
 	return s, nil

@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hookinbox/hookinbox/ingest"
+	"github.com/hookinbox/hookinbox/internal/config"
 	"github.com/hookinbox/hookinbox/internal/testdb"
 	"github.com/hookinbox/hookinbox/internal/testlog"
 	"github.com/hookinbox/hookinbox/jobs"
@@ -97,6 +98,8 @@ func setupWith(t *testing.T, opts setupOpts) *testBundle {
 		ready = func(ctx context.Context) error { return pool.Ping(ctx) }
 	}
 
+	// Zero is a window too: one transaction per request.
+	window := config.Duration(opts.batchWindow)
 	srv, err := ingest.NewServer(ingest.Config{
 		Sources: append([]ingest.Source{
 			source(t, "github", verify.ProviderGitHub, githubSecret, githubOldSecret),
@@ -109,15 +112,14 @@ func setupWith(t *testing.T, opts setupOpts) *testBundle {
 		StoreTimeout: 3 * time.Second,
 		ReadTimeout:  opts.readTimeout,
 		Observe:      opts.observe,
-		BatchWindow:  opts.batchWindow,
 		BatchRunners: opts.batchRunners,
 		ObserveBatch: opts.observeBatch,
 		Logger:       opts.logger,
 		Accepting:    opts.accepting,
 
-		MaxConnectionsPerAddress: opts.perAddress,
-		RejectLogInterval:        opts.rejectEvery,
-		LogDeliveriesPerSecond:   opts.linesPerSec,
+		Ingest:                 config.Ingest{BatchWindow: &window, MaxConnectionsPerAddress: opts.perAddress},
+		RejectLogInterval:      opts.rejectEvery,
+		LogDeliveriesPerSecond: opts.linesPerSec,
 	})
 	require.NoError(t, err)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

@@ -33,10 +33,22 @@ type ClientConfig struct {
 	// ingest-only process). Defaults to false.
 	InsertOnly bool
 
-	// MaxWorkers is how many jobs of each queue one process works at once
-	// (for deliveries, at least ProcessBatchSize × 8 while batching: see
-	// deliveryWorkers). Defaults to config.DefaultJobsMaxWorkers (100).
-	MaxWorkers int
+	// Jobs is the jobs block of hookinbox.yaml, whose defaults
+	// (Jobs.WithDefaults) and checks are internal/config's: MaxWorkers,
+	// how many jobs of each queue one process works at once (for
+	// deliveries, at least BatchSize × 8 while batching: see
+	// deliveryWorkers); BatchSize, the most deliveries one processing
+	// transaction holds (see processBatcher; 1 gives each delivery a
+	// transaction of its own); BatchWindow, how long the first delivery
+	// of a batch waits for others to join it (River starts the jobs of one
+	// fetch together, so a short window catches them); Timeout, which
+	// bounds one run of a job (its context is cancelled after it; long
+	// jobs, retention and bulk replay, work in slices of two thirds of it
+	// and snooze to continue); RescueStuckAfter, how long a job may stay
+	// running before River takes it for stuck (its process died) and runs
+	// it again; and OrphanGrace, the orphan sweep's grace
+	// (OrphanSweepConfig.Grace, unless that is set).
+	config.Jobs
 
 	// FetchCooldown is the least time between two fetches of a queue.
 	// River fetches up to MaxWorkers jobs at a time, so
@@ -49,17 +61,6 @@ type ClientConfig struct {
 	// decisions, "River fetching and polling"). An idle queue's first job
 	// is fetched at once. Defaults to 40ms.
 	FetchCooldown time.Duration
-
-	// ProcessBatchSize is the most deliveries one processing transaction
-	// holds (see processBatcher); 1 gives each delivery a transaction of
-	// its own. Defaults to config.DefaultJobsBatchSize (200).
-	ProcessBatchSize int
-
-	// ProcessBatchWindow is how long the first delivery of a batch waits
-	// for others to join it. River starts the jobs of one fetch together,
-	// so a short window catches them. Defaults to
-	// config.DefaultJobsBatchWindow (1ms).
-	ProcessBatchWindow time.Duration
 
 	// ObserveBatch, when set, is told the size of every processing batch.
 	ObserveBatch func(n int)
@@ -124,18 +125,6 @@ type ClientConfig struct {
 	PeriodicJobs []*river.PeriodicJob
 	AddWorkers   func(*river.Workers) error
 
-	// JobTimeout bounds one run of a job (its context is cancelled after
-	// it). Long jobs (retention, bulk replay) work in slices of two thirds
-	// of it and snooze to continue. Defaults to config.DefaultJobsTimeout
-	// (1m).
-	JobTimeout time.Duration
-
-	// RescueStuckJobsAfter is how long a job may stay running before River
-	// takes it for stuck (its process died) and runs it again; it must
-	// exceed JobTimeout. Defaults to config.DefaultJobsRescueStuckAfter
-	// (2m).
-	RescueStuckJobsAfter time.Duration
-
 	// LogDeliveriesPerSecond is the most info lines about processed or
 	// skipped deliveries written a second; the next line written counts
 	// the ones held back (suppressed_since_last). Failures and retries are
@@ -148,29 +137,15 @@ type ClientConfig struct {
 }
 
 func (c ClientConfig) WithDefaults() ClientConfig {
-	if c.MaxWorkers == 0 {
-		c.MaxWorkers = config.DefaultJobsMaxWorkers
-	}
+	c.Jobs = c.Jobs.WithDefaults()
 	if c.FetchCooldown == 0 {
 		c.FetchCooldown = 40 * time.Millisecond
 	}
 	if c.FollowUpFetchPollInterval == 0 {
 		c.FollowUpFetchPollInterval = 5 * cmp.Or(c.FetchPollInterval, river.FetchPollIntervalDefault)
 	}
-	if c.ProcessBatchSize == 0 {
-		c.ProcessBatchSize = config.DefaultJobsBatchSize
-	}
-	if c.ProcessBatchWindow == 0 {
-		c.ProcessBatchWindow = config.DefaultJobsBatchWindow
-	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
-	}
-	if c.JobTimeout == 0 {
-		c.JobTimeout = config.DefaultJobsTimeout
-	}
-	if c.RescueStuckJobsAfter == 0 {
-		c.RescueStuckJobsAfter = config.DefaultJobsRescueStuckAfter
 	}
 	if c.ObserveBatch == nil {
 		c.ObserveBatch = func(int) {}
@@ -191,8 +166,8 @@ func (c ClientConfig) WithDefaults() ClientConfig {
 // moderate load fetches are small and nothing changes (bench/README.md,
 // Design decisions, "River fetching and polling").
 func deliveryWorkers(cfg ClientConfig) int {
-	if cfg.ProcessBatchSize > 1 {
-		return max(cfg.MaxWorkers, 2*cfg.ProcessBatchSize*processBatchSlots)
+	if cfg.BatchSize > 1 {
+		return max(cfg.MaxWorkers, 2*cfg.BatchSize*processBatchSlots)
 	}
 	return cfg.MaxWorkers
 }
@@ -208,7 +183,7 @@ func reindexedIndexes() []string {
 // NewClient builds the River client with every hookinbox worker registered.
 func NewClient(pool *pgxpool.Pool, cfg ClientConfig) (*river.Client[pgx.Tx], error) {
 	cfg = cfg.WithDefaults()
-	rc := &river.Config{Logger: cfg.Logger, JobTimeout: cfg.JobTimeout, RescueStuckJobsAfter: cfg.RescueStuckJobsAfter,
+	rc := &river.Config{Logger: cfg.Logger, JobTimeout: cfg.Timeout.Std(), RescueStuckJobsAfter: cfg.RescueStuckAfter.Std(),
 		CompletedJobRetentionPeriod: cfg.RiverCompletedRetention,
 		CancelledJobRetentionPeriod: cfg.RiverCancelledRetention,
 		DiscardedJobRetentionPeriod: cfg.RiverDiscardedRetention, MaxAttempts: cfg.MaxAttempts, RetryPolicy: cfg.RetryPolicy, FetchPollInterval: cfg.FetchPollInterval, FetchCooldown: cfg.FetchCooldown,
@@ -225,7 +200,7 @@ func NewClient(pool *pgxpool.Pool, cfg ClientConfig) (*river.Client[pgx.Tx], err
 		if err := river.AddWorkerSafely(workers, newProcessDeliveriesWorker(deliveryWorker, cfg)); err != nil {
 			return nil, err
 		}
-		if err := river.AddWorkerSafely(workers, newBulkReplayWorker(pool, cfg.JobTimeout*2/3, cfg.Logger)); err != nil {
+		if err := river.AddWorkerSafely(workers, newBulkReplayWorker(pool, cfg.Timeout.Std()*2/3, cfg.Logger)); err != nil {
 			return nil, err
 		}
 		if err := cfg.Registry.AddWorkersTo(workers); err != nil {
@@ -238,7 +213,7 @@ func NewClient(pool *pgxpool.Pool, cfg ClientConfig) (*river.Client[pgx.Tx], err
 		}
 		rc.PeriodicJobs = slices.Concat(cfg.PeriodicJobs, cfg.Registry.PeriodicJobs())
 		if cfg.Retention != nil {
-			if err := river.AddWorkerSafely(workers, NewRetentionWorker(pool, *cfg.Retention, cfg.JobTimeout*2/3, cfg.Logger)); err != nil {
+			if err := river.AddWorkerSafely(workers, NewRetentionWorker(pool, *cfg.Retention, cfg.Timeout.Std()*2/3, cfg.Logger)); err != nil {
 				return nil, err
 			}
 			rc.PeriodicJobs = append(rc.PeriodicJobs, retentionPeriodicJob(cfg.RetentionEvery))
@@ -249,7 +224,11 @@ func NewClient(pool *pgxpool.Pool, cfg ClientConfig) (*river.Client[pgx.Tx], err
 			rc.PeriodicJobs = append(rc.PeriodicJobs, inboxPartitionsPeriodicJob())
 		}
 		if cfg.OrphanSweep != nil {
-			sweeper := NewOrphanSweeper(pool, *cfg.OrphanSweep)
+			sweep := *cfg.OrphanSweep
+			if sweep.Grace == 0 {
+				sweep.Grace = cfg.OrphanGrace.Std()
+			}
+			sweeper := NewOrphanSweeper(pool, sweep)
 			if err := river.AddWorkerSafely(workers, newOrphanSweepWorker(sweeper, cfg.Logger)); err != nil {
 				return nil, err
 			}

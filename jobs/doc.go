@@ -10,8 +10,8 @@
 //
 //  1. River fetches the jobs. Their workers hand their deliveries to the
 //     processing batcher (process_batch.go), which gathers the deliveries of
-//     the jobs fetched together, up to ClientConfig.ProcessBatchSize, within
-//     ClientConfig.ProcessBatchWindow.
+//     the jobs fetched together, up to ClientConfig.BatchSize (jobs.batch_size),
+//     within ClientConfig.BatchWindow.
 //  2. One transaction processes the batch: it loads the deliveries, and
 //     handlers.Registry.ProcessBatch locks each delivery's resource, runs
 //     its handlers under a savepoint of its own and records the resource's

@@ -56,8 +56,8 @@ func setupSweep(t *testing.T, cfg *jobs.OrphanSweepConfig) *sweepBundle {
 		}),
 	}))
 	b.client, err = jobs.NewClient(b.pool, jobs.ClientConfig{
-		Registry: reg, MaxWorkers: 10, FetchPollInterval: 50 * time.Millisecond, Logger: logger,
-		JobTimeout: 20 * time.Second, RescueStuckJobsAfter: time.Minute, OrphanSweep: cfg,
+		Registry: reg, FetchPollInterval: 50 * time.Millisecond, Logger: logger, OrphanSweep: cfg,
+		Jobs: config.Jobs{MaxWorkers: 10, Timeout: config.Duration(20 * time.Second), RescueStuckAfter: config.Duration(time.Minute)},
 	})
 	require.NoError(t, err)
 	b.inbox = ingest.NewInbox(b.pool, b.client)

@@ -59,8 +59,8 @@ func newProcessDeliveryWorker(pool *pgxpool.Pool, cfg ClientConfig) *processDeli
 	if w.retry == nil {
 		w.retry = &river.DefaultClientRetryPolicy{}
 	}
-	if cfg.ProcessBatchSize > 1 {
-		w.batcher = newProcessBatcher(w, cfg.ProcessBatchSize, cfg.ProcessBatchWindow, cfg.JobTimeout, processBatchSlots, cfg.ObserveBatch)
+	if cfg.BatchSize > 1 {
+		w.batcher = newProcessBatcher(w, cfg.BatchSize, cfg.BatchWindow.Std(), cfg.Timeout.Std(), processBatchSlots, cfg.ObserveBatch)
 	}
 	return w
 }

@@ -102,7 +102,7 @@ var retentionMutations = []Mutation{
 		Promise: promiseRescue,
 		File:    "jobs/client.go",
 		Edits: []Edit{{
-			Find:    " RescueStuckJobsAfter: cfg.RescueStuckJobsAfter,",
+			Find:    " RescueStuckJobsAfter: cfg.RescueStuckAfter.Std(),",
 			Replace: "",
 		}},
 		Pkgs: []string{"./drills"},

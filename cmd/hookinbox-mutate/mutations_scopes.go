@@ -75,8 +75,8 @@ var scopeMutations = []Mutation{
 		Promise: promiseScopes,
 		File:    "internal/admin/tokens.go",
 		Edits: []Edit{{
-			Find:    "Value: c.Token, Scope: ScopeAdmin}",
-			Replace: "Value: c.Token, Scope: ScopeRead}",
+			Find:    "Token: c.Token, Scope: ScopeAdmin.String()}",
+			Replace: "Token: c.Token, Scope: ScopeRead.String()}",
 		}},
 		Pkgs: []string{"./internal/admin"},
 		Run:  scopeTests,
@@ -86,8 +86,8 @@ var scopeMutations = []Mutation{
 		Promise: promiseScopes,
 		File:    "internal/admin/tokens.go",
 		Edits: []Edit{{
-			Find:    "\t\tcase values[t.Value]:\n",
-			Replace: "\t\tcase values[t.Value] && false:\n",
+			Find:    "\t\tcase values[t.Token]:\n",
+			Replace: "\t\tcase values[t.Token] && false:\n",
 		}},
 		Pkgs: []string{"./internal/admin"},
 		Run:  scopeTests,

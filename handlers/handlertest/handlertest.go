@@ -62,7 +62,7 @@ type Config struct {
 	// Logger receives the handlers' and River's log lines. Nil: none.
 	Logger *slog.Logger
 	// Jobs tunes the River client as serve's jobs: section does (attempts,
-	// batch size, job timeout). Its Registry and Logger are the
+	// Jobs.BatchSize, Jobs.Timeout). Its Registry and Logger are the
 	// environment's; a zero MaxWorkers, RetryPolicy or FetchPollInterval
 	// gets a test's: 10 workers, a retry at once, a poll every 50 ms.
 	Jobs jobs.ClientConfig

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hookinbox/hookinbox/internal/admin"
+	"github.com/hookinbox/hookinbox/internal/config"
 )
 
 func TestAuth(t *testing.T) {
@@ -48,11 +49,11 @@ func TestNoTokenOnlyOnLoopback(t *testing.T) {
 	r := b.do(t, http.MethodGet, "/admin/deliveries", "", map[string]string{"Authorization": ""})
 	require.Equal(t, http.StatusOK, r.status, "no token on loopback: open")
 
-	_, err := admin.NewServer(admin.Config{Listen: "0.0.0.0:8081", Pool: b.pool, River: b.river})
+	_, err := admin.NewServer(admin.Config{Admin: config.Admin{Listen: "0.0.0.0:8081"}, Pool: b.pool, River: b.river})
 	require.ErrorIs(t, err, admin.ErrNoTokenOffLoopback)
-	_, err = admin.NewServer(admin.Config{Listen: ":8081", Pool: b.pool, River: b.river})
+	_, err = admin.NewServer(admin.Config{Admin: config.Admin{Listen: ":8081"}, Pool: b.pool, River: b.river})
 	require.ErrorIs(t, err, admin.ErrNoTokenOffLoopback)
-	_, err = admin.NewServer(admin.Config{Listen: "[::1]:8081", Pool: b.pool, River: b.river})
+	_, err = admin.NewServer(admin.Config{Admin: config.Admin{Listen: "[::1]:8081"}, Pool: b.pool, River: b.river})
 	require.NoError(t, err)
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hookinbox/hookinbox/internal/admin"
+	"github.com/hookinbox/hookinbox/internal/config"
 	"github.com/hookinbox/hookinbox/internal/testdb"
 	"github.com/hookinbox/hookinbox/jobs"
 )
@@ -47,7 +48,7 @@ func BenchmarkConsolePages(b *testing.B) {
 	require.NoError(b, err)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(b, err)
-	srv, err := admin.NewServer(admin.Config{Token: token, Listen: ln.Addr().String(), Pool: pool, River: rc,
+	srv, err := admin.NewServer(admin.Config{Admin: config.Admin{Token: token, Listen: ln.Addr().String()}, Pool: pool, River: rc,
 		Sources: []string{"github", "stripe", "billing"}})
 	require.NoError(b, err)
 	go srv.Serve(ln) //nolint:errcheck // ends with Shutdown

@@ -59,7 +59,7 @@ func serveAdmin(t *testing.T, pool *pgxpool.Pool, rc *river.Client[pgx.Tx], svc 
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	srv, err := admin.NewServer(admin.Config{Token: token, Listen: ln.Addr().String(), Pool: pool, River: rc, Logger: logger,
+	srv, err := admin.NewServer(admin.Config{Admin: config.Admin{Token: token, Listen: ln.Addr().String()}, Pool: pool, River: rc, Logger: logger,
 		Sources: []string{"billing"}, Destinations: svc})
 	require.NoError(t, err)
 	go srv.Serve(ln) //nolint:errcheck // ends with Shutdown

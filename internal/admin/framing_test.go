@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hookinbox/hookinbox/internal/admin"
+	"github.com/hookinbox/hookinbox/internal/config"
 )
 
 // Every answer of the admin listener forbids framing: pages, the API,
@@ -21,7 +22,7 @@ func TestEveryAnswerForbidsFraming(t *testing.T) {
 	b := setupWith(t, setupOpts{riverUI: true, cfg: func(c *admin.Config) {
 		c.Metrics = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "metrics") })
 		c.Pprof = true
-		c.SignInBurst, c.SignInEvery = 1, time.Hour
+		c.SignIn.Burst, c.SignIn.Every = 1, config.Duration(time.Hour)
 	}})
 	id := b.deliver(t, "github", "gh-frame-1", "push", `{}`)
 	port := b.baseURL[strings.LastIndex(b.baseURL, ":")+1:]

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hookinbox/hookinbox/internal/admin"
+	"github.com/hookinbox/hookinbox/internal/config"
 )
 
 // The admin listener's route families, each as a rebinding page would
@@ -122,7 +123,7 @@ func TestHostsMustBeNames(t *testing.T) {
 	t.Parallel()
 	b := setupWith(t, setupOpts{noWorker: true})
 	for _, bad := range []string{"", "https://admin.example", "admin.example:8081", "*", "*.", "a.*.example", ".example"} {
-		_, err := admin.NewServer(admin.Config{Token: token, Listen: "127.0.0.1:0", Pool: b.pool, River: b.river, Hosts: []string{bad}})
+		_, err := admin.NewServer(admin.Config{Admin: config.Admin{Token: token, Listen: "127.0.0.1:0", Hosts: []string{bad}}, Pool: b.pool, River: b.river})
 		require.ErrorContains(t, err, "admin.hosts[0]", bad)
 	}
 }

@@ -112,7 +112,7 @@ func (s *Server) claimKey(ctx context.Context, ref *keyRef) (claim, error) {
 	err := pgx.BeginFunc(ctx, s.cfg.Pool, func(tx pgx.Tx) error {
 		args := ref.args()
 		args["lock_secs"] = s.cfg.IdempotencyLock.Seconds()
-		args["ttl_secs"] = s.cfg.IdempotencyTTL.Seconds()
+		args["ttl_secs"] = s.cfg.IdempotencyTTL.Std().Seconds()
 		var one int
 		err := tx.QueryRow(ctx, idemInsertSQL, args).Scan(&one)
 		if err == nil {

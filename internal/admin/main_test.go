@@ -21,6 +21,7 @@ import (
 	"github.com/hookinbox/hookinbox/handlers"
 	"github.com/hookinbox/hookinbox/ingest"
 	"github.com/hookinbox/hookinbox/internal/admin"
+	"github.com/hookinbox/hookinbox/internal/config"
 	"github.com/hookinbox/hookinbox/internal/testdb"
 	"github.com/hookinbox/hookinbox/internal/testlog"
 	"github.com/hookinbox/hookinbox/jobs"
@@ -82,7 +83,7 @@ func setupWith(t *testing.T, opts setupOpts) *testBundle {
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	cfg := admin.Config{Token: token, Listen: ln.Addr().String(), Pool: pool, River: rc, Logger: logger,
+	cfg := admin.Config{Admin: config.Admin{Token: token, Listen: ln.Addr().String()}, Pool: pool, River: rc, Logger: logger,
 		Sources: []string{"github", "stripe", "billing"}}
 	if opts.riverUI {
 		ui, err := riverui.NewHandler(&riverui.HandlerOpts{Endpoints: riverui.NewEndpoints(rc, nil), Logger: logger, Prefix: "/riverui"})

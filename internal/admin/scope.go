@@ -36,8 +36,8 @@ func (s Scope) String() string {
 	return fmt.Sprintf("Scope(%d)", int(s))
 }
 
-// ParseScope reads a token's scope: read, operate or admin.
-func ParseScope(name string) (Scope, error) {
+// parseScope reads a token's scope: read, operate or admin.
+func parseScope(name string) (Scope, error) {
 	for s := ScopeRead; s <= ScopeAdmin; s++ {
 		if scopeNames[s] == name {
 			return s, nil

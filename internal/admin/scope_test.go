@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hookinbox/hookinbox/internal/admin"
+	"github.com/hookinbox/hookinbox/internal/config"
 )
 
 // The named tokens of the scope tests, beside token (admin.token).
@@ -24,9 +25,9 @@ const (
 	operateToken = "test-operate-token-oncall"
 )
 
-var namedTokens = []admin.Token{
-	{Name: "laptops", Value: readToken, Scope: admin.ScopeRead},
-	{Name: "oncall", Value: operateToken, Scope: admin.ScopeOperate},
+var namedTokens = []config.AdminToken{
+	{Name: "laptops", Token: readToken, Scope: "read"},
+	{Name: "oncall", Token: operateToken, Scope: "operate"},
 }
 
 // setupScopes serves every route there is (River UI, pprof, metrics)

@@ -32,28 +32,20 @@ import (
 // returns the JSON-able result.
 type Recovery func(ctx context.Context, since time.Time) (any, error)
 
-// Config configures the admin server.
+// Config configures the admin server: the admin block of hookinbox.yaml,
+// whose defaults and checks are internal/config's, and what the server
+// serves with.
 type Config struct {
-	// Token is required as a bearer token or Basic password, with scope
-	// admin; its name is AdminTokenName. Empty, with no Tokens either,
-	// means no authentication, which NewServer accepts only for a
-	// loopback Listen.
-	Token string
-
-	// Tokens are further tokens, each named and with a scope (scope.go):
-	// what a holder may do is the route's scope at most.
-	Tokens []Token
-
-	// Listen is the address the server will be bound to; used to refuse an
-	// unauthenticated non-loopback listener. Required.
-	Listen string
+	// Admin is the admin block (internal/config documents each key and
+	// fills its defaults): Token and Tokens, Listen (the address the
+	// server is bound to; required), IdempotencyTTL, Pprof, Hosts (hosts.go
+	// says why the others get 421), the connection limits and SignIn. With
+	// no token at all, NewServer accepts only a loopback Listen, which is
+	// then served without authentication.
+	config.Admin
 
 	Pool  *pgxpool.Pool         // Required.
 	River *river.Client[pgx.Tx] // Required: replays are enqueued with it.
-
-	// IdempotencyTTL is how long an Idempotency-Key is remembered.
-	// Defaults to config.DefaultAdminIdempotencyTTL (24h).
-	IdempotencyTTL time.Duration
 
 	// IdempotencyLock is how long a request holds its key before another
 	// request with the key may take it over (the holder is presumed dead).
@@ -65,10 +57,6 @@ type Config struct {
 
 	// RiverUI serves the River UI under /riverui/. Nil: not served.
 	RiverUI http.Handler
-
-	// Pprof serves Go's profiler under /debug/pprof/ (behind the same
-	// auth). Defaults to false.
-	Pprof bool
 
 	// Redeliver and Reconcile hold, per source name, the GitHub redelivery
 	// and the Stripe reconciliation of sources configured for them.
@@ -86,31 +74,6 @@ type Config struct {
 	// SessionTTL is how long a browser's session cookie (a sign-in at
 	// /login, or a page loaded with Basic) lasts. Defaults to 12h.
 	SessionTTL time.Duration
-
-	// Hosts are the names, besides localhost, IP addresses and the host of
-	// Listen, that requests may carry in their Host header; others get 421
-	// (hosts.go says why). "*.example.com" allows every subdomain.
-	Hosts []string
-
-	// MaxConnections is the most connections the listener holds at once;
-	// one more is answered 503 and closed. Negative: no limit. Defaults to
-	// 256.
-	MaxConnections int
-
-	// MaxConnectionsPerAddress is the most connections held at once from
-	// one client address (an IPv6 client by its /64); one more is answered
-	// 429 and closed. Negative: no limit. Defaults to 64.
-	MaxConnectionsPerAddress int
-
-	// SignInBurst is how many wrong tokens a client address may present
-	// (Bearer, Basic or the /login form) before it is slowed to one try
-	// per SignInEvery; its right token gives its try back. Defaults to
-	// config.DefaultSignInBurst.
-	SignInBurst int
-
-	// SignInEvery is how often a slowed address gets one more try.
-	// Defaults to config.DefaultSignInEvery.
-	SignInEvery time.Duration
 
 	// SignInAddresses bounds the addresses the sign-in limit tracks at
 	// once; beyond it, the addresses left out share one limit (signin.go
@@ -133,26 +96,12 @@ const (
 const maxBodyBytes = 1 << 20
 
 func (c Config) WithDefaults() Config {
-	if c.MaxConnections == 0 {
-		c.MaxConnections = 256
-	}
-	if c.MaxConnectionsPerAddress == 0 {
-		c.MaxConnectionsPerAddress = 64
-	}
-	if c.IdempotencyTTL == 0 {
-		c.IdempotencyTTL = config.DefaultAdminIdempotencyTTL
-	}
+	c.Admin = c.Admin.WithDefaults()
 	if c.IdempotencyLock == 0 {
 		c.IdempotencyLock = 2 * time.Minute
 	}
 	if c.SessionTTL == 0 {
 		c.SessionTTL = 12 * time.Hour
-	}
-	if c.SignInBurst == 0 {
-		c.SignInBurst = config.DefaultSignInBurst
-	}
-	if c.SignInEvery == 0 {
-		c.SignInEvery = config.DefaultSignInEvery
 	}
 	if c.SignInAddresses == 0 {
 		c.SignInAddresses = DefaultSignInAddresses
@@ -174,8 +123,8 @@ func (c Config) validate() error {
 	if c.Token == "" && len(c.Tokens) == 0 && !isLoopback(c.Listen) {
 		return ErrNoTokenOffLoopback
 	}
-	if c.SignInBurst < 1 || c.SignInEvery <= 0 || c.SignInAddresses < 1 {
-		return errors.New("admin: SignInBurst, SignInEvery and SignInAddresses must be positive")
+	if c.SignIn.Burst < 1 || c.SignIn.Every <= 0 || c.SignInAddresses < 1 {
+		return errors.New("admin: SignIn.Burst, SignIn.Every and SignInAddresses must be positive")
 	}
 	for i, h := range c.Hosts {
 		if err := checkHostName(h); err != nil {

@@ -102,9 +102,9 @@ type bucket struct {
 const signInLogLines = 5
 
 func newSignInLimit(cfg Config) *signInLimit {
-	return &signInLimit{burst: float64(cfg.SignInBurst), every: cfg.SignInEvery, max: cfg.SignInAddresses,
+	return &signInLimit{burst: float64(cfg.SignIn.Burst), every: cfg.SignIn.Every.Std(), max: cfg.SignInAddresses,
 		logger: cfg.Logger, lines: loglimit.New(signInLogLines), buckets: map[string]*bucket{},
-		overflow: bucket{tries: float64(cfg.SignInBurst)}}
+		overflow: bucket{tries: float64(cfg.SignIn.Burst)}}
 }
 
 // refill brings b's tries to now.

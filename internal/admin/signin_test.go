@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hookinbox/hookinbox/internal/admin"
+	"github.com/hookinbox/hookinbox/internal/config"
 	"github.com/hookinbox/hookinbox/internal/testlog"
 )
 
@@ -65,7 +66,7 @@ func TestWrongTokensAreSlowedPerAddress(t *testing.T) {
 	t.Parallel()
 	logger, log := testlog.New(t)
 	b := setupWith(t, setupOpts{noWorker: true, cfg: func(c *admin.Config) {
-		c.SignInBurst, c.SignInEvery, c.Logger = 3, time.Hour, logger
+		c.SignIn.Burst, c.SignIn.Every, c.Logger = 3, config.Duration(time.Hour), logger
 	}})
 	guesser, operator := b.from("127.0.0.2"), b.from("127.0.0.3")
 
@@ -102,12 +103,12 @@ func TestWrongTokensAreSlowedPerAddress(t *testing.T) {
 }
 
 // A right token gives its try back, and a slowed address gets one more
-// try per SignInEvery: an operator's typos cost a moment, never a
+// try per SignIn.Every: an operator's typos cost a moment, never a
 // lockout.
 func TestSignInTriesComeBack(t *testing.T) {
 	t.Parallel()
 	b := setupWith(t, setupOpts{noWorker: true, cfg: func(c *admin.Config) {
-		c.SignInBurst, c.SignInEvery = 1, 200*time.Millisecond
+		c.SignIn.Burst, c.SignIn.Every = 1, config.Duration(200*time.Millisecond)
 	}})
 	operator := b.from("127.0.0.4")
 	for range 5 {
@@ -124,7 +125,7 @@ func TestSignInTriesComeBack(t *testing.T) {
 func TestConcurrentGuessesGetTheBurstOnly(t *testing.T) {
 	t.Parallel()
 	b := setupWith(t, setupOpts{noWorker: true, cfg: func(c *admin.Config) {
-		c.SignInBurst, c.SignInEvery = 3, time.Hour
+		c.SignIn.Burst, c.SignIn.Every = 3, config.Duration(time.Hour)
 	}})
 	guesser := b.from("127.0.0.5")
 	var mu sync.Mutex
@@ -159,7 +160,7 @@ func TestConcurrentGuessesGetTheBurstOnly(t *testing.T) {
 func TestSignInTableIsBounded(t *testing.T) {
 	t.Parallel()
 	b := setupWith(t, setupOpts{noWorker: true, cfg: func(c *admin.Config) {
-		c.SignInBurst, c.SignInEvery, c.SignInAddresses = 1, time.Hour, 2
+		c.SignIn.Burst, c.SignIn.Every, c.SignInAddresses = 1, config.Duration(time.Hour), 2
 	}})
 	for _, ip := range []string{"127.0.0.6", "127.0.0.7", "127.0.0.8"} {
 		require.Equal(t, http.StatusUnauthorized, b.from(ip).signIn(t, "bearer", "guess", nil).status, ip)

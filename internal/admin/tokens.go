@@ -9,20 +9,9 @@ import (
 	"fmt"
 
 	"github.com/gofiber/fiber/v2"
-)
 
-// Token is a named token of the admin listener, with its scope.
-type Token struct {
-	// Name says who holds the token, in the audit log and in sessions;
-	// the token itself is never logged or stored. Required, unique.
-	Name string
-	// Value is the token, presented as Bearer, Basic's password or at
-	// /login. Required, unique.
-	Value string
-	// Scope is what the token may do: ScopeRead, ScopeOperate or
-	// ScopeAdmin.
-	Scope Scope
-}
+	"github.com/hookinbox/hookinbox/internal/config"
+)
 
 // AdminTokenName is Config.Token's name, in the audit log and sessions;
 // no named token may take it.
@@ -57,28 +46,31 @@ func randomKey() []byte {
 
 // principals lists Config.Token (as AdminTokenName, scope admin) and
 // Config.Tokens, refusing two of one name or one value: either would make
-// a token's holder ambiguous.
+// a token's holder ambiguous. config.Load checks the same of a file's
+// tokens, with the keys' names; these checks hold for a Config built
+// without one.
 func (c Config) principals() ([]principal, error) {
 	all := c.Tokens
 	if c.Token != "" {
-		all = append([]Token{{Name: AdminTokenName, Value: c.Token, Scope: ScopeAdmin}}, all...)
+		all = append([]config.AdminToken{{Name: AdminTokenName, Token: c.Token, Scope: ScopeAdmin.String()}}, all...)
 	}
 	ps := make([]principal, 0, len(all))
 	names, values := map[string]bool{}, map[string]bool{}
 	for _, t := range all {
+		scope, err := parseScope(t.Scope)
 		switch {
-		case t.Name == "" || t.Value == "":
+		case t.Name == "" || t.Token == "":
 			return nil, errors.New("admin: a token needs a name and a value")
-		case t.Scope < ScopeRead || t.Scope > ScopeAdmin:
-			return nil, fmt.Errorf("admin: token %s: %s is no token's scope", t.Name, t.Scope)
+		case err != nil:
+			return nil, fmt.Errorf("admin: token %s: %w", t.Name, err)
 		case names[t.Name]:
 			return nil, fmt.Errorf("admin: two tokens named %s", t.Name)
-		case values[t.Value]:
+		case values[t.Token]:
 			return nil, fmt.Errorf("admin: token %s has the value of another token", t.Name)
 		}
-		names[t.Name], values[t.Value] = true, true
-		ps = append(ps, principal{name: t.Name, scope: t.Scope, hash: sha256.Sum256([]byte(t.Value)),
-			key: sessionKey(t.Value), keySpace: tokenKeySpace(t.Value)})
+		names[t.Name], values[t.Token] = true, true
+		ps = append(ps, principal{name: t.Name, scope: scope, hash: sha256.Sum256([]byte(t.Token)),
+			key: sessionKey(t.Token), keySpace: tokenKeySpace(t.Token)})
 	}
 	return ps, nil
 }

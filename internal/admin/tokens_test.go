@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hookinbox/hookinbox/internal/admin"
+	"github.com/hookinbox/hookinbox/internal/config"
 )
 
 // A read token signed into the console reads every page, is offered no
@@ -84,21 +85,21 @@ func TestSessionFollowsItsToken(t *testing.T) {
 	laptops := b.sessionOf(t, readToken)
 	require.Equal(t, http.StatusOK, b.do(t, http.MethodGet, "/admin/deliveries", "", laptops).status)
 
-	restarted := func(tokens []admin.Token, adminToken string) *testBundle {
+	restarted := func(tokens []config.AdminToken, adminToken string) *testBundle {
 		return setupWith(t, setupOpts{noWorker: true, cfg: func(c *admin.Config) { c.Token, c.Tokens = adminToken, tokens }})
 	}
 	oncall := namedTokens[1]
 	for name, tc := range map[string]struct {
-		tokens     []admin.Token
+		tokens     []config.AdminToken
 		adminToken string
 		want       int
 	}{
 		"unchanged":            {namedTokens, token, http.StatusOK},
 		"admin.token changed":  {namedTokens, "another-admin-token", http.StatusOK},
-		"scope raised":         {[]admin.Token{{Name: "laptops", Value: readToken, Scope: admin.ScopeOperate}, oncall}, token, http.StatusUnauthorized},
-		"value changed":        {[]admin.Token{{Name: "laptops", Value: readToken + "-rotated", Scope: admin.ScopeRead}, oncall}, token, http.StatusUnauthorized},
-		"removed":              {[]admin.Token{oncall}, token, http.StatusUnauthorized},
-		"renamed":              {[]admin.Token{{Name: "desks", Value: readToken, Scope: admin.ScopeRead}, oncall}, token, http.StatusUnauthorized},
+		"scope raised":         {[]config.AdminToken{{Name: "laptops", Token: readToken, Scope: "operate"}, oncall}, token, http.StatusUnauthorized},
+		"value changed":        {[]config.AdminToken{{Name: "laptops", Token: readToken + "-rotated", Scope: "read"}, oncall}, token, http.StatusUnauthorized},
+		"removed":              {[]config.AdminToken{oncall}, token, http.StatusUnauthorized},
+		"renamed":              {[]config.AdminToken{{Name: "desks", Token: readToken, Scope: "read"}, oncall}, token, http.StatusUnauthorized},
 		"only admin.token now": {nil, token, http.StatusUnauthorized},
 	} {
 		r := restarted(tc.tokens, tc.adminToken).do(t, http.MethodGet, "/admin/deliveries", "", laptops)
@@ -166,22 +167,22 @@ func TestTokensMustBeDistinct(t *testing.T) {
 	b := setupWith(t, setupOpts{noWorker: true})
 	for name, tc := range map[string]struct {
 		token  string
-		tokens []admin.Token
+		tokens []config.AdminToken
 	}{
-		"same value":               {"", []admin.Token{{"a", readToken, admin.ScopeRead}, {"b", readToken, admin.ScopeAdmin}}},
-		"admin.token's value":      {token, []admin.Token{{"a", token, admin.ScopeRead}}},
-		"same name":                {"", []admin.Token{{"a", readToken, admin.ScopeRead}, {"a", operateToken, admin.ScopeRead}}},
-		"admin.token's name":       {token, []admin.Token{{admin.AdminTokenName, readToken, admin.ScopeRead}}},
-		"no name":                  {"", []admin.Token{{"", readToken, admin.ScopeRead}}},
-		"no value":                 {"", []admin.Token{{"a", "", admin.ScopeRead}}},
-		"public is no token's":     {"", []admin.Token{{"a", readToken, admin.ScopePublic}}},
-		"past admin is no scope's": {"", []admin.Token{{"a", readToken, admin.ScopeAdmin + 1}}},
+		"same value":               {"", []config.AdminToken{{Name: "a", Token: readToken, Scope: "read"}, {Name: "b", Token: readToken, Scope: "admin"}}},
+		"admin.token's value":      {token, []config.AdminToken{{Name: "a", Token: token, Scope: "read"}}},
+		"same name":                {"", []config.AdminToken{{Name: "a", Token: readToken, Scope: "read"}, {Name: "a", Token: operateToken, Scope: "read"}}},
+		"admin.token's name":       {token, []config.AdminToken{{Name: admin.AdminTokenName, Token: readToken, Scope: "read"}}},
+		"no name":                  {"", []config.AdminToken{{Name: "", Token: readToken, Scope: "read"}}},
+		"no value":                 {"", []config.AdminToken{{Name: "a", Token: "", Scope: "read"}}},
+		"public is no token's":     {"", []config.AdminToken{{Name: "a", Token: readToken, Scope: "public"}}},
+		"past admin is no scope's": {"", []config.AdminToken{{Name: "a", Token: readToken, Scope: "owner"}}},
 	} {
-		_, err := admin.NewServer(admin.Config{Token: tc.token, Tokens: tc.tokens, Listen: "127.0.0.1:0", Pool: b.pool, River: b.river})
+		_, err := admin.NewServer(admin.Config{Admin: config.Admin{Token: tc.token, Tokens: tc.tokens, Listen: "127.0.0.1:0"}, Pool: b.pool, River: b.river})
 		require.Error(t, err, name)
 		require.NotContains(t, err.Error(), readToken, name)
 	}
-	_, err := admin.NewServer(admin.Config{Tokens: namedTokens, Listen: "0.0.0.0:0", Pool: b.pool, River: b.river})
+	_, err := admin.NewServer(admin.Config{Admin: config.Admin{Tokens: namedTokens, Listen: "0.0.0.0:0"}, Pool: b.pool, River: b.river})
 	require.NoError(t, err, "named tokens alone protect a listener off loopback")
 }
 

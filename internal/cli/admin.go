@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -58,18 +57,8 @@ func newAdmin(ctx context.Context, cfg config.Config, pool *pgxpool.Pool, rc *ri
 		return nil, err
 	}
 	ac := admin.Config{
-		Token: cfg.Admin.Token, Listen: cfg.Admin.Listen, Pool: pool, River: rc,
-		IdempotencyTTL: cfg.Admin.IdempotencyTTL.Std(), Metrics: m.Handler(), RiverUI: startOnFirstUse(ctx, ui, logger), Pprof: cfg.Admin.Pprof,
+		Admin: cfg.Admin, Pool: pool, River: rc, Metrics: m.Handler(), RiverUI: startOnFirstUse(ctx, ui, logger),
 		Redeliver: map[string]admin.Recovery{}, Reconcile: map[string]admin.Recovery{}, Logger: logger, Destinations: dests,
-		Hosts: cfg.Admin.Hosts, MaxConnections: cfg.Admin.MaxConnections, MaxConnectionsPerAddress: cfg.Admin.MaxConnectionsPerAddress,
-		SignInBurst: cfg.Admin.SignIn.Burst, SignInEvery: cfg.Admin.SignIn.Every.Std(),
-	}
-	for _, t := range cfg.Admin.Tokens {
-		scope, err := admin.ParseScope(t.Scope)
-		if err != nil {
-			return nil, fmt.Errorf("admin.tokens (%s): %w", t.Name, err)
-		}
-		ac.Tokens = append(ac.Tokens, admin.Token{Name: t.Name, Value: t.Token, Scope: scope})
 	}
 	for _, s := range cfg.Sources {
 		ac.Sources = append(ac.Sources, s.Name)

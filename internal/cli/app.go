@@ -312,16 +312,12 @@ func (a *App) clientConfig(registry *handlers.Registry, m *metrics.Metrics) jobs
 		Registry:   registry, Logger: a.logger, ObserveDelivery: m.ObserveDelivery, ObserveBatch: m.ObserveProcessingBatch,
 		InsertOnly:   a.role == RoleIngest, // enqueues; works nothing
 		PeriodicJobs: periodic, AddWorkers: addWorkers,
+		Jobs:      cfg.Jobs,
 		Retention: retentionConfig(cfg), RetentionEvery: cfg.Retention.Every.Std(),
-		OrphanSweep:             &jobs.OrphanSweepConfig{Grace: cfg.Jobs.OrphanGrace.Std(), Observe: m.ObserveOrphansRequeued},
+		OrphanSweep:             &jobs.OrphanSweepConfig{Observe: m.ObserveOrphansRequeued},
 		RiverCompletedRetention: cfg.Retention.RiverCompleted.Std(),
 		RiverCancelledRetention: cfg.Retention.RiverCancelled.Std(),
 		RiverDiscardedRetention: cfg.Retention.RiverDiscarded.Std(),
-		MaxWorkers:              cfg.Jobs.MaxWorkers,
-		ProcessBatchSize:        cfg.Jobs.BatchSize,
-		ProcessBatchWindow:      cfg.Jobs.BatchWindow.Std(),
-		JobTimeout:              cfg.Jobs.Timeout.Std(),
-		RescueStuckJobsAfter:    cfg.Jobs.RescueStuckAfter.Std(),
 		LogDeliveriesPerSecond:  *cfg.Log.DeliveriesPerSecond,
 	}
 }
@@ -352,12 +348,8 @@ func (a *App) ingestConfig(sources []ingest.Source, inbox *ingest.Inbox, m *metr
 		MaxBodyBytes: cfg.MaxBodyBytes,
 		ReadTimeout:  cfg.ReadTimeout.Std(),
 		HealthOnly:   a.role == RoleWorker,
-		BatchWindow:  cfg.Ingest.BatchWindow.Std(),
-		BatchMax:     cfg.Ingest.BatchMax,
+		Ingest:       cfg.Ingest,
 		Logger:       a.logger,
-
-		MaxConnections:           cfg.Ingest.MaxConnections,
-		MaxConnectionsPerAddress: cfg.Ingest.MaxConnectionsPerAddress,
 
 		LogDeliveriesPerSecond: *cfg.Log.DeliveriesPerSecond,
 	}

@@ -102,12 +102,12 @@ type Ingest struct {
 	// DefaultIngestBatchWindow.
 	BatchWindow *Duration `yaml:"batch_window"`
 
-	// BatchMax bounds one batch. Left zero here: ingest's default, 100.
+	// BatchMax bounds one batch. Defaults to DefaultIngestBatchMax (100).
 	BatchMax int `yaml:"batch_max"`
 
 	// MaxConnections is the most connections the webhook listener holds
 	// at once; one more is answered 503 with Retry-After and closed.
-	// Negative: no limit. Defaults to ingest.DefaultMaxConnections (1024).
+	// Negative: no limit. Defaults to DefaultIngestMaxConnections (1024).
 	MaxConnections int `yaml:"max_connections"`
 
 	// MaxConnectionsPerAddress is the most of them from one client address
@@ -115,7 +115,7 @@ type Ingest struct {
 	// Retry-After and closed, so one client cannot take every connection.
 	// Behind a proxy every client has its address: raise this to
 	// max_connections there. Negative: no limit. Defaults to
-	// ingest.DefaultMaxConnectionsPerAddress (128).
+	// DefaultIngestMaxConnectionsPerAddress (128).
 	MaxConnectionsPerAddress int `yaml:"max_connections_per_address"`
 
 	// JobPerBatch enqueues one River job (process_deliveries) for the
@@ -259,7 +259,8 @@ type Admin struct {
 
 	// MaxConnections and MaxConnectionsPerAddress bound the admin
 	// listener's connections as ingest's keys do ingest's. Negative: no
-	// limit. Left zero here: the admin server's defaults, 256 and 64.
+	// limit. Default to DefaultAdminMaxConnections (256) and
+	// DefaultAdminMaxConnectionsPerAddress (64).
 	MaxConnections           int `yaml:"max_connections"`
 	MaxConnectionsPerAddress int `yaml:"max_connections_per_address"`
 

@@ -47,6 +47,20 @@ const (
 
 	DefaultRetentionBatchSize = 5000
 	DefaultRetentionPause     = 100 * time.Millisecond
+
+	// The webhook listener's connection limits: room for a busy sender's
+	// connections from one address (the benchmark's 96 among them), and a
+	// whole listener's bound that still leaves other clients room beside
+	// one at its limit.
+	DefaultIngestMaxConnections           = 1024
+	DefaultIngestMaxConnectionsPerAddress = 128
+	// DefaultIngestBatchMax bounds one ingest batch.
+	DefaultIngestBatchMax = 100
+
+	// The admin listener's connection limits: an operator's browser and
+	// scripts, far fewer than the webhook listener's senders.
+	DefaultAdminMaxConnections           = 256
+	DefaultAdminMaxConnectionsPerAddress = 64
 )
 
 // WithDefaults fills every unset field with its documented default.
@@ -71,18 +85,7 @@ func (c Config) WithDefaults() Config {
 	if c.ShutdownTimeout == 0 {
 		c.ShutdownTimeout = Duration(DefaultShutdownTimeout)
 	}
-	if c.Admin.Listen == "" {
-		c.Admin.Listen = DefaultAdminListen
-	}
-	if c.Admin.IdempotencyTTL == 0 {
-		c.Admin.IdempotencyTTL = Duration(DefaultAdminIdempotencyTTL)
-	}
-	if c.Admin.SignIn.Burst == 0 {
-		c.Admin.SignIn.Burst = DefaultSignInBurst
-	}
-	if c.Admin.SignIn.Every == 0 {
-		c.Admin.SignIn.Every = Duration(DefaultSignInEvery)
-	}
+	c.Admin = c.Admin.WithDefaults()
 	r := &c.Retention
 	for d, def := range map[*Duration]time.Duration{
 		&r.Inbox: 30 * 24 * time.Hour, &r.IdempotencyKeys: 7 * 24 * time.Hour,
@@ -96,32 +99,8 @@ func (c Config) WithDefaults() Config {
 	if r.BatchSize == 0 {
 		r.BatchSize = DefaultRetentionBatchSize
 	}
-	if c.Jobs.MaxWorkers == 0 {
-		c.Jobs.MaxWorkers = DefaultJobsMaxWorkers
-	}
-	if c.Ingest.JobPerBatch == nil {
-		on := true
-		c.Ingest.JobPerBatch = &on
-	}
-	if c.Ingest.BatchWindow == nil {
-		w := DefaultIngestBatchWindow
-		c.Ingest.BatchWindow = &w
-	}
-	if c.Jobs.BatchSize == 0 {
-		c.Jobs.BatchSize = DefaultJobsBatchSize
-	}
-	if c.Jobs.BatchWindow == 0 {
-		c.Jobs.BatchWindow = Duration(DefaultJobsBatchWindow)
-	}
-	if c.Jobs.Timeout == 0 {
-		c.Jobs.Timeout = Duration(DefaultJobsTimeout)
-	}
-	if c.Jobs.RescueStuckAfter == 0 {
-		c.Jobs.RescueStuckAfter = Duration(DefaultJobsRescueStuckAfter)
-	}
-	if c.Jobs.OrphanGrace == 0 {
-		c.Jobs.OrphanGrace = Duration(DefaultOrphanGrace)
-	}
+	c.Jobs = c.Jobs.WithDefaults()
+	c.Ingest = c.Ingest.WithDefaults()
 	if c.Log.Format == "" {
 		c.Log.Format = "text"
 	}
@@ -156,4 +135,76 @@ func (c Config) WithDefaults() Config {
 		}
 	}
 	return c
+}
+
+// WithDefaults fills the admin block's unset fields. The admin server
+// (internal/admin) calls it too, so a program that builds its Config
+// without a file runs with the same values.
+func (a Admin) WithDefaults() Admin {
+	if a.Listen == "" {
+		a.Listen = DefaultAdminListen
+	}
+	if a.IdempotencyTTL == 0 {
+		a.IdempotencyTTL = Duration(DefaultAdminIdempotencyTTL)
+	}
+	if a.MaxConnections == 0 {
+		a.MaxConnections = DefaultAdminMaxConnections
+	}
+	if a.MaxConnectionsPerAddress == 0 {
+		a.MaxConnectionsPerAddress = DefaultAdminMaxConnectionsPerAddress
+	}
+	if a.SignIn.Burst == 0 {
+		a.SignIn.Burst = DefaultSignInBurst
+	}
+	if a.SignIn.Every == 0 {
+		a.SignIn.Every = Duration(DefaultSignInEvery)
+	}
+	return a
+}
+
+// WithDefaults fills the jobs block's unset fields; jobs.NewClient calls
+// it too.
+func (j Jobs) WithDefaults() Jobs {
+	if j.MaxWorkers == 0 {
+		j.MaxWorkers = DefaultJobsMaxWorkers
+	}
+	if j.BatchSize == 0 {
+		j.BatchSize = DefaultJobsBatchSize
+	}
+	if j.BatchWindow == 0 {
+		j.BatchWindow = Duration(DefaultJobsBatchWindow)
+	}
+	if j.Timeout == 0 {
+		j.Timeout = Duration(DefaultJobsTimeout)
+	}
+	if j.RescueStuckAfter == 0 {
+		j.RescueStuckAfter = Duration(DefaultJobsRescueStuckAfter)
+	}
+	if j.OrphanGrace == 0 {
+		j.OrphanGrace = Duration(DefaultOrphanGrace)
+	}
+	return j
+}
+
+// WithDefaults fills the ingest block's unset fields; ingest.NewServer
+// calls it too.
+func (i Ingest) WithDefaults() Ingest {
+	if i.JobPerBatch == nil {
+		on := true
+		i.JobPerBatch = &on
+	}
+	if i.BatchWindow == nil {
+		w := DefaultIngestBatchWindow
+		i.BatchWindow = &w
+	}
+	if i.BatchMax == 0 {
+		i.BatchMax = DefaultIngestBatchMax
+	}
+	if i.MaxConnections == 0 {
+		i.MaxConnections = DefaultIngestMaxConnections
+	}
+	if i.MaxConnectionsPerAddress == 0 {
+		i.MaxConnectionsPerAddress = DefaultIngestMaxConnectionsPerAddress
+	}
+	return i
 }
