@@ -29,7 +29,7 @@ ALTER TABLE destination_send DROP COLUMN claimed_by, DROP COLUMN claimed_until;
 -- An attempt's foreign key ran a lookup and took a share lock on its send
 -- for every attempt recorded; the sender records an attempt only for a
 -- send it claimed, and retention deletes a send's attempts with it
--- (jobs/sql/retention_related.sql).
+-- (internal/riverdb/sql/retention_related.sql).
 ALTER TABLE destination_attempt DROP CONSTRAINT destination_attempt_send_id_fkey;
 
 -- A claim takes the oldest due sends by (next_attempt_at, id); the due

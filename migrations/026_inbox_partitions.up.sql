@@ -216,7 +216,7 @@ CREATE TABLE inbox_overflow PARTITION OF inbox DEFAULT;
 CREATE TABLE inbox_outcome_overflow PARTITION OF inbox_outcome DEFAULT;
 
 -- The first partition for new deliveries. The partition job sizes the
--- ones after it by the traffic (jobs/partitions.go).
+-- ones after it by the traffic (internal/inbox/partitions.go).
 SELECT inbox_partition_create(current_setting('hookinbox.inbox_below')::bigint,
                               current_setting('hookinbox.inbox_below')::bigint + 1000000);
 

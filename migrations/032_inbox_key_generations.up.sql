@@ -4,17 +4,18 @@
 -- ingest, and the vacuum of every page after it (bench/README.md,
 -- "Retention under ingest"). Now inbox_key is partitioned by ranges of the
 -- inbox id too, a generation each: ids [lo, lo + 2^40), opened in turn as
--- the longest retention passes (jobs/key_generations.go). A generation is
--- dropped whole once the inbox holds no delivery of its ids.
+-- the longest retention passes (internal/inbox/key_generations.go). A
+-- generation is dropped whole once the inbox holds no delivery of its ids.
 --
 -- Each generation is unique on (source, delivery_id) and (source,
 -- body_key), as inbox_key was; across generations ingest's insert looks
--- the key up in the others before it inserts (ingest/sql/inbox_insert.sql).
+-- the key up in the others before it inserts
+-- (internal/inbox/sql/inbox_insert.sql).
 -- A look-up does not see a key another transaction has inserted and not
 -- yet committed, so two inserts of one key must never fall in two
 -- generations at once: every ingest transaction holds a shared lock (the
--- generations' fence, ingest/sql/key_fence.sql), and a new generation is
--- opened under that lock taken exclusively, which waits for every insert
+-- generations' fence, internal/inbox/sql/key_fence.sql), and a new
+-- generation is opened under that lock taken exclusively, which waits for every insert
 -- in flight. Two transactions that hold the fence together insert into the
 -- same generation, whose unique index decides between them; one that took
 -- it after another committed sees that one's key.

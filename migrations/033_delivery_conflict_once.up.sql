@@ -5,7 +5,7 @@
 -- retention keeps them. Now the table holds one row per source, delivery
 -- id and body digest, and counts the copies: copies (the first included)
 -- and the time of the last, last_received_at (NULL while there is one).
--- ingest/sql/conflict_insert.sql adds a copy to the row it finds.
+-- internal/inbox/sql/conflict_insert.sql adds a copy to the row it finds.
 --
 -- The rows already there are merged first: the oldest of each key stays,
 -- with the count and the last time of the others. The table holds

@@ -33,7 +33,7 @@ var (
 // Settle finds one without a column of its own or a wait on unrelated
 // work. Every transaction that inserts into the inbox takes the key
 // generations' fence before it takes an id and holds it until it ends
-// (ingest/sql/key_fence.sql). Settle reads the sequence's high water M,
+// (sql/key_fence.sql). Settle reads the sequence's high water M,
 // then the fence's holders H, then waits until none of H holds it. An id
 // j ≤ M was taken before M was read, by a transaction that held the fence
 // from before it took j: when H is read, that transaction has ended

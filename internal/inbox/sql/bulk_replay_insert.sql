@@ -2,8 +2,7 @@
 -- parameter is NULL. The candidates come from one table: without a status
 -- the inbox; with one, the table of that state (inbox_pending for
 -- received, else inbox_outcome), which repeats the inbox row's source,
--- event type and receipt time, as internal/admin/sql/console_bulk_preview.sql
--- counts them.
+-- event type and receipt time, as count_selected.sql counts them.
 INSERT INTO bulk_replay (filter, inbox_ids)
 SELECT @filter, coalesce(array_agg(id ORDER BY id), '{}')
 FROM (

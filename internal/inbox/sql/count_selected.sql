@@ -5,7 +5,7 @@
 -- which repeats the inbox row's source, event type and receipt time, so no
 -- join. PostgreSQL pushes the filters into each branch and plans away the
 -- two whose status condition is false. The same filters as
--- jobs/sql/bulk_replay_insert.sql, which takes what this counts.
+-- bulk_replay_insert.sql, which takes what this counts.
 SELECT count(*) FROM (
     SELECT 1
     FROM (SELECT source, event_type, received_at FROM inbox WHERE @status::text IS NULL

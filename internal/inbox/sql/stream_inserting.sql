@@ -1,6 +1,6 @@
 -- The transactions inserting into the inbox now, by their virtual
 -- transaction id: those holding the key generations' fence
--- (ingest/sql/key_fence.sql, lock space 26731, lock 1), which every
+-- (key_fence.sql, lock space 26731, lock 1), which every
 -- inserting transaction takes before it takes an id and holds until it
 -- ends. With @among, only those of it still holding the fence. A virtual
 -- transaction id is a backend's and a counter's, never reused while it
