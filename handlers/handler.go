@@ -4,7 +4,7 @@
 // a set of event types. It receives an Event: the delivery, a transaction
 // its database writes belong to, ordering facts about the resource the
 // event concerns, and Key(step), a downstream idempotency key derived from
-// the delivery. The handler's writes, the inbox row's move to "processed"
+// the delivery. The handler's writes, the delivery's outcome (processed)
 // and the River job's completion commit together; a crash before that
 // commit leaves nothing behind, and the retry starts clean.
 //
