@@ -2,9 +2,9 @@
 // find, load, mark, list, count and retire deliveries live here, and
 // every other package calls this package's functions or reads the views
 // this package publishes (below; from outside hookinbox, the view
-// delivery). The migrations create the
-// tables (migrations/*.sql are the schema's history); this comment is
-// where to learn what they hold now and the rule that keeps them right.
+// delivery). The migrations create the tables (migrations/*.sql are the
+// schema's history); this comment is where to learn what they hold now
+// and the rule that keeps them right.
 // TestNothingElseNamesTheInboxTables fails when a file elsewhere names
 // them in SQL, unless it is on the list at the end of this comment.
 //
@@ -81,7 +81,8 @@
 // views, never the tables, so that the tables change here alone
 // (migrations/035). Each is a plain view, which the planner expands into
 // the statement that reads it: the plan is the one the statement had over
-// the tables. A change to the tables rewrites a view's body in the same
+// the tables (a count adds a projection above the same aggregate). A
+// change to the tables rewrites a view's body in the same
 // migration and keeps its columns.
 //
 // delivery_request: a stored delivery's request as a destination
