@@ -61,4 +61,5 @@ var mutations = slices.Concat(
 	listenMutations,
 	streamBoundMutations,
 	kafkaLagMutations,
+	openAPIMutations,
 )

@@ -14,6 +14,7 @@ import (
 func (s *Server) mountAPI() {
 	pool := s.cfg.Pool
 	s.route(get, "/readyz", ScopeRead, s.readyz)
+	s.route(get, "/admin/openapi.json", ScopeRead, serveOpenAPI) // openapi.go says why read
 	s.route(get, "/admin/deliveries", ScopeRead, s.listDeliveries)
 	// Before :id, which would otherwise take "stream" for an id: Fiber
 	// matches routes in the order they are registered.

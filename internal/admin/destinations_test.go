@@ -69,7 +69,7 @@ func serveAdmin(t *testing.T, pool *pgxpool.Pool, rc *river.Client[pgx.Tx], svc 
 		_ = srv.Shutdown(ctx)
 	})
 	return &testBundle{pool: pool, river: rc, inbox: ingest.NewInbox(pool, rc), baseURL: "http://" + ln.Addr().String(),
-		client: &http.Client{Timeout: 10 * time.Second}}
+		client: newClient(t, nil), t: t}
 }
 
 type destinationList struct {

@@ -66,8 +66,10 @@ func classify(err error) (int, string, string) {
 		switch fe.Code {
 		case http.StatusNotFound:
 			return fe.Code, CodeNotFound, fe.Message
+		case http.StatusUnsupportedMediaType: // a Content-Encoding (httpedge.Guard)
+			return fe.Code, CodeUnsupportedMediaType, fe.Message
 		case http.StatusMethodNotAllowed, http.StatusBadRequest, http.StatusRequestEntityTooLarge,
-			http.StatusUnsupportedMediaType, http.StatusRequestHeaderFieldsTooLarge, http.StatusRequestTimeout:
+			http.StatusRequestHeaderFieldsTooLarge, http.StatusRequestTimeout:
 			return fe.Code, CodeBadRequest, fe.Message
 		case http.StatusBadGateway:
 			// Fiber's answer when the client's connection broke while its

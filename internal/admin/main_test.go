@@ -38,6 +38,7 @@ type testBundle struct {
 	baseURL string
 	client  *http.Client
 	logs    *testlog.Buffer // the server's log
+	t       testing.TB      // the test the client's answers are checked for
 }
 
 type setupOpts struct {
@@ -106,9 +107,8 @@ func setupWith(t *testing.T, opts setupOpts) *testBundle {
 		_ = srv.Shutdown(shutCtx)
 	})
 	return &testBundle{pool: pool, river: rc, inbox: ingest.NewInbox(pool, rc), logs: logs,
-		baseURL: "http://" + ln.Addr().String(), client: &http.Client{Timeout: 10 * time.Second,
-			// Redirects are answers to check, not to follow.
-			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
+		// Every answer is checked against the OpenAPI document (openapi_test.go).
+		baseURL: "http://" + ln.Addr().String(), client: newClient(t, nil), t: t}
 }
 
 // startWorker runs a River client working every hookinbox job on pool

@@ -23,7 +23,8 @@ func TestRecoveryRoutes(t *testing.T) {
 		c.Redeliver = map[string]admin.Recovery{"github": func(_ context.Context, since time.Time) (any, error) {
 			calls.Add(1)
 			lastSince.Store(since)
-			return map[string]int{"examined": 3, "redelivered": 1}, nil
+			// redeliver.Result's shape, which the OpenAPI document holds it to.
+			return map[string]any{"examined": 3, "failed": 1, "already_in_inbox": 0, "redelivered": 1, "errors": []string{}}, nil
 		}}
 		c.Reconcile = map[string]admin.Recovery{"stripe": func(context.Context, time.Time) (any, error) {
 			return nil, errors.New("stripe: 401 invalid api key")
@@ -32,7 +33,7 @@ func TestRecoveryRoutes(t *testing.T) {
 
 	r := b.do(t, http.MethodPost, "/admin/sources/github/redeliver?since=2026-11-29T00:00:00Z", "", map[string]string{"Idempotency-Key": "r1"})
 	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
-	require.JSONEq(t, `{"examined":3,"redelivered":1}`, string(r.body))
+	require.JSONEq(t, `{"examined":3,"failed":1,"already_in_inbox":0,"redelivered":1,"errors":[]}`, string(r.body))
 	require.Equal(t, time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC), lastSince.Load().(time.Time).UTC())
 	again := b.do(t, http.MethodPost, "/admin/sources/github/redeliver?since=2026-11-29T00:00:00Z", "", map[string]string{"Idempotency-Key": "r1"})
 	require.Equal(t, "true", again.header.Get("Idempotent-Replayed"))

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hookinbox/hookinbox/internal/admin"
+	"github.com/hookinbox/hookinbox/internal/admin/contract"
 	"github.com/hookinbox/hookinbox/internal/config"
 )
 
@@ -146,6 +147,11 @@ func rawDo(t *testing.T, b *testBundle, method, path, auth string) (int, string)
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
 	r := response{status: resp.StatusCode, header: resp.Header, body: body}
+	if method != http.MethodConnect { // OpenAPI has no CONNECT (TestOpenAPIDocumentsEveryRoute)
+		sent, err := http.NewRequest(method, b.baseURL+path, nil)
+		require.NoError(t, err)
+		require.NoError(t, contract.Must(t).CheckResponse(sent, r.status, r.header, body), "%s %s answered %d: %s", method, path, r.status, body)
+	}
 	switch ct := resp.Header.Get("Content-Type"); {
 	case len(body) == 0:
 		return r.status, ""

@@ -23,9 +23,7 @@ import (
 func (b *testBundle) from(ip string) *testBundle {
 	dialer := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}, Timeout: 5 * time.Second}
 	other := *b
-	other.client = &http.Client{Timeout: 10 * time.Second,
-		Transport:     &http.Transport{DialContext: dialer.DialContext},
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	other.client = newClient(b.t, &http.Transport{DialContext: dialer.DialContext})
 	return &other
 }
 

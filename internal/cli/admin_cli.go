@@ -18,7 +18,10 @@ import (
 	"time"
 )
 
-// adminClient calls the admin API of a running serve.
+// adminClient calls the admin API of a running serve. Its reference is
+// the API's OpenAPI document (`hookinbox openapi`, internal/admin/
+// openapi.yaml): the tests hold every request it sends and every answer
+// it reads to that document.
 type adminClient struct {
 	base  string
 	token string
@@ -55,7 +58,7 @@ func newAdminClient(fs *flag.FlagSet, e env) (*adminClient, error) {
 			token = cfg.Admin.Token
 		}
 	}
-	return &adminClient{base: strings.TrimSuffix(base, "/"), token: token, http: &http.Client{Timeout: 60 * time.Second}}, nil
+	return &adminClient{base: strings.TrimSuffix(base, "/"), token: token, http: &http.Client{Timeout: 60 * time.Second, Transport: e.adminTransport}}, nil
 }
 
 // call sends one request. A POST carries an Idempotency-Key and is retried

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/hookinbox/hookinbox/internal/admin/contract"
 	"github.com/hookinbox/hookinbox/internal/config"
 	"github.com/hookinbox/hookinbox/internal/testdb"
 	"github.com/hookinbox/hookinbox/internal/testlog"
@@ -173,7 +174,8 @@ func TestAdminCommandsWithoutConfigFile(t *testing.T) {
 	require.ErrorIs(t, err, os.ErrNotExist)
 	runIn := func(vars map[string]string, args ...string) (int, string) {
 		out := &testlog.Buffer{}
-		e := env{stdout: out, stderr: out, lookup: func(k string) (string, bool) { v, ok := vars[k]; return v, ok }}
+		e := env{stdout: out, stderr: out, lookup: func(k string) (string, bool) { v, ok := vars[k]; return v, ok },
+			adminTransport: contract.Transport(t, nil, true)}
 		return run(context.Background(), args, e), out.String()
 	}
 	missing := filepath.Join(t.TempDir(), "hookinbox.yaml")

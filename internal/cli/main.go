@@ -12,6 +12,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
@@ -38,6 +39,7 @@ commands:
   healthcheck [--ready]
             probe a running serve (for container health checks)
   db-url    print the database URL, password included (psql "$(hookinbox db-url)")
+  openapi   print the admin API's OpenAPI 3.1 document (JSON)
   stub-downstream
             a stand-in for the APIs the shipped handlers call, for trying them out
 
@@ -50,6 +52,10 @@ type env struct {
 	stdout, stderr io.Writer
 	lookup         func(string) (string, bool)
 	ext            Extensions
+	// adminTransport carries the admin commands' requests (nil: Go's
+	// default). Tests hold every request and answer to the admin API's
+	// OpenAPI document through it (internal/admin/contract).
+	adminTransport http.RoundTripper
 }
 
 // Main runs the command in os.Args with ext and exits with its code.
@@ -88,6 +94,8 @@ func run(ctx context.Context, args []string, e env) int {
 		err = healthcheckCmd(ctx, args[1:], e)
 	case "db-url":
 		err = dbURLCmd(ctx, args[1:], e)
+	case "openapi":
+		err = openapiCmd(args[1:], e)
 	case "stub-downstream":
 		err = stubDownstreamCmd(ctx, args[1:], e)
 	case "-h", "--help", "help":

@@ -17,6 +17,7 @@ import (
 
 	"github.com/hookinbox/hookinbox/handlers"
 	"github.com/hookinbox/hookinbox/handlers/stripe"
+	"github.com/hookinbox/hookinbox/internal/admin/contract"
 	"github.com/hookinbox/hookinbox/internal/downstreamstub"
 	"github.com/hookinbox/hookinbox/internal/testdb"
 	"github.com/hookinbox/hookinbox/internal/testlog"
@@ -81,7 +82,7 @@ func setupEnv(t *testing.T, databaseURL string, extra map[string]string) *testBu
 		env: env{stdout: &testlog.Buffer{}, stderr: stderr, lookup: func(k string) (string, bool) {
 			v, ok := vars[k]
 			return v, ok
-		}, ext: shipped},
+		}, ext: shipped, adminTransport: contract.Transport(t, nil, true)},
 	}
 }
 
