@@ -250,7 +250,18 @@ func replayCmd(ctx context.Context, args []string, e env) error {
 	if *source == "" && *status == "" && *eventType == "" && *since == "" && *until == "" {
 		return errors.New("give a delivery id, or a filter (--status failed, --source, --event-type, --since, --until) for a bulk replay")
 	}
-	filter := map[string]any{"source": *source, "status": *status, "event_type": *eventType, "since": *since, "until": *until, "limit": *limit}
+	// The filters given, as createBulkReplay's body names them: an empty
+	// one is left out rather than sent as "" (the API takes "" for absent,
+	// its document names no such value).
+	filter := map[string]any{}
+	for k, v := range map[string]string{"source": *source, "status": *status, "event_type": *eventType, "since": *since, "until": *until} {
+		if v != "" {
+			filter[k] = v
+		}
+	}
+	if *limit != 0 {
+		filter["limit"] = *limit
+	}
 	_, raw, err := client.call(ctx, http.MethodPost, "/admin/bulk-replays", filter, *key)
 	if err != nil {
 		return err

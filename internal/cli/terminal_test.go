@@ -188,6 +188,7 @@ func TestRemoteAnswersPrintControlCharactersEscaped(t *testing.T) {
 	require.NotContains(t, out, "\x1b")
 	require.Contains(t, out, "400 Bad Request\nno"+escapedNote+"\n")
 
+	b.env.adminTransport = nil // not the admin API: nothing of its answer is the document's
 	code, out = b.run(t, "deliveries", "--admin-url", hostile.URL)
 	require.Equal(t, 1, code, out)
 	require.NotContains(t, out, "\x1b")
