@@ -107,7 +107,7 @@ func setupWith(t *testing.T, opts setupOpts) *testBundle {
 		_ = srv.Shutdown(shutCtx)
 	})
 	return &testBundle{pool: pool, river: rc, inbox: ingest.NewInbox(pool, rc), logs: logs,
-		// Every answer is checked against the OpenAPI document (openapi_test.go).
+		// Every answer is checked against the OpenAPI document (newClient).
 		baseURL: "http://" + ln.Addr().String(), client: newClient(t, nil), t: t}
 }
 
