@@ -43,13 +43,14 @@ CREATE VIEW delivery_backlog AS
 SELECT count(*) AS deliveries
 FROM inbox_pending;
 
--- The disk the inbox takes, for the metrics' scrape: every partition of
--- the inbox, its keys and its state tables, with their indexes and TOAST
--- (a partitioned table has no storage of its own, so its own size is 0),
--- and when its oldest delivery was received, which tells whether
--- retention keeps up.
+-- The disk the inbox takes, for the metrics' scrape: the inbox, its keys
+-- and its state tables, each with every partition, with their indexes and
+-- TOAST, and when its oldest delivery was received, which tells whether
+-- retention keeps up. A partitioned table has no storage of its own (its
+-- own size is 0), and a table not partitioned (inbox_pending, the backlog)
+-- has no partition tree, so each table counts itself and its tree.
 CREATE VIEW delivery_storage AS
-SELECT (SELECT sum(pg_total_relation_size(t.relid))
+SELECT (SELECT sum(pg_total_relation_size(t.rel))
         FROM unnest(ARRAY['inbox', 'inbox_key', 'inbox_pending', 'inbox_outcome']::regclass[]) AS r (rel),
-             pg_partition_tree(r.rel) t)::bigint AS bytes,
+             LATERAL (SELECT r.rel UNION SELECT p.relid FROM pg_partition_tree(r.rel) p) AS t (rel))::bigint AS bytes,
        (SELECT min(i.received_at) FROM inbox i) AS oldest_received_at;

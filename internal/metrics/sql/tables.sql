@@ -1,6 +1,6 @@
 -- Size and oldest row of the tables retention keeps in check; the inbox's
 -- through the view internal/inbox publishes for it (migrations/035), which
--- sums its partitions.
+-- sums its tables and their partitions.
 SELECT 'inbox', s.bytes::float8,
        coalesce(extract(epoch FROM now() - s.oldest_received_at), 0)::float8
 FROM delivery_storage s
