@@ -87,9 +87,10 @@
 //
 // delivery_request: a stored delivery's request as a destination
 // forwards it: id, payload (byte for byte), content_type (the first
-// Content-Type header), headers, received_at. A destination's claim
-// (internal/destination/sql/send_claim.sql) reads its sends' bodies with
-// it.
+// Content-Type header, its name matched in any case: a Kafka delivery's
+// is stored as its producer spelled it), headers, received_at. A
+// destination's claim (internal/destination/sql/send_claim.sql) reads its
+// sends' bodies with it.
 //
 // delivery_received: source and received_at of each delivery a sender
 // sent (origin webhook or kafka; a recovery's are left out). The
@@ -102,8 +103,8 @@
 // delivery_backlog: deliveries: how many wait for a processing run to
 // decide them, for the backlog rule.
 //
-// delivery_storage: bytes (every partition of inbox, inbox_key,
-// inbox_pending and inbox_outcome, with indexes and TOAST) and
+// delivery_storage: bytes (inbox, inbox_key, inbox_pending and
+// inbox_outcome, each with its partitions, indexes and TOAST) and
 // oldest_received_at, for the metrics' table gauges
 // (internal/metrics/sql/tables.sql).
 //
