@@ -17,9 +17,17 @@
 
 -- A stored delivery's request as a destination forwards it: its body byte
 -- for byte, its Content-Type, its headers as received (credentials
--- dropped) and when it was received.
+-- dropped) and when it was received. A header's name is stored as its
+-- sender spelled it: a webhook's is canonical (Content-Type), a Kafka
+-- producer's often lower case (content-type). The Content-Type is found
+-- whatever its case, as handlers and a route's filter find it; the
+-- canonical name is read first, so a webhook's costs no scan.
 CREATE VIEW delivery_request AS
-SELECT i.id, i.payload, i.headers->'Content-Type'->>0 AS content_type, i.headers, i.received_at
+SELECT i.id, i.payload,
+       coalesce(i.headers->'Content-Type'->>0,
+                (SELECT h.value->>0 FROM jsonb_each(i.headers) h
+                 WHERE lower(h.key) = 'content-type' ORDER BY h.key LIMIT 1)) AS content_type,
+       i.headers, i.received_at
 FROM inbox i;
 
 -- The deliveries a sender sent, by webhook or through Kafka: not those a

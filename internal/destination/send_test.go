@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/hookinbox/hookinbox/ingest"
 	"github.com/hookinbox/hookinbox/internal/config"
 	"github.com/hookinbox/hookinbox/internal/destination"
 	"github.com/hookinbox/hookinbox/internal/receiver"
@@ -50,6 +51,26 @@ func TestSendIsSignedAndCarriesTheDerivedKey(t *testing.T) {
 	require.WithinDuration(t, time.Now(), time.Unix(ts, 0), time.Minute)
 	require.Equal(t, map[string]int{key: 1}, b.recv.Effects())
 	require.NotContains(t, b.log.String(), "app-token", "header values are never logged")
+}
+
+// A delivery's Content-Type is found whatever case its header's name is
+// stored in: a Kafka source stores headers as the producer spelled them,
+// usually content-type. The receiver gets it, not application/json, and
+// a route's filter over a form body reads it at the send as it did when
+// the send was recorded.
+func TestSendKeepsAContentTypeStoredInLowerCase(t *testing.T) {
+	t.Parallel()
+	b := setupWith(t, setupOpts{dest: patient, route: func(r *config.Route) { r.Filter = `body.a == "1"` }})
+	id := newID("kafka")
+	_, err := b.inbox.Record(context.Background(), ingest.Delivery{
+		Source: "billing", DeliveryID: id, EventType: "form.posted", OccurredAt: time.Now(),
+		Headers: http.Header{"content-type": {"application/x-www-form-urlencoded"}}, Payload: []byte("a=1&b=2"),
+	})
+	require.NoError(t, err)
+	require.Equal(t, "succeeded", b.waitSend(t, id, "succeeded", "failed"))
+	r := requestOf(t, b.recv, id, "app")
+	require.Equal(t, "a=1&b=2", string(r.Body))
+	require.Equal(t, "application/x-www-form-urlencoded", r.Header.Get("Content-Type"))
 }
 
 // 500s, a timeout and a connection reset are retried with the same key;
