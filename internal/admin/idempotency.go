@@ -66,13 +66,23 @@ func (k keyRef) args() pgx.NamedArgs {
 		"request_hash": k.hash, "lock_token": k.lockToken}
 }
 
+// storedLocation reads the Location header of an operation's answer from
+// its stored body, for the operations whose answer has one: a repeat gets
+// the first answer's headers that matter, and api_idempotency keeps only
+// its status and body.
+var storedLocation = map[string]func(body []byte) string{
+	"replay_delivery": replayLocation,
+	"bulk_replay":     bulkReplayLocation,
+}
+
 // mutation wraps a mutating route: it runs in a transaction (read it with
 // tx(c)) and, when the request carries an Idempotency-Key, follows the
 // contract: the first request runs, and its response is stored in the
 // operation's own transaction; a repeat gets that response byte for byte
-// with Idempotent-Replayed: true; the same key on another request is 422;
-// a key whose request is still running is 409; a key whose holder died
-// (lock expired) is taken over; an expired key starts afresh.
+// with Idempotent-Replayed: true (and its Location: storedLocation); the
+// same key on another request is 422; a key whose request is still
+// running is 409; a key whose holder died (lock expired) is taken over; an
+// expired key starts afresh.
 func (s *Server) mutation(operation string, h fiber.Handler) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		c.Locals(operationLocal, operation) // for the audit log
@@ -92,6 +102,11 @@ func (s *Server) mutation(operation string, h fiber.Handler) fiber.Handler {
 		switch cl.kind {
 		case claimStored:
 			c.Set("Idempotent-Replayed", "true")
+			if locate := storedLocation[operation]; locate != nil && cl.status < 300 {
+				if loc := locate(cl.body); loc != "" {
+					c.Set(fiber.HeaderLocation, loc)
+				}
+			}
 			c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
 			return c.Status(cl.status).Send(cl.body)
 		case claimMismatch:

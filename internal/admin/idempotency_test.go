@@ -30,6 +30,8 @@ func TestIdempotencyKeyContract(t *testing.T) {
 	require.Equal(t, first.status, again.status)
 	require.Equal(t, first.body, again.body)
 	require.Equal(t, "true", again.header.Get("Idempotent-Replayed"))
+	require.Regexp(t, `^/admin/replays/\d+$`, first.header.Get("Location"))
+	require.Equal(t, first.header.Get("Location"), again.header.Get("Location"), "the stored answer's Location")
 	require.Equal(t, 1, b.count(t, "SELECT count(*) FROM replay"))
 
 	// 3. The same key on a different request.
@@ -62,6 +64,8 @@ func TestIdempotencyCanonicalBody(t *testing.T) {
 	again := b.do(t, http.MethodPost, "/admin/bulk-replays", "{ \"limit\": 10,\n \"status\": \"failed\" }", key)
 	require.Equal(t, "true", again.header.Get("Idempotent-Replayed"))
 	require.Equal(t, first.body, again.body)
+	require.Regexp(t, `^/admin/bulk-replays/\d+$`, first.header.Get("Location"))
+	require.Equal(t, first.header.Get("Location"), again.header.Get("Location"), "the stored answer's Location")
 	r := b.do(t, http.MethodPost, "/admin/bulk-replays", `{"status":"failed","limit":11}`, key)
 	require.Equal(t, http.StatusUnprocessableEntity, r.status)
 	// Only whitespace may follow the JSON value: with more after it, the

@@ -56,7 +56,7 @@ func (s *Server) replayDelivery(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	c.Set(fiber.HeaderLocation, fmt.Sprintf("/admin/replays/%d", r.ReplayID))
+	c.Set(fiber.HeaderLocation, replayPath(r.ReplayID))
 	return c.Status(http.StatusAccepted).JSON(r)
 }
 
@@ -116,8 +116,31 @@ func (s *Server) createBulkReplay(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	c.Set(fiber.HeaderLocation, fmt.Sprintf("/admin/bulk-replays/%d", b.ID))
+	c.Set(fiber.HeaderLocation, bulkReplayPath(b.ID))
 	return c.Status(http.StatusAccepted).JSON(b)
+}
+
+func replayPath(id int64) string     { return fmt.Sprintf("/admin/replays/%d", id) }
+func bulkReplayPath(id int64) string { return fmt.Sprintf("/admin/bulk-replays/%d", id) }
+
+// replayLocation and bulkReplayLocation are the Location of a stored
+// answer of POST /admin/deliveries/{id}/replay and of POST
+// /admin/bulk-replays, read from its body: api_idempotency keeps an
+// answer's status and body, and a repeat carries the first one's Location.
+func replayLocation(body []byte) string {
+	var r Replay
+	if json.Unmarshal(body, &r) != nil || r.ReplayID == 0 {
+		return ""
+	}
+	return replayPath(r.ReplayID)
+}
+
+func bulkReplayLocation(body []byte) string {
+	var b jobs.BulkReplay
+	if json.Unmarshal(body, &b) != nil || b.ID == 0 {
+		return ""
+	}
+	return bulkReplayPath(b.ID)
 }
 
 // replayFilter checks a bulk replay's filter and makes it the job's.
