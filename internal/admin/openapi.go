@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"bytes"
 	_ "embed"
 	"encoding/json"
 	"fmt"
@@ -39,8 +40,12 @@ import (
 //go:embed openapi.yaml
 var openAPIYAML []byte
 
-// OpenAPIDocument is the admin listener's OpenAPI document, as JSON.
-func OpenAPIDocument() ([]byte, error) { return openAPIJSON() }
+// OpenAPIDocument is the admin listener's OpenAPI document, as JSON: a
+// copy, the caller's to change.
+func OpenAPIDocument() ([]byte, error) {
+	doc, err := openAPIJSON()
+	return bytes.Clone(doc), err
+}
 
 var openAPIJSON = sync.OnceValues(func() ([]byte, error) {
 	var doc map[string]any

@@ -165,3 +165,16 @@ func TestOpenAPIValidationCatchesADrift(t *testing.T) {
 	require.Error(t, c.CheckResponse(get("/console/"), 200, jsonHeader, []byte(`{}`)), "a page answered as JSON")
 	require.Error(t, c.CheckResponse(get("/no/such/route"), 200, jsonHeader, []byte(`{}`)), "an answer from a route the document lacks")
 }
+
+// The document handed out is the caller's to change: the next caller, and
+// GET /admin/openapi.json, still get the document.
+func TestOpenAPIDocumentIsACopy(t *testing.T) {
+	t.Parallel()
+	doc, err := admin.OpenAPIDocument()
+	require.NoError(t, err)
+	want := string(doc)
+	clear(doc)
+	again, err := admin.OpenAPIDocument()
+	require.NoError(t, err)
+	require.Equal(t, want, string(again))
+}
