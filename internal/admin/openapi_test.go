@@ -164,6 +164,11 @@ func TestOpenAPIValidationCatchesADrift(t *testing.T) {
 	require.NoError(t, c.CheckResponse(get("/riverui/api/jobs"), 200, jsonHeader, []byte(`[]`)), "River UI's paths under its *")
 	require.Error(t, c.CheckResponse(get("/console/"), 200, jsonHeader, []byte(`{}`)), "a page answered as JSON")
 	require.Error(t, c.CheckResponse(get("/no/such/route"), 200, jsonHeader, []byte(`{}`)), "an answer from a route the document lacks")
+	del, err := http.NewRequest(http.MethodDelete, "http://127.0.0.1:8081/admin/replays/1", nil)
+	require.NoError(t, err)
+	refused := []byte(`{"error":{"code":"bad_request","message":"x"}}`)
+	require.NoError(t, c.CheckResponse(del, 405, http.Header{"Content-Type": {"application/json"}, "Allow": {"GET, HEAD"}}, refused))
+	require.Error(t, c.CheckResponse(del, 405, jsonHeader, refused), "a 405 without Allow")
 }
 
 // The document handed out is the caller's to change: the next caller, and
@@ -177,4 +182,42 @@ func TestOpenAPIDocumentIsACopy(t *testing.T) {
 	again, err := admin.OpenAPIDocument()
 	require.NoError(t, err)
 	require.Equal(t, want, string(again))
+}
+
+// The answers the listener gives before any route's handler are the
+// document's too, and are validated as any other: a method a known path
+// does not have (405, with Allow), a body over the limit (413) and a
+// Content-Encoding (415), on GETs and on public routes as on the API's
+// POSTs.
+func TestOpenAPIDocumentsTheRefusalsBeforeAHandler(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	for _, path := range []string{"/admin/deliveries/5", "/admin/openapi.json"} {
+		r := b.do(t, http.MethodDelete, path, "", nil)
+		require.Equal(t, http.StatusMethodNotAllowed, r.status, "%s: %s", path, r.body)
+		require.Equal(t, "bad_request", r.errorCode(t))
+		require.Contains(t, r.header.Get("Allow"), http.MethodGet, path)
+	}
+	r := b.do(t, http.MethodPut, "/admin/openapi.json", "", nil)
+	require.Equal(t, http.StatusMethodNotAllowed, r.status, "%s", r.body)
+
+	gzipped := map[string]string{"Content-Encoding": "gzip"}
+	for _, tc := range []struct{ method, path string }{
+		{http.MethodGet, "/admin/deliveries"},
+		{http.MethodGet, "/login"},
+		{http.MethodPost, "/login"},
+		{http.MethodPost, "/logout"},
+		{http.MethodPost, "/admin/replays"},
+	} {
+		r := b.do(t, tc.method, tc.path, "x", gzipped)
+		require.Equal(t, http.StatusUnsupportedMediaType, r.status, "%s %s: %s", tc.method, tc.path, r.body)
+		require.Equal(t, "unsupported_media_type", r.errorCode(t))
+	}
+	big := `"` + strings.Repeat("a", 1<<20) + `"`
+	for _, path := range []string{"/admin/deliveries", "/metrics"} {
+		r := b.do(t, http.MethodGet, path, big, nil)
+		require.Equal(t, http.StatusRequestEntityTooLarge, r.status, "%s: %.200s", path, r.body)
+	}
+	r = b.do(t, http.MethodPost, "/logout", big, nil)
+	require.Equal(t, http.StatusRequestEntityTooLarge, r.status, "%.200s", r.body)
 }

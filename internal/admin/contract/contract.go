@@ -88,6 +88,10 @@ func (d *Doc) CheckResponse(req *http.Request, status int, header http.Header, b
 		if status < 400 || status >= 500 {
 			return fmt.Errorf("%d from a route the document does not have", status)
 		}
+		// The document's description: 405 names the methods the path has.
+		if status == http.StatusMethodNotAllowed && (errors.Is(err, routers.ErrPathNotFound) || header.Get("Allow") == "") {
+			return fmt.Errorf("405 for a path the document lacks, or without Allow (%q)", header.Get("Allow"))
+		}
 		return d.checkError(header, body)
 	}
 	if err != nil {
