@@ -243,7 +243,7 @@ func TestConsoleForgedPostRefused(t *testing.T) {
 func (b *testBundle) holdKey(t *testing.T, id int64, key string) {
 	t.Helper()
 	scope := sha256.Sum256([]byte(token))
-	hash := sha256.Sum256([]byte(fmt.Sprintf("POST\n/console/deliveries/%d/replay\n\n", id)))
+	hash := sha256.Sum256([]byte(fmt.Sprintf("POST\n/console/deliveries/:id/replay\nid=\"%d\"\n\n", id)))
 	_, err := b.pool.Exec(context.Background(), `INSERT INTO api_idempotency
 		(scope, operation, idempotency_key, request_hash, state, lock_token, locked_until, expires_at)
 		VALUES ($1, 'replay_delivery', $2, $3, 'in_progress', 'someone', now() + interval '1 minute', now() + interval '1 hour')`,

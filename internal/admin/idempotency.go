@@ -250,10 +250,17 @@ func tx(c *fiber.Ctx) pgx.Tx { return c.Locals(txLocal).(pgx.Tx) }
 
 // requestHash fingerprints a request: method, path, sorted query and body,
 // the JSON body in canonical form so that key order and spacing do not
-// make two equal requests differ.
+// make two equal requests differ. The path is the route's pattern with
+// its parameters' values: the router ignores the path's case and a
+// trailing slash, and a retry that spells them otherwise is the same
+// request.
 func requestHash(c *fiber.Ctx) []byte {
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\n%s\n", c.Method(), c.Path())
+	route := c.Route()
+	fmt.Fprintf(h, "%s\n%s\n", c.Method(), route.Path)
+	for _, p := range route.Params {
+		fmt.Fprintf(h, "%s=%q\n", p, c.Params(p))
+	}
 	var query []string
 	c.Request().URI().QueryArgs().VisitAll(func(k, v []byte) { query = append(query, string(k)+"="+string(v)) })
 	sort.Strings(query)

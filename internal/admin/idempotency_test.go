@@ -208,3 +208,32 @@ func TestIdempotencyKeysArePerToken(t *testing.T) {
 	require.NotEqual(t, oncall.body, other.body)
 	require.Equal(t, 2, b.count(t, "SELECT count(*) FROM replay"))
 }
+
+// The router ignores a path's case and a trailing slash, and so does the
+// request's fingerprint: a retry that spells the path otherwise is the
+// same request and gets the stored answer, not 422. (Sent past the
+// document's validation, whose paths are exact.)
+func TestIdempotencyKeyIgnoresThePathsSpelling(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	id := b.deliver(t, "github", "gh-idem-case", "push", `{}`)
+	post := func(path string) (int, string) {
+		req, err := http.NewRequest(http.MethodPost, b.baseURL+path, nil)
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Idempotency-Key", "replay-spelled")
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		return resp.StatusCode, resp.Header.Get("Idempotent-Replayed")
+	}
+	status, replayed := post(fmt.Sprintf("/admin/deliveries/%d/replay", id))
+	require.Equal(t, http.StatusAccepted, status)
+	require.Empty(t, replayed)
+	for _, path := range []string{"/admin/Deliveries/%d/REPLAY", "/admin/deliveries/%d/replay/"} {
+		status, replayed = post(fmt.Sprintf(path, id))
+		require.Equal(t, http.StatusAccepted, status, path)
+		require.Equal(t, "true", replayed, path)
+	}
+	require.Equal(t, 1, b.count(t, "SELECT count(*) FROM replay"))
+}
