@@ -62,4 +62,5 @@ var mutations = slices.Concat(
 	streamBoundMutations,
 	kafkaLagMutations,
 	openAPIMutations,
+	reviewMutations,
 )
