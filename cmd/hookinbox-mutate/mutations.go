@@ -63,4 +63,5 @@ var mutations = slices.Concat(
 	kafkaLagMutations,
 	openAPIMutations,
 	reviewMutations,
+	reviewAlertMutations,
 )

@@ -3,10 +3,10 @@ package main
 // The promise of this file's mutation that mutations.go does not name.
 const promiseForwarded = "A destination gets the delivery's body and Content-Type as received"
 
-// reviewMutations break answers and sends that a review of the OpenAPI
-// document, the Idempotency-Key contract and the inbox's views found
-// undefended: each is killed by the test written for it, or by the
-// document's validation of every answer.
+// reviewMutations break a repeated answer's headers, what the OpenAPI
+// document requires of an answer, and a send's Content-Type: each is
+// noticed by its own test or by the document's validation of every
+// answer.
 var reviewMutations = []Mutation{
 	{
 		// A repeat of a replay request answers the stored body without
@@ -58,5 +58,34 @@ var reviewMutations = []Mutation{
 		}},
 		Pkgs: []string{"./internal/destination"},
 		Run:  "^TestSendKeepsAContentTypeStoredInLowerCase$",
+	},
+}
+
+// reviewAlertMutations make a rule's condition count what it does not
+// name, so that an alert opens or stays closed when it should not.
+var reviewAlertMutations = []Mutation{
+	{
+		// One busy source's deliveries end every source's silence.
+		Name:    "alert-silence-ended-by-any-source",
+		Promise: promiseAlerts,
+		File:    "internal/alerts/sql/conditions.sql",
+		Edits: []Edit{{
+			Find:    "WHERE r.source = src.name AND r.received_at > now() - interval '1 minute'",
+			Replace: "WHERE r.received_at > now() - interval '1 minute'",
+		}},
+		Pkgs: []string{"./internal/alerts"},
+		Run:  "^TestSourceSilentEndsOnlyOnTheSourcesOwnSentDelivery$",
+	},
+	{
+		// Skipped deliveries are counted as failed ones.
+		Name:    "alert-failed-counts-skipped",
+		Promise: promiseAlerts,
+		File:    "migrations/035_delivery_views.up.sql",
+		Edits: []Edit{{
+			Find:    "WHERE o.status = 'failed'",
+			Replace: "WHERE o.status <> 'processed'",
+		}},
+		Pkgs: []string{"./internal/alerts"},
+		Run:  "^TestDeliveriesFailedCountsFailuresOnly$",
 	},
 }

@@ -208,3 +208,34 @@ func TestConcurrentEvaluationsRaiseOnce(t *testing.T) {
 func pair(a, b int) [2]int { return [2]int{a, b} }
 
 func itoa(n int64) string { b, _ := json.Marshal(n); return string(b) }
+
+// Only a delivery its sender sent, from the source itself, ends a
+// source's silence: another source's deliveries and a recovery read from
+// the provider's API (which hookinbox fetched itself) leave it open.
+func TestSourceSilentEndsOnlyOnTheSourcesOwnSentDelivery(t *testing.T) {
+	t.Parallel()
+	pool, e := setup(t, Rules{Silent: []Silence{{Source: "stripe", For: 5 * time.Second}}})
+	require.Equal(t, [2]int{1, 0}, pair(evaluate(t, pool, e)), "nothing ever accepted")
+	accept(t, pool, e, "gh-1", 0)
+	_, err := e.Inbox.Record(context.Background(), ingest.Delivery{Source: "stripe", DeliveryID: "evt_1", EventType: "invoice.paid",
+		Origin: ingest.OriginStripeEventsAPI, Payload: []byte(`{}`)})
+	require.NoError(t, err)
+	require.Equal(t, [2]int{0, 0}, pair(evaluate(t, pool, e)), "still silent: github sent, stripe's was recovered")
+	_, err = e.Inbox.Record(context.Background(), ingest.Delivery{Source: "stripe", DeliveryID: "evt_2", EventType: "invoice.paid",
+		Payload: []byte(`{}`)})
+	require.NoError(t, err)
+	require.Equal(t, [2]int{0, 1}, pair(evaluate(t, pool, e)))
+}
+
+// deliveries_failed counts the deliveries that failed for good, not the
+// ones handlers skipped.
+func TestDeliveriesFailedCountsFailuresOnly(t *testing.T) {
+	t.Parallel()
+	pool, e := setup(t, Rules{DeliveriesFailed: ptr(2)})
+	failDelivery(t, pool, 1)
+	exec(t, pool, `INSERT INTO inbox_outcome (inbox_id, source, event_type, received_at, status, processed_at)
+		VALUES (2, 'github', 'push', now(), 'skipped', now())`)
+	require.Equal(t, [2]int{0, 0}, pair(evaluate(t, pool, e)), "one failed, one skipped")
+	failDelivery(t, pool, 3)
+	require.Equal(t, [2]int{1, 0}, pair(evaluate(t, pool, e)))
+}
