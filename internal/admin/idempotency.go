@@ -58,6 +58,7 @@ type claim struct {
 type keyRef struct {
 	scope, operation, key string
 	hash                  []byte
+	spelledHash           []byte // the fingerprint a key stored by an older release has
 	lockToken             string
 }
 
@@ -94,7 +95,7 @@ func (s *Server) mutation(operation string, h fiber.Handler) fiber.Handler {
 		if key == "" {
 			return s.runInTx(c, h, nil) // not deduplicated: the caller chose so
 		}
-		ref := &keyRef{scope: principalOf(c).keySpace, operation: operation, key: key, hash: requestHash(c), lockToken: newLockToken()}
+		ref := &keyRef{scope: principalOf(c).keySpace, operation: operation, key: key, hash: requestHash(c), spelledHash: spelledRequestHash(c), lockToken: newLockToken()}
 		cl, err := s.claimKey(c.UserContext(), ref)
 		if err != nil {
 			return err
@@ -157,7 +158,7 @@ func (s *Server) claimKey(ctx context.Context, ref *keyRef) (claim, error) {
 		switch {
 		case expired:
 			return take(true)
-		case !bytes.Equal(hash, ref.hash):
+		case !bytes.Equal(hash, ref.hash) && !bytes.Equal(hash, ref.spelledHash):
 			cl.kind = claimMismatch
 		case state == "completed":
 			cl = claim{kind: claimStored, status: *status, body: body}
@@ -255,12 +256,28 @@ func tx(c *fiber.Ctx) pgx.Tx { return c.Locals(txLocal).(pgx.Tx) }
 // trailing slash, and a retry that spells them otherwise is the same
 // request.
 func requestHash(c *fiber.Ctx) []byte {
-	h := sha256.New()
 	route := c.Route()
-	fmt.Fprintf(h, "%s\n%s\n", c.Method(), route.Path)
-	for _, p := range route.Params {
-		fmt.Fprintf(h, "%s=%q\n", p, c.Params(p))
-	}
+	return fingerprint(c, func(h io.Writer) {
+		fmt.Fprintf(h, "%s\n", route.Path)
+		for _, p := range route.Params {
+			fmt.Fprintf(h, "%s=%q\n", p, c.Params(p))
+		}
+	})
+}
+
+// spelledRequestHash is the fingerprint of releases that took the path as
+// spelled. A key such a release stored (kept for its TTL) still matches
+// the retry of its own request across an upgrade, rather than getting 422.
+func spelledRequestHash(c *fiber.Ctx) []byte {
+	return fingerprint(c, func(h io.Writer) { fmt.Fprintf(h, "%s\n", c.Path()) })
+}
+
+// fingerprint hashes the method, what path writes, the sorted query and
+// the canonical body.
+func fingerprint(c *fiber.Ctx, path func(io.Writer)) []byte {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\n", c.Method())
+	path(h)
 	var query []string
 	c.Request().URI().QueryArgs().VisitAll(func(k, v []byte) { query = append(query, string(k)+"="+string(v)) })
 	sort.Strings(query)

@@ -2,6 +2,8 @@ package admin_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"net/http"
 	"strings"
@@ -213,6 +215,35 @@ func TestIdempotencyKeysArePerToken(t *testing.T) {
 // request's fingerprint: a retry that spells the path otherwise is the
 // same request and gets the stored answer, not 422. (Sent past the
 // document's validation, whose paths are exact.)
+// A key that a release fingerprinting the path as spelled stored is still
+// the same request when retried after an upgrade: the stored answer, not
+// 422.
+func TestIdempotencyKeyStoredByAnOlderReleaseStillMatches(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	id := b.deliver(t, "github", "gh-idem-older", "push", `{}`)
+	path := fmt.Sprintf("/admin/deliveries/%d/replay", id)
+	scope := sha256.Sum256([]byte(token))
+	spelled := sha256.Sum256([]byte("POST\n" + path + "\n\n"))
+	stored := fmt.Sprintf(`{"replay_id":4242,"id":%d,"source":"github","delivery_id":"gh-idem-older","job_id":7,"job_state":"available","bulk_replay_id":null,"requested_at":"2026-01-02T03:04:05Z"}`, id)
+	_, err := b.pool.Exec(context.Background(), `INSERT INTO api_idempotency
+		(scope, operation, idempotency_key, request_hash, state, status_code, response_body, expires_at)
+		VALUES ($1, 'replay_delivery', 'replay-older', $2, 'completed', 202, $3, now() + interval '1 hour')`,
+		"token:"+hex.EncodeToString(scope[:8]), spelled[:], []byte(stored))
+	require.NoError(t, err)
+	req, err := http.NewRequest(http.MethodPost, b.baseURL+path, nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Idempotency-Key", "replay-older")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusAccepted, resp.StatusCode)
+	require.Equal(t, "true", resp.Header.Get("Idempotent-Replayed"))
+	require.Equal(t, "/admin/replays/4242", resp.Header.Get("Location"))
+	require.Equal(t, 0, b.count(t, "SELECT count(*) FROM replay"))
+}
+
 func TestIdempotencyKeyIgnoresThePathsSpelling(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
