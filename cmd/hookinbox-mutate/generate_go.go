@@ -4,7 +4,9 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"slices"
 	"strconv"
+	"strings"
 )
 
 // goSwaps are the operator mutants: a comparison negated, a bound moved
@@ -27,13 +29,14 @@ var goSwaps = map[token.Token]token.Token{
 //   - a negation dropped (!x → x);
 //   - an integer constant changed (0 → 1, 1 → 0, n → n+1);
 //   - a statement dropped: a call, an assignment (not a declaration), an
-//     increment;
+//     increment; not one that holds every use of a variable or an import,
+//     which would leave it unused (see lastUses);
 //   - an error returned made nil (return …, err → return …, nil), in a
 //     function whose last result is an error.
 //
 // Each edit is made on the text at the node's offsets, so the rest of the
-// file stays byte for byte. A mutant may not compile (a dropped statement
-// leaves a variable unused); the run builds it first and counts it
+// file stays byte for byte. A mutant may still not compile (a constant
+// made too large for its type); the run builds it first and counts it
 // invalid.
 func generateGo(file, src string) ([]Mutant, error) {
 	fset := token.NewFileSet()
@@ -46,8 +49,12 @@ func generateGo(file, src string) ([]Mutant, error) {
 	add := func(kind string, start, end int, replace string) {
 		ms = append(ms, Mutant{File: file, Line: lineAt(src, start), Kind: kind, Start: start, End: end, Replace: replace})
 	}
+	uses := lastUses(f, off)
 	dropStmts := func(list []ast.Stmt) {
 		for _, s := range list {
+			if uses.only(off(s.Pos()), off(s.End())) {
+				continue
+			}
 			var kind string
 			switch s := s.(type) {
 			case *ast.ExprStmt:
@@ -141,4 +148,134 @@ func nilErrors(typ *ast.FuncType, body *ast.BlockStmt, off func(token.Pos) int, 
 		}
 		return true
 	})
+}
+
+// uses are where a file reads its local variables and its imports, by
+// name: Go refuses a variable that is declared and never read (assigning
+// it with = is no read) and an import never used, so a statement that
+// holds every read of one cannot be dropped.
+type uses struct {
+	// scopes are the function bodies, then the file for its imports.
+	scopes []useScope
+}
+
+type useScope struct {
+	start, end int // the span the names are declared in; the file for imports
+	decls      map[string][]int
+	reads      map[string][]int
+}
+
+// lastUses finds the file's imports and each function's local variables
+// and where they are read. It goes by name, not by object: a name a
+// function declares twice or shadows counts the reads of both, so a drop
+// is kept whenever a read of that name is left.
+func lastUses(f *ast.File, off func(token.Pos) int) uses {
+	var u uses
+	imports := useScope{start: 0, end: off(f.End()), decls: map[string][]int{}, reads: map[string][]int{}}
+	for _, im := range f.Imports {
+		name := ""
+		if im.Name != nil {
+			name = im.Name.Name
+		} else if p, err := strconv.Unquote(im.Path.Value); err == nil {
+			name = p[strings.LastIndex(p, "/")+1:]
+		}
+		if name != "" && name != "_" && name != "." {
+			imports.decls[name] = append(imports.decls[name], off(im.Pos()))
+			imports.reads[name] = []int{}
+		}
+	}
+	for _, d := range f.Decls {
+		fd, ok := d.(*ast.FuncDecl)
+		if !ok || fd.Body == nil {
+			continue
+		}
+		sc := useScope{start: off(fd.Body.Pos()), end: off(fd.Body.End()), decls: map[string][]int{}, reads: map[string][]int{}}
+		notReads := map[*ast.Ident]bool{}
+		declare := func(e ast.Expr) {
+			if id, ok := e.(*ast.Ident); ok && id.Name != "_" {
+				notReads[id] = true
+				sc.decls[id.Name] = append(sc.decls[id.Name], off(id.Pos()))
+				if sc.reads[id.Name] == nil {
+					sc.reads[id.Name] = []int{}
+				}
+			}
+		}
+		ast.Inspect(fd.Body, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.AssignStmt:
+				for _, l := range n.Lhs {
+					if n.Tok == token.DEFINE {
+						declare(l)
+					} else if id, ok := l.(*ast.Ident); ok && n.Tok == token.ASSIGN {
+						notReads[id] = true
+					}
+				}
+			case *ast.RangeStmt:
+				if n.Tok == token.DEFINE {
+					declare(n.Key)
+					if n.Value != nil {
+						declare(n.Value)
+					}
+				}
+			case *ast.ValueSpec:
+				for _, id := range n.Names {
+					declare(id)
+				}
+			case *ast.SelectorExpr:
+				notReads[n.Sel] = true
+			case *ast.KeyValueExpr:
+				if id, ok := n.Key.(*ast.Ident); ok {
+					notReads[id] = true
+				}
+			}
+			return true
+		})
+		ast.Inspect(fd.Body, func(n ast.Node) bool {
+			id, ok := n.(*ast.Ident)
+			if !ok || notReads[id] {
+				return true
+			}
+			if r, ok := sc.reads[id.Name]; ok {
+				sc.reads[id.Name] = append(r, off(id.Pos()))
+			} else if r, ok := imports.reads[id.Name]; ok {
+				imports.reads[id.Name] = append(r, off(id.Pos()))
+			}
+			return true
+		})
+		u.scopes = append(u.scopes, sc)
+	}
+	// Reads outside functions (a package-level var's initializer) keep an
+	// import used too.
+	ast.Inspect(f, func(n ast.Node) bool {
+		if fd, ok := n.(*ast.FuncDecl); ok && fd.Body != nil {
+			return false
+		}
+		if se, ok := n.(*ast.SelectorExpr); ok {
+			if id, ok := se.X.(*ast.Ident); ok {
+				if r, ok := imports.reads[id.Name]; ok {
+					imports.reads[id.Name] = append(r, off(id.Pos()))
+				}
+			}
+		}
+		return true
+	})
+	u.scopes = append(u.scopes, imports)
+	return u
+}
+
+// only reports whether the span [start, end) holds every read (and at
+// least one) of a name declared outside it, in a scope around it.
+func (u uses) only(start, end int) bool {
+	outside := func(at int) bool { return at < start || at >= end }
+	for _, sc := range u.scopes {
+		if start < sc.start || end > sc.end {
+			continue
+		}
+		for name, rs := range sc.reads {
+			if len(rs) > 0 && !slices.ContainsFunc(rs, outside) && slices.ContainsFunc(sc.decls[name], outside) {
+				return true
+			}
+		}
+	}
+	return false
 }

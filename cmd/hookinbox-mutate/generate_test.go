@@ -81,6 +81,46 @@ func TestGenerateGoMutatesCodeNotCommentsOrStrings(t *testing.T) {
 	}
 }
 
+const unusedSnippet = `package p
+
+import (
+	"fmt"
+	"strings"
+)
+
+func f(hs [][2]string, set func(string, string)) []string {
+	var out []string
+	for _, h := range hs {
+		set(h[0], h[1])
+	}
+	out = append(out, strings.ToLower("A"))
+	fmt.Println(len(hs))
+	func() { v := 1; set(fmt.Sprint(v), "") }()
+	return nil
+}
+`
+
+// A statement that holds every read of a variable or an import is not
+// dropped: the mutant would not compile. One whose variables are its
+// own, or are read elsewhere too, is.
+func TestGenerateGoDropsNoStatementAVariableNeeds(t *testing.T) {
+	t.Parallel()
+	ms, err := generate("p/p.go", unusedSnippet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var drops []string
+	for _, line := range mutantLines(t, unusedSnippet, ms) {
+		if strings.Contains(line, " drop ") {
+			drops = append(drops, line)
+		}
+	}
+	requireLines(t, drops, []string{
+		"14 drop call: ",
+		"15 drop call: ",
+	})
+}
+
 func TestGenerateGoRefusesWhatDoesNotParse(t *testing.T) {
 	t.Parallel()
 	if _, err := generate("p.go", "package p\nfunc {"); err == nil {
