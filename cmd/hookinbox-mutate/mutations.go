@@ -64,4 +64,5 @@ var mutations = slices.Concat(
 	openAPIMutations,
 	reviewMutations,
 	reviewAlertMutations,
+	generatedGapMutations,
 )

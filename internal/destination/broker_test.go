@@ -127,6 +127,25 @@ func TestKafkaPublisherWaitsForReplicasAndRetriesIdempotently(t *testing.T) {
 	}
 }
 
+// A produce the in-sync replicas never take is a failed attempt once the
+// attempt's time is up, never a send recorded succeeded.
+func TestKafkaPublisherSendNoReplicaTakesFails(t *testing.T) {
+	t.Parallel()
+	cluster, err := kfake.NewCluster(kfake.NumBrokers(3), kfake.SeedTopics(3, "events"))
+	require.NoError(t, err)
+	t.Cleanup(cluster.Close)
+	refused := cluster.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Topic: "events", Err: kerr.NotEnoughReplicas, Count: -1})
+
+	p, err := newKafkaPublisher(&config.KafkaDestination{Brokers: cluster.ListenAddrs(), Topic: "events"})
+	require.NoError(t, err)
+	defer p.close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	where, err := p.publish(ctx, brokerMessageFor(brokerSend(), "events", false, "application/json", kafkaTopicRune))
+	require.ErrorContains(t, err, "kafka topic events", "recorded at %q", where)
+	require.Positive(t, refused.Hits())
+}
+
 // JetStream keeps one message per webhook-id inside its duplicate window:
 // a send made again lands as a repeat the stream dropped.
 func TestNATSPublisherRepeatIsDroppedByTheStream(t *testing.T) {

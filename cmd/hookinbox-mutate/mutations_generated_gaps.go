@@ -1,0 +1,19 @@
+package main
+
+// generatedGapMutations close gaps that the generated passes over the rows
+// found (see docs/guarantees.md, Generated mutations): each was a
+// generated mutant that survived its row's tests.
+var generatedGapMutations = []Mutation{
+	{
+		Name:    "kafka-produce-error-dropped",
+		Promise: promiseSendOnce,
+		File:    "internal/destination/broker_kafka.go",
+		// A produce the replicas never took is recorded succeeded.
+		Edits: []Edit{{
+			Find:    `		return "", fmt.Errorf("kafka topic %s: %w", m.target, err)`,
+			Replace: `		return "", nil`,
+		}},
+		Pkgs: []string{"./internal/destination"},
+		Run:  "^TestKafkaPublisherSendNoReplicaTakesFails$",
+	},
+}
