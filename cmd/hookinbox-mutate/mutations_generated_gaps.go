@@ -16,4 +16,16 @@ var generatedGapMutations = []Mutation{
 		Pkgs: []string{"./internal/destination"},
 		Run:  "^TestKafkaPublisherSendNoReplicaTakesFails$",
 	},
+	{
+		Name:    "kafka-lag-at-over-counts",
+		Promise: promiseKafkaLag,
+		File:    "internal/alerts/sql/conditions.sql",
+		// A lag back to over is still over it: the alert stays open.
+		Edits: []Edit{{
+			Find:    "WHERE l.lag > r.over",
+			Replace: "WHERE l.lag >= r.over",
+		}},
+		Pkgs: []string{"./internal/alerts"},
+		Run:  "^TestKafkaLagOpensAfterItsForAndResolves$",
+	},
 }
