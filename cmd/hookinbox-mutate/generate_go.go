@@ -27,7 +27,8 @@ var goSwaps = map[token.Token]token.Token{
 //
 //   - a comparison or logical operator swapped (goSwaps);
 //   - a negation dropped (!x → x);
-//   - an integer constant changed (0 → 1, 1 → 0, n → n+1);
+//   - an integer constant changed (0 → 1, 1 → 0, n → n+1, or n → n-1 for
+//     the largest value of an integer type, 0xff say);
 //   - a statement dropped: a call, an assignment (not a declaration), an
 //     increment; not one that holds every use of a variable or an import,
 //     which would leave it unused (see lastUses);
@@ -91,8 +92,11 @@ func generateGo(file, src string) ([]Mutant, error) {
 			if n.Kind == token.INT {
 				if v, err := strconv.ParseInt(n.Value, 0, 64); err == nil {
 					to := v + 1
-					if v == 1 {
+					switch {
+					case v == 1:
 						to = 0
+					case atTypeMax(v):
+						to = v - 1 // one more would not fit a byte or its kin
 					}
 					repl := strconv.FormatInt(to, 10)
 					add(n.Value+" → "+repl, off(n.Pos()), off(n.End()), repl)
@@ -114,6 +118,17 @@ func generateGo(file, src string) ([]Mutant, error) {
 		return true
 	})
 	return ms, nil
+}
+
+// atTypeMax reports whether v is the largest value of a sized integer
+// type: one more would not compile where the constant has that type.
+func atTypeMax(v int64) bool {
+	for _, bits := range []uint{7, 8, 15, 16, 31, 32, 63} {
+		if uint64(v) == 1<<bits-1 {
+			return true
+		}
+	}
+	return false
 }
 
 // nilErrors adds, for a function whose last result is an error, a mutant

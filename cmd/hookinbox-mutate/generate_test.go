@@ -121,6 +121,21 @@ func TestGenerateGoDropsNoStatementAVariableNeeds(t *testing.T) {
 	})
 }
 
+// A constant at its type's largest value moves down, not up: 0xff + 1
+// is no byte.
+func TestGenerateGoKeepsConstantsInTheirType(t *testing.T) {
+	t.Parallel()
+	src := "package p\n\nvar b = []byte{0xff, 9}\n"
+	ms, err := generate("p/p.go", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	requireLines(t, mutantLines(t, src, ms), []string{
+		"3 0xff → 254: var b = []byte{254, 9}",
+		"3 9 → 10: var b = []byte{0xff, 10}",
+	})
+}
+
 func TestGenerateGoRefusesWhatDoesNotParse(t *testing.T) {
 	t.Parallel()
 	if _, err := generate("p.go", "package p\nfunc {"); err == nil {
