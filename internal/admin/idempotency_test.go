@@ -41,6 +41,9 @@ func TestIdempotencyKeyContract(t *testing.T) {
 	r := b.do(t, http.MethodPost, fmt.Sprintf("/admin/deliveries/%d/replay", other), "", key)
 	require.Equal(t, http.StatusUnprocessableEntity, r.status)
 	require.Equal(t, "idempotency_key_reused", r.errorCode(t))
+	r = b.do(t, http.MethodPost, path+"?since=2026-11-29T00:00:00Z", "", key)
+	require.Equal(t, http.StatusUnprocessableEntity, r.status, "another query is another request")
+	require.Equal(t, "idempotency_key_reused", r.errorCode(t))
 
 	// 4. No key: not deduplicated.
 	for i := 0; i < 2; i++ {
@@ -49,11 +52,14 @@ func TestIdempotencyKeyContract(t *testing.T) {
 	}
 	require.Equal(t, 3, b.count(t, "SELECT count(*) FROM replay"))
 
-	// 5. A key longer than 255 bytes.
+	// 5. A key longer than 255 bytes; one of 255 is a key.
 	r = b.do(t, http.MethodPost, path, "", map[string]string{"Idempotency-Key": strings.Repeat("k", 256)})
 	require.Equal(t, http.StatusBadRequest, r.status)
 	require.Equal(t, "invalid_idempotency_key", r.errorCode(t))
 	require.Equal(t, 3, b.count(t, "SELECT count(*) FROM replay"))
+	r = b.do(t, http.MethodPost, path, "", map[string]string{"Idempotency-Key": strings.Repeat("k", 255)})
+	require.Equal(t, http.StatusAccepted, r.status, "%s", r.body)
+	require.Equal(t, 4, b.count(t, "SELECT count(*) FROM replay"))
 }
 
 // Equal JSON bodies with other key order or spacing are the same request.
