@@ -53,4 +53,31 @@ var generatedGapMutations = []Mutation{
 		Pkgs: []string{"./internal/admin"},
 		Run:  "^TestIdempotencyKeyContract$",
 	},
+	{
+		Name:    "idempotency-lost-key-commits",
+		Promise: promiseIdempotency,
+		File:    "internal/admin/idempotency.go",
+		// A request whose key a retry took over commits and answers too:
+		// the work is done twice under one key.
+		Edits: []Edit{{
+			Find: `			return &apiError{http.StatusConflict, CodeRequestInProgress,
+				"this request took too long and another with the same Idempotency-Key took over; retry later"}`,
+			Replace: `			return nil`,
+		}},
+		Pkgs: []string{"./internal/admin"},
+		Run:  "^TestIdempotencyRequestThatOutlivesItsLockAnswers409$",
+	},
+	{
+		Name:    "idempotency-lock-never-expires",
+		Promise: promiseIdempotency,
+		File:    "internal/admin/idempotency.go",
+		// The lock's length is not passed: a key whose request died is
+		// never taken over, every retry gets 409 until the key expires.
+		Edits: []Edit{{
+			Find:    `		args["lock_secs"] = s.cfg.IdempotencyLock.Seconds()`,
+			Replace: ``,
+		}},
+		Pkgs: []string{"./internal/admin"},
+		Run:  "^TestIdempotencyRequestThatOutlivesItsLockAnswers409$",
+	},
 }

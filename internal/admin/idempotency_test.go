@@ -8,9 +8,13 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/hookinbox/hookinbox/internal/admin"
 )
 
 func TestIdempotencyKeyContract(t *testing.T) {
@@ -217,10 +221,6 @@ func TestIdempotencyKeysArePerToken(t *testing.T) {
 	require.Equal(t, 2, b.count(t, "SELECT count(*) FROM replay"))
 }
 
-// The router ignores a path's case and a trailing slash, and so does the
-// request's fingerprint: a retry that spells the path otherwise is the
-// same request and gets the stored answer, not 422. (Sent past the
-// document's validation, whose paths are exact.)
 // A key that a release fingerprinting the path as spelled stored is still
 // the same request when retried after an upgrade: the stored answer, not
 // 422.
@@ -250,6 +250,10 @@ func TestIdempotencyKeyStoredByAnOlderReleaseStillMatches(t *testing.T) {
 	require.Equal(t, 0, b.count(t, "SELECT count(*) FROM replay"))
 }
 
+// The router ignores a path's case and a trailing slash, and so does the
+// request's fingerprint: a retry that spells the path otherwise is the
+// same request and gets the stored answer, not 422. (Sent past the
+// document's validation, whose paths are exact.)
 func TestIdempotencyKeyIgnoresThePathsSpelling(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -273,4 +277,46 @@ func TestIdempotencyKeyIgnoresThePathsSpelling(t *testing.T) {
 		require.Equal(t, "true", replayed, path)
 	}
 	require.Equal(t, 1, b.count(t, "SELECT count(*) FROM replay"))
+}
+
+// A request that outlives its key's lock loses the key: the retry that
+// took it over gives the answer, and the slow original, once it ends,
+// stores nothing and answers 409, so the work is not done twice over the
+// key.
+func TestIdempotencyRequestThatOutlivesItsLockAnswers409(t *testing.T) {
+	t.Parallel()
+	var calls atomic.Int32
+	release := make(chan struct{})
+	b := setupWith(t, setupOpts{cfg: func(c *admin.Config) {
+		c.IdempotencyLock = time.Second
+		c.Redeliver = map[string]admin.Recovery{"github": func(context.Context, time.Time) (any, error) {
+			if calls.Add(1) == 1 {
+				<-release
+			}
+			return map[string]int{"redelivered": int(calls.Load())}, nil
+		}}
+	}})
+	var once sync.Once
+	unblock := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(unblock) // before the server's shutdown, which waits for the slow request
+	key := map[string]string{"Idempotency-Key": "slow"}
+	const path = "/admin/sources/github/redeliver"
+
+	slow := make(chan response, 1)
+	go func() { slow <- b.do(t, http.MethodPost, path, "", key) }()
+	require.Eventually(t, func() bool { return calls.Load() == 1 }, 10*time.Second, 10*time.Millisecond)
+	var retry response
+	require.Eventually(t, func() bool {
+		retry = b.do(t, http.MethodPost, path, "", key)
+		return retry.status != http.StatusConflict
+	}, 5*time.Second, 100*time.Millisecond, "the lock expires and a retry takes the key over")
+	require.Equal(t, http.StatusOK, retry.status, "%s", retry.body)
+	unblock()
+
+	r := <-slow
+	require.Equal(t, http.StatusConflict, r.status, "%s", r.body)
+	require.Equal(t, "request_in_progress", r.errorCode(t))
+	again := b.do(t, http.MethodPost, path, "", key)
+	require.Equal(t, "true", again.header.Get("Idempotent-Replayed"))
+	require.Equal(t, retry.body, again.body, "the key keeps the retry's answer")
 }
