@@ -110,10 +110,10 @@ func generateGo(file, src string) ([]Mutant, error) {
 			dropStmts(n.Body)
 		case *ast.FuncDecl:
 			if n.Body != nil {
-				nilErrors(n.Type, n.Body, off, add)
+				nilErrors(n.Type, n.Body, off, add, uses)
 			}
 		case *ast.FuncLit:
-			nilErrors(n.Type, n.Body, off, add)
+			nilErrors(n.Type, n.Body, off, add, uses)
 		}
 		return true
 	})
@@ -134,7 +134,7 @@ func atTypeMax(v int64) bool {
 // nilErrors adds, for a function whose last result is an error, a mutant
 // per return statement that makes its error nil. Function literals inside
 // body are left to their own call.
-func nilErrors(typ *ast.FuncType, body *ast.BlockStmt, off func(token.Pos) int, add func(string, int, int, string)) {
+func nilErrors(typ *ast.FuncType, body *ast.BlockStmt, off func(token.Pos) int, add func(string, int, int, string), uses uses) {
 	if typ.Results == nil || len(typ.Results.List) == 0 {
 		return
 	}
@@ -157,6 +157,9 @@ func nilErrors(typ *ast.FuncType, body *ast.BlockStmt, off func(token.Pos) int, 
 			}
 			kind := "return error → nil"
 			if id, ok := last.(*ast.Ident); ok {
+				if uses.only(off(id.Pos()), off(id.End())) {
+					return true // its one read: nil would leave it unused
+				}
 				kind = "return " + id.Name + " → nil"
 			}
 			add(kind, off(last.Pos()), off(last.End()), "nil")
@@ -168,9 +171,11 @@ func nilErrors(typ *ast.FuncType, body *ast.BlockStmt, off func(token.Pos) int, 
 // uses are where a file reads its local variables and its imports, by
 // name: Go refuses a variable that is declared and never read (assigning
 // it with = is no read) and an import never used, so a statement that
-// holds every read of one cannot be dropped.
+// holds every read of one cannot be dropped, nor can its one read be
+// made nil.
 type uses struct {
-	// scopes are the function bodies, then the file for its imports.
+	// scopes are the function bodies, literals' too, then the file for
+	// its imports.
 	scopes []useScope
 }
 
@@ -181,11 +186,103 @@ type useScope struct {
 }
 
 // lastUses finds the file's imports and each function's local variables
-// and where they are read. It goes by name, not by object: a name a
-// function declares twice or shadows counts the reads of both, so a drop
-// is kept whenever a read of that name is left.
+// and where they are read. It goes by name, not by object: a name that a
+// function declares twice, or that a function literal inside it declares
+// again, counts the reads of both, so a mutant is kept whenever a read of
+// that name is left.
 func lastUses(f *ast.File, off func(token.Pos) int) uses {
+	notReads := map[*ast.Ident]bool{}
+	lhs := func(e ast.Expr) {
+		if id, ok := e.(*ast.Ident); ok {
+			notReads[id] = true
+		}
+	}
+	ast.Inspect(f, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.ImportSpec:
+			return false
+		case *ast.AssignStmt:
+			if n.Tok == token.DEFINE || n.Tok == token.ASSIGN {
+				for _, l := range n.Lhs {
+					lhs(l)
+				}
+			}
+		case *ast.RangeStmt:
+			if n.Tok == token.DEFINE {
+				lhs(n.Key)
+				lhs(n.Value)
+			}
+		case *ast.ValueSpec:
+			for _, id := range n.Names {
+				notReads[id] = true
+			}
+		case *ast.SelectorExpr:
+			notReads[n.Sel] = true
+		case *ast.KeyValueExpr:
+			lhs(n.Key)
+		}
+		return true
+	})
+	reads := func(root ast.Node, sc useScope) {
+		ast.Inspect(root, func(n ast.Node) bool {
+			if _, ok := n.(*ast.ImportSpec); ok {
+				return false
+			}
+			if id, ok := n.(*ast.Ident); ok && !notReads[id] {
+				if r, ok := sc.reads[id.Name]; ok {
+					sc.reads[id.Name] = append(r, off(id.Pos()))
+				}
+			}
+			return true
+		})
+	}
+
 	var u uses
+	ast.Inspect(f, func(n ast.Node) bool {
+		var body *ast.BlockStmt
+		switch n := n.(type) {
+		case *ast.FuncDecl:
+			body = n.Body
+		case *ast.FuncLit:
+			body = n.Body
+		}
+		if body == nil {
+			return true
+		}
+		sc := useScope{start: off(body.Pos()), end: off(body.End()), decls: map[string][]int{}, reads: map[string][]int{}}
+		declare := func(e ast.Expr) {
+			if id, ok := e.(*ast.Ident); ok && id.Name != "_" {
+				sc.decls[id.Name] = append(sc.decls[id.Name], off(id.Pos()))
+				sc.reads[id.Name] = []int{}
+			}
+		}
+		ast.Inspect(body, func(m ast.Node) bool {
+			switch m := m.(type) {
+			case *ast.FuncLit:
+				return false // its own scope
+			case *ast.AssignStmt:
+				if m.Tok == token.DEFINE {
+					for _, l := range m.Lhs {
+						declare(l)
+					}
+				}
+			case *ast.RangeStmt:
+				if m.Tok == token.DEFINE {
+					declare(m.Key)
+					declare(m.Value)
+				}
+			case *ast.ValueSpec:
+				for _, id := range m.Names {
+					declare(id)
+				}
+			}
+			return true
+		})
+		reads(body, sc)
+		u.scopes = append(u.scopes, sc)
+		return true
+	})
+
 	imports := useScope{start: 0, end: off(f.End()), decls: map[string][]int{}, reads: map[string][]int{}}
 	for _, im := range f.Imports {
 		name := ""
@@ -199,81 +296,7 @@ func lastUses(f *ast.File, off func(token.Pos) int) uses {
 			imports.reads[name] = []int{}
 		}
 	}
-	for _, d := range f.Decls {
-		fd, ok := d.(*ast.FuncDecl)
-		if !ok || fd.Body == nil {
-			continue
-		}
-		sc := useScope{start: off(fd.Body.Pos()), end: off(fd.Body.End()), decls: map[string][]int{}, reads: map[string][]int{}}
-		notReads := map[*ast.Ident]bool{}
-		declare := func(e ast.Expr) {
-			if id, ok := e.(*ast.Ident); ok && id.Name != "_" {
-				notReads[id] = true
-				sc.decls[id.Name] = append(sc.decls[id.Name], off(id.Pos()))
-				if sc.reads[id.Name] == nil {
-					sc.reads[id.Name] = []int{}
-				}
-			}
-		}
-		ast.Inspect(fd.Body, func(n ast.Node) bool {
-			switch n := n.(type) {
-			case *ast.AssignStmt:
-				for _, l := range n.Lhs {
-					if n.Tok == token.DEFINE {
-						declare(l)
-					} else if id, ok := l.(*ast.Ident); ok && n.Tok == token.ASSIGN {
-						notReads[id] = true
-					}
-				}
-			case *ast.RangeStmt:
-				if n.Tok == token.DEFINE {
-					declare(n.Key)
-					if n.Value != nil {
-						declare(n.Value)
-					}
-				}
-			case *ast.ValueSpec:
-				for _, id := range n.Names {
-					declare(id)
-				}
-			case *ast.SelectorExpr:
-				notReads[n.Sel] = true
-			case *ast.KeyValueExpr:
-				if id, ok := n.Key.(*ast.Ident); ok {
-					notReads[id] = true
-				}
-			}
-			return true
-		})
-		ast.Inspect(fd.Body, func(n ast.Node) bool {
-			id, ok := n.(*ast.Ident)
-			if !ok || notReads[id] {
-				return true
-			}
-			if r, ok := sc.reads[id.Name]; ok {
-				sc.reads[id.Name] = append(r, off(id.Pos()))
-			} else if r, ok := imports.reads[id.Name]; ok {
-				imports.reads[id.Name] = append(r, off(id.Pos()))
-			}
-			return true
-		})
-		u.scopes = append(u.scopes, sc)
-	}
-	// Reads outside functions (a package-level var's initializer) keep an
-	// import used too.
-	ast.Inspect(f, func(n ast.Node) bool {
-		if fd, ok := n.(*ast.FuncDecl); ok && fd.Body != nil {
-			return false
-		}
-		if se, ok := n.(*ast.SelectorExpr); ok {
-			if id, ok := se.X.(*ast.Ident); ok {
-				if r, ok := imports.reads[id.Name]; ok {
-					imports.reads[id.Name] = append(r, off(id.Pos()))
-				}
-			}
-		}
-		return true
-	})
+	reads(f, imports)
 	u.scopes = append(u.scopes, imports)
 	return u
 }
