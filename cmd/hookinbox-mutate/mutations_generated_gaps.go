@@ -80,4 +80,17 @@ var generatedGapMutations = []Mutation{
 		Pkgs: []string{"./internal/admin"},
 		Run:  "^TestIdempotencyRequestThatOutlivesItsLockAnswers409$",
 	},
+	{
+		Name:    "circuit-skips-failures-after-success",
+		Promise: promiseCountOnce,
+		File:    "internal/destination/record.go",
+		// A flush with a success counts none of its failures, also those
+		// that ended after the success.
+		Edits: []Edit{{
+			Find:    "(t.anyOK && !r.res.at.Add(r.res.took).After(lastOK))",
+			Replace: "(t.anyOK || !r.res.at.Add(r.res.took).After(lastOK))",
+		}},
+		Pkgs: []string{"./internal/destination"},
+		Run:  "^TestAFlushCountsTheFailuresAfterItsLastSuccess$",
+	},
 }

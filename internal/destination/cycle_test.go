@@ -106,6 +106,32 @@ func TestARecordTriedAgainAddsNothingTwice(t *testing.T) {
 	require.Equal(t, []int{2, 2}, []int{attempts, failures}, "no request, nothing for the circuit")
 }
 
+// The circuit counts a flush's failures that ended after its last
+// success, and only those: the success resets the count the failures
+// before it made.
+func TestAFlushCountsTheFailuresAfterItsLastSuccess(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d := &dest{Destination: config.Destination{Name: "app", MaxInFlight: 3, Timeout: config.Duration(time.Second),
+		Retry:   config.Retry{Schedule: []config.Duration{config.Duration(time.Minute)}, MaxAge: config.Duration(time.Hour)},
+		Circuit: config.Circuit{Failures: 10, ProbeEvery: config.Duration(time.Second)}}}
+	s, pool := setupCycle(t, d, 3)
+	_, got, err := s.recordAndClaim(ctx, d, "me", "me/1", nil, 3, false)
+	require.NoError(t, err)
+	require.Len(t, got.sends, 3)
+	at := time.Now()
+	made := []result{
+		{send: got.sends[0], res: response{at: at.Add(-time.Second), took: time.Millisecond, status: 500}},
+		{send: got.sends[1], res: response{at: at, took: time.Millisecond, status: 200}},
+		{send: got.sends[2], res: response{at: at.Add(time.Second), took: time.Millisecond, status: 500}},
+	}
+	_, _, err = s.recordAndClaim(ctx, d, "me", "me/2", made, 0, false)
+	require.NoError(t, err)
+	var failures int
+	require.NoError(t, pool.QueryRow(ctx, `SELECT consecutive_failures FROM destination_state WHERE destination = 'app'`).Scan(&failures))
+	require.Equal(t, 1, failures, "the failure after the success, not the one before")
+}
+
 // A rate-limited claim writes the rate slots it took in its own
 // transaction, under the state row's lock: written after its commit,
 // another replica's claim could take the same slots meanwhile.
