@@ -69,13 +69,7 @@ func TestACycleRecordsAndClaimsInOneTransaction(t *testing.T) {
 func TestARecordTriedAgainAddsNothingTwice(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	d := &dest{Destination: config.Destination{Name: "app", MaxInFlight: 3, Timeout: config.Duration(time.Second),
-		Retry:   config.Retry{Schedule: []config.Duration{config.Duration(time.Minute)}, MaxAge: config.Duration(time.Hour)},
-		Circuit: config.Circuit{Failures: 10, ProbeEvery: config.Duration(time.Second)}}}
-	s, pool := setupCycle(t, d, 3)
-	_, got, err := s.recordAndClaim(ctx, d, "me", "me/1", nil, 3, false)
-	require.NoError(t, err)
-	require.Len(t, got.sends, 3)
+	d, s, pool, got := setupRecording(t)
 	failed := func(l *loadedSend) []result {
 		return []result{{send: l, res: response{at: time.Now(), took: time.Millisecond, status: 500}}}
 	}
@@ -86,7 +80,7 @@ func TestARecordTriedAgainAddsNothingTwice(t *testing.T) {
 	}
 
 	first := failed(got.sends[0])
-	_, _, err = s.recordAndClaim(ctx, d, "me", "me/2", first, 0, false)
+	_, _, err := s.recordAndClaim(ctx, d, "me", "me/2", first, 0, false)
 	require.NoError(t, err)
 	attempts, failures := counts()
 	require.Equal(t, []int{1, 1}, []int{attempts, failures})
@@ -112,24 +106,32 @@ func TestARecordTriedAgainAddsNothingTwice(t *testing.T) {
 func TestAFlushCountsTheFailuresAfterItsLastSuccess(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	d := &dest{Destination: config.Destination{Name: "app", MaxInFlight: 3, Timeout: config.Duration(time.Second),
-		Retry:   config.Retry{Schedule: []config.Duration{config.Duration(time.Minute)}, MaxAge: config.Duration(time.Hour)},
-		Circuit: config.Circuit{Failures: 10, ProbeEvery: config.Duration(time.Second)}}}
-	s, pool := setupCycle(t, d, 3)
-	_, got, err := s.recordAndClaim(ctx, d, "me", "me/1", nil, 3, false)
-	require.NoError(t, err)
-	require.Len(t, got.sends, 3)
+	d, s, pool, got := setupRecording(t)
 	at := time.Now()
 	made := []result{
 		{send: got.sends[0], res: response{at: at.Add(-time.Second), took: time.Millisecond, status: 500}},
 		{send: got.sends[1], res: response{at: at, took: time.Millisecond, status: 200}},
 		{send: got.sends[2], res: response{at: at.Add(time.Second), took: time.Millisecond, status: 500}},
 	}
-	_, _, err = s.recordAndClaim(ctx, d, "me", "me/2", made, 0, false)
+	_, _, err := s.recordAndClaim(ctx, d, "me", "me/2", made, 0, false)
 	require.NoError(t, err)
 	var failures int
 	require.NoError(t, pool.QueryRow(ctx, `SELECT consecutive_failures FROM destination_state WHERE destination = 'app'`).Scan(&failures))
 	require.Equal(t, 1, failures, "the failure after the success, not the one before")
+}
+
+// setupRecording is a destination of three slots whose circuit opens at
+// its tenth failure, with its three pending sends claimed.
+func setupRecording(t *testing.T) (*dest, *Service, *pgxpool.Pool, claimResult) {
+	t.Helper()
+	d := &dest{Destination: config.Destination{Name: "app", MaxInFlight: 3, Timeout: config.Duration(time.Second),
+		Retry:   config.Retry{Schedule: []config.Duration{config.Duration(time.Minute)}, MaxAge: config.Duration(time.Hour)},
+		Circuit: config.Circuit{Failures: 10, ProbeEvery: config.Duration(time.Second)}}}
+	s, pool := setupCycle(t, d, 3)
+	_, got, err := s.recordAndClaim(context.Background(), d, "me", "me/1", nil, 3, false)
+	require.NoError(t, err)
+	require.Len(t, got.sends, 3)
+	return d, s, pool, got
 }
 
 // A rate-limited claim writes the rate slots it took in its own
