@@ -68,6 +68,10 @@ func TestFailedRunDoesNotUndoAConcurrentReplaysOutcome(t *testing.T) {
 			}),
 		}))
 	}})
+	// A delivery no handler takes, finished before the failing run: its
+	// outcome is its own.
+	bystander := b.deliver(t, "billing", newID("other"), "other", standardPayload("other", "bystander", time.Now()), time.Now())
+	b.WaitStatus(t, bystander, "processed")
 	inboxID := b.deliver(t, "billing", newID("race"), "race", standardPayload("race", "replay-race", time.Now()), time.Now())
 	require.Eventually(t, func() bool { return calls.Load() == 1 }, 10*time.Second, 10*time.Millisecond)
 	replayJob := b.Replay(t, inboxID)
@@ -81,4 +85,6 @@ func TestFailedRunDoesNotUndoAConcurrentReplaysOutcome(t *testing.T) {
 	status, _ := b.Status(t, inboxID)
 	require.Equal(t, "processed", status, "processed after the failing run began: that outcome stands")
 	require.EqualValues(t, 2, calls.Load())
+	status, _ = b.Status(t, bystander)
+	require.Equal(t, "processed", status, "another delivery's failure is not this one's")
 }

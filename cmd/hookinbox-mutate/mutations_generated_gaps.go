@@ -93,4 +93,17 @@ var generatedGapMutations = []Mutation{
 		Pkgs: []string{"./internal/destination"},
 		Run:  "^TestAFlushCountsTheFailuresAfterItsLastSuccess$",
 	},
+	{
+		Name:    "failed-run-marks-other-deliveries",
+		Promise: promiseCompletion,
+		File:    "internal/inbox/sql/inbox_mark_error.sql",
+		// A run that fails for good marks every other finished delivery
+		// failed with its error.
+		Edits: []Edit{{
+			Find:    "WHERE inbox_id = @id\n  AND (processed_at IS NULL",
+			Replace: "WHERE inbox_id <> @id\n  AND (processed_at IS NULL",
+		}},
+		Pkgs: []string{"./handlers"},
+		Run:  "^TestFailedRunDoesNotUndoAConcurrentReplaysOutcome$",
+	},
 }
