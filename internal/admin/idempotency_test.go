@@ -293,7 +293,8 @@ func TestIdempotencyRequestThatOutlivesItsLockAnswers409(t *testing.T) {
 			if calls.Add(1) == 1 {
 				<-release
 			}
-			return map[string]int{"redelivered": int(calls.Load())}, nil
+			// redeliver.Result's shape, which the OpenAPI document holds it to.
+			return map[string]any{"examined": 1, "failed": 1, "already_in_inbox": 0, "redelivered": int(calls.Load()), "errors": []string{}}, nil
 		}}
 	}})
 	var once sync.Once
