@@ -4,6 +4,7 @@ import (
 	"go/ast"
 	"go/parser"
 	gotoken "go/token"
+	"io"
 	"io/fs"
 	"net/http"
 	"slices"
@@ -213,11 +214,37 @@ func TestOpenAPIDocumentsTheRefusalsBeforeAHandler(t *testing.T) {
 		require.Equal(t, http.StatusUnsupportedMediaType, r.status, "%s %s: %s", tc.method, tc.path, r.body)
 		require.Equal(t, "unsupported_media_type", r.errorCode(t))
 	}
-	big := `"` + strings.Repeat("a", 1<<20) + `"`
-	for _, path := range []string{"/admin/deliveries", "/metrics"} {
-		r := b.do(t, http.MethodGet, path, big, nil)
-		require.Equal(t, http.StatusRequestEntityTooLarge, r.status, "%s: %.200s", path, r.body)
+	for _, tc := range []struct{ method, path string }{
+		{http.MethodGet, "/admin/deliveries"},
+		{http.MethodGet, "/metrics"},
+		{http.MethodPost, "/logout"},
+	} {
+		status, body := b.announceTooBig(t, tc.method, tc.path)
+		require.Equal(t, http.StatusRequestEntityTooLarge, status, "%s %s: %.200s", tc.method, tc.path, body)
 	}
-	r = b.do(t, http.MethodPost, "/logout", big, nil)
-	require.Equal(t, http.StatusRequestEntityTooLarge, r.status, "%.200s", r.body)
+}
+
+// announceTooBig sends a body one byte over the admin limit. The listener
+// refuses it from its announced length and closes the connection without
+// reading the rest, so a client still writing may see a connection reset
+// instead of the answer (docs/ingest.md, the body's size): such a try is
+// made again, until the answer is read.
+func (b *testBundle) announceTooBig(t *testing.T, method, path string) (int, []byte) {
+	t.Helper()
+	big := strings.Repeat("a", 1<<20+1)
+	for try := 1; ; try++ {
+		req, err := http.NewRequest(method, b.baseURL+path, strings.NewReader(big))
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := b.client.Do(req)
+		if err != nil && strings.Contains(err.Error(), "connection reset") && try < 20 {
+			continue
+		}
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		return resp.StatusCode, body
+	}
 }

@@ -54,6 +54,7 @@ type bundle struct {
 	recv     *receiver.Receiver
 	log      *testlog.Buffer
 	observed atomic.Int64
+	gen      *jobs.Generation // set with setupOpts.fingerprint
 }
 
 type setupOpts struct {
@@ -120,6 +121,7 @@ func setupWith(t *testing.T, opts setupOpts) *bundle {
 		require.NoError(t, err)
 		require.NoError(t, gen.Settle(ctx))
 	}
+	b.gen = gen
 	b.client, err = jobs.NewClient(b.pool, jobs.ClientConfig{
 		Registry: reg, FetchPollInterval: 50 * time.Millisecond, Logger: logger, RetryPolicy: fastRetry{}, Generation: gen,
 	})
