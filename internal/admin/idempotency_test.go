@@ -237,16 +237,10 @@ func TestIdempotencyKeyStoredByAnOlderReleaseStillMatches(t *testing.T) {
 		VALUES ($1, 'replay_delivery', 'replay-older', $2, 'completed', 202, $3, now() + interval '1 hour')`,
 		"token:"+hex.EncodeToString(scope[:8]), spelled[:], []byte(stored))
 	require.NoError(t, err)
-	req, err := http.NewRequest(http.MethodPost, b.baseURL+path, nil)
-	require.NoError(t, err)
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Idempotency-Key", "replay-older")
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	resp.Body.Close()
-	require.Equal(t, http.StatusAccepted, resp.StatusCode)
-	require.Equal(t, "true", resp.Header.Get("Idempotent-Replayed"))
-	require.Equal(t, "/admin/replays/4242", resp.Header.Get("Location"))
+	r := b.do(t, http.MethodPost, path, "", map[string]string{"Idempotency-Key": "replay-older"})
+	require.Equal(t, http.StatusAccepted, r.status, "%s", r.body)
+	require.Equal(t, "true", r.header.Get("Idempotent-Replayed"))
+	require.Equal(t, "/admin/replays/4242", r.header.Get("Location"))
 	require.Equal(t, 0, b.count(t, "SELECT count(*) FROM replay"))
 }
 
