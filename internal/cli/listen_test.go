@@ -240,6 +240,12 @@ func TestListenForwardsReSignedDeliveries(t *testing.T) {
 	b.sendOK(t, "--source", "stripe", "--event", "payment_intent.succeeded", "--new-id")
 	b.sendOK(t, "--source", "billing", "--event", "invoice.paid", "--new-id")
 	got := app.waitFor(t, 3, l.out)
+	// The app keeps a request before it answers; listen prints the line
+	// once the answer is in, and a listen stopped before that sends the
+	// delivery again next time instead.
+	billing := regexp.MustCompile(`(?m)  billing  invoice\.paid  msg_\w+  -> 200 OK`)
+	require.Eventually(t, func() bool { return billing.MatchString(l.out.String()) }, 30*time.Second, 10*time.Millisecond,
+		"listen:\n%s", l.out)
 	l.stop(t)
 
 	require.Equal(t, []string{"github", "stripe", "billing"}, []string{got[0].source, got[1].source, got[2].source})
@@ -263,7 +269,6 @@ func TestListenForwardsReSignedDeliveries(t *testing.T) {
 	require.Regexp(t, line, out)
 	require.Regexp(t, `(?m)  github  issues  [0-9a-f-]{36}  -> 500 Internal Server Error \(not sent again\)  \d+ ms$`, out)
 	require.Regexp(t, `(?m)  stripe  payment_intent\.succeeded  evt_\w+  -> 200 OK`, out)
-	require.Regexp(t, `(?m)  billing  invoice\.paid  msg_\w+  -> 200 OK`, out)
 }
 
 // A listen killed while the app holds a delivery, started again, sends
