@@ -50,10 +50,11 @@ type Event struct {
 	// Logger carries the delivery's source, delivery id and inbox id.
 	Logger *slog.Logger
 
-	handler  string
-	jobs     JobInserter
-	wait     bool               // false in a processing batch: see lock
-	deferred []*pgx.QueuedQuery // Defer's statements, in the order queued
+	handler      string
+	jobs         JobInserter
+	wait         bool               // false in a processing batch: see lock
+	deferred     []*pgx.QueuedQuery // Defer's statements, in the order queued
+	deferredRows []deferredRow      // DeferRow's rows, in the order queued
 }
 
 // Lock takes the transaction-scoped advisory lock named key, serialising

@@ -93,9 +93,9 @@ func readLock(res pgx.BatchResults, r Resource, key string, wait bool) error {
 	return nil
 }
 
-// end runs the handlers' deferred statements and records the resource's
-// new version, in one round trip.
-func end(ctx context.Context, tx pgx.Tx, d Delivery, r Resource, deferred []*pgx.QueuedQuery) error {
+// end runs the handlers' deferred statements, writes their deferred rows
+// and records the resource's new version, in one round trip.
+func end(ctx context.Context, tx pgx.Tx, d Delivery, r Resource, deferred deferredWork) error {
 	b := &pgx.Batch{QueuedQueries: endQueries(d, r, deferred)}
 	if b.Len() == 0 {
 		return nil
@@ -106,9 +106,12 @@ func end(ctx context.Context, tx pgx.Tx, d Delivery, r Resource, deferred []*pgx
 	return nil
 }
 
-// endQueries are end's statements, deferred ones first.
-func endQueries(d Delivery, r Resource, deferred []*pgx.QueuedQuery) []*pgx.QueuedQuery {
-	b := &pgx.Batch{QueuedQueries: deferred}
+// endQueries are end's statements, deferred ones first, then the rows.
+func endQueries(d Delivery, r Resource, deferred deferredWork) []*pgx.QueuedQuery {
+	b := &pgx.Batch{QueuedQueries: deferred.stmts}
+	var rows rowGroups // this delivery's alone: a batch writes all of its at once
+	rows.add(deferred.rows)
+	rows.queue(b)
 	var v batchVersions // one row: the statements a batch sends for all of its
 	v.add(d, r)
 	v.queue(b)

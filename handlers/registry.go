@@ -250,10 +250,11 @@ func (r *Registry) process(ctx context.Context, tx pgx.Tx, jobs JobInserter, d D
 }
 
 // runHandlers calls each matched handler (LatestState ones only for fresh
-// events) and returns the statements they deferred (Event.Defer).
-func (r *Registry) runHandlers(ctx context.Context, tx pgx.Tx, jobs JobInserter, d Delivery, res Resource, stale, wait bool, matched []Registration) ([]*pgx.QueuedQuery, error) {
+// events) and returns the statements and rows they deferred (Event.Defer,
+// Event.DeferRow).
+func (r *Registry) runHandlers(ctx context.Context, tx pgx.Tx, jobs JobInserter, d Delivery, res Resource, stale, wait bool, matched []Registration) (deferredWork, error) {
 	logger := r.logger.With("source", d.Source, "delivery_id", d.DeliveryID, "inbox_id", d.InboxID, "event_type", d.EventType)
-	var deferred []*pgx.QueuedQuery
+	var deferred deferredWork
 	for _, reg := range matched {
 		if stale && reg.Ordering == LatestState {
 			logger.Info("stale event passed over", "handler", reg.Name, "resource", res.Key, "event_at", res.At)
@@ -261,9 +262,10 @@ func (r *Registry) runHandlers(ctx context.Context, tx pgx.Tx, jobs JobInserter,
 		}
 		e := &Event{Delivery: d, Resource: res, Stale: stale, Tx: tx, Logger: logger.With("handler", reg.Name), handler: reg.Name, jobs: jobs, wait: wait}
 		if err := call(ctx, reg, e); err != nil {
-			return nil, err
+			return deferredWork{}, err
 		}
-		deferred = append(deferred, e.deferred...)
+		deferred.stmts = append(deferred.stmts, e.deferred...)
+		deferred.rows = append(deferred.rows, e.deferredRows...)
 	}
 	return deferred, nil
 }

@@ -52,14 +52,17 @@ type txBatch struct {
 	r        *Registry
 	tx       pgx.Tx
 	carry    *pgpipe.Pipe
+	rows     rowGroups     // sent by flush only
 	versions batchVersions // sent by flush only
 }
 
-// flush sends what the last delivery left to send, and the new versions
-// of every processed delivery's resource. They all close earlier
-// deliveries' work: their failure is the batch's (a *pgpipe.CarriedError).
+// flush sends what the last delivery left to send, the rows every
+// processed delivery deferred, and the new versions of their resources.
+// They all close earlier deliveries' work: their failure is the batch's
+// (a *pgpipe.CarriedError).
 func (b *txBatch) flush(ctx context.Context) error {
 	batch := &pgx.Batch{}
+	b.rows.queue(batch)
 	b.versions.queue(batch)
 	b.carry.Carry(batch.QueuedQueries...)
 	return b.carry.Flush(ctx)

@@ -192,7 +192,8 @@ func (b *txBatch) processLocked(ctx context.Context, jobs JobInserter, p *locked
 			// only Defer.
 			b.carry.Drop(start)
 		}
-		b.carry.Carry(deferred...)
+		b.carry.Carry(deferred.stmts...)
+		b.rows.add(deferred.rows)
 		if htx.sent {
 			b.carry.Queue("RELEASE SAVEPOINT " + deliverySavepoint)
 		}

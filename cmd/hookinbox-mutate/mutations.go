@@ -65,4 +65,5 @@ var mutations = slices.Concat(
 	reviewMutations,
 	reviewAlertMutations,
 	generatedGapMutations,
+	deferRowMutations,
 )

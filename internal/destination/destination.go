@@ -37,7 +37,6 @@ import (
 	"github.com/hookinbox/hookinbox/handlers"
 	"github.com/hookinbox/hookinbox/internal/config"
 	"github.com/hookinbox/hookinbox/internal/outbound"
-	"github.com/hookinbox/hookinbox/internal/pgnamed"
 )
 
 var (
@@ -276,30 +275,28 @@ func (s *Service) insertSend(ctx context.Context, e *handlers.Event, t target, e
 	if evalErr != nil {
 		state, lastError = "failed", ptr(evalErr.Error())
 	}
-	// pgnamed: the statement is rewritten once, not lexed per send.
-	args := pgnamed.Args{
-		"destination": t.destination, "source": e.Source, "delivery_id": e.DeliveryID, "inbox_id": e.InboxID,
-		"event_type": e.EventType, "key": Key(e.Source, e.DeliveryID, t.destination), "ordered": ordered,
-		"skip_stale": ordered && t.route.SkipStale, "resource_key": resourceKey,
-		"event_at": e.Resource.At, "event_received_at": e.Resource.ReceivedAt,
-		"at_is_receipt": e.Resource.AtIsReceipt, "state": state, "last_error": lastError, "trace_parent": traceParentOf(ctx),
+	row := sendRow{
+		destination: t.destination, source: e.Source, deliveryID: e.DeliveryID, inboxID: e.InboxID,
+		eventType: e.EventType, key: Key(e.Source, e.DeliveryID, t.destination), ordered: ordered,
+		skipStale: ordered && t.route.SkipStale, resourceKey: resourceKey,
+		eventAt: e.Resource.At, eventReceivedAt: e.Resource.ReceivedAt,
+		atIsReceipt: e.Resource.AtIsReceipt, state: state, lastError: lastError, traceParent: traceParentOf(ctx),
 	}
 	if evalErr == nil {
 		// Nothing here depends on whether the row is new, so the
-		// insert travels with the delivery's closing statements
-		// instead of a round trip of its own: with a destination at
-		// half the database's rate, one round trip per send was the
-		// processing's largest statement after the inbox's
-		// (bench/README.md, Design decisions, "Send insert with the
-		// delivery"). An ordered send's turn is the sender's to give
+		// insert is written with the processing batch's closing
+		// statements, every send of the batch in one statement,
+		// instead of a round trip of its own (bench/README.md, Design
+		// decisions, "Send insert with the delivery" and "Send rows
+		// per batch"). An ordered send's turn is the sender's to give
 		// (queueLineUp).
-		e.Defer(sendInsertSQL, args)
+		e.DeferRow(sendRows{}, row)
 		s.hint(t.destination)
 		return nil
 	}
 	// A failed route is counted and logged once, for a new send only.
 	var id int64
-	err := e.Tx.QueryRow(ctx, sendInsertSQL, args).Scan(&id)
+	err := e.Tx.QueryRow(ctx, sendInsertSQL, sendInsertArgs(row)).Scan(&id)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil // recorded already: the same key, nothing new
 	}
