@@ -13,6 +13,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/hookinbox/hookinbox/handlers"
 	"github.com/hookinbox/hookinbox/internal/pgnamed"
 )
@@ -39,6 +41,7 @@ type issueMirrorRow struct {
 	Repo, Kind, State, Title string
 	Number                   int
 	Updated                  time.Time // zero when the payload has none
+	DeliveryID               string
 }
 
 func mirrorIssue(ctx context.Context, e *handlers.Event) error {
@@ -49,13 +52,50 @@ func mirrorIssue(ctx context.Context, e *handlers.Event) error {
 	if row.Updated.IsZero() {
 		row.Updated = e.ReceivedAt
 	}
-	// Deferred: the upsert's result changes nothing here, and in a batch it
-	// then rides the next delivery's round trip.
-	e.Defer(issueMirrorUpsertSQL, pgnamed.Args{
-		"repo": row.Repo, "number": row.Number, "kind": row.Kind, "state": row.State, "title": row.Title,
-		"updated_at": row.Updated, "delivery_id": e.DeliveryID,
-	})
+	row.DeliveryID = e.DeliveryID
+	// Deferred: the upsert's result changes nothing here, and a batch
+	// writes its deliveries' rows in one statement.
+	e.DeferRow(issueMirrorRows{}, row)
 	return nil
+}
+
+// issueMirrorRows writes a processing batch's mirror rows in one
+// statement. Of rows for one issue it keeps the one the statements a row
+// apart would have left: the newest updated_at, the later of equals. One
+// statement cannot update a row twice, and a batch never holds two
+// deliveries of one resource; an issue's number is its resource's, but
+// another handler's resource field could tell them apart.
+type issueMirrorRows struct{}
+
+func (issueMirrorRows) QueueRows(batch *pgx.Batch, rows []any) {
+	var (
+		at   = map[[2]any]int{} // (repo, number) → index in the arrays
+		args = struct {
+			repos, kinds, states, titles, deliveryIDs []string
+			numbers                                   []int
+			updated                                   []time.Time
+		}{}
+	)
+	for _, r := range rows {
+		row := r.(issueMirrorRow)
+		key := [2]any{row.Repo, row.Number}
+		if i, ok := at[key]; ok {
+			if row.Updated.Before(args.updated[i]) {
+				continue
+			}
+			args.kinds[i], args.states[i], args.titles[i] = row.Kind, row.State, row.Title
+			args.updated[i], args.deliveryIDs[i] = row.Updated, row.DeliveryID
+			continue
+		}
+		at[key] = len(args.repos)
+		args.repos, args.numbers, args.kinds = append(args.repos, row.Repo), append(args.numbers, row.Number), append(args.kinds, row.Kind)
+		args.states, args.titles = append(args.states, row.State), append(args.titles, row.Title)
+		args.updated, args.deliveryIDs = append(args.updated, row.Updated), append(args.deliveryIDs, row.DeliveryID)
+	}
+	batch.Queue(issueMirrorUpsertSQL, pgnamed.Args{
+		"repos": args.repos, "numbers": args.numbers, "kinds": args.kinds, "states": args.states,
+		"titles": args.titles, "updated_ats": args.updated, "delivery_ids": args.deliveryIDs,
+	})
 }
 
 // issueMirrorRowOf reads the mirror's row from an issues or pull_request
