@@ -66,4 +66,5 @@ var mutations = slices.Concat(
 	reviewAlertMutations,
 	generatedGapMutations,
 	deferRowMutations,
+	openGapMutations,
 )

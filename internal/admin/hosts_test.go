@@ -122,7 +122,8 @@ func TestForeignHostRefusedOnEveryRoute(t *testing.T) {
 func TestHostsMustBeNames(t *testing.T) {
 	t.Parallel()
 	b := setupWith(t, setupOpts{noWorker: true})
-	for _, bad := range []string{"", "https://admin.example", "admin.example:8081", "*", "*.", "a.*.example", ".example"} {
+	for _, bad := range []string{"", "https://admin.example", "admin.example:8081", "*", "*.", "a.*.example", ".example", ".example.com",
+		"example.com."} {
 		_, err := admin.NewServer(admin.Config{Admin: config.Admin{Token: token, Listen: "127.0.0.1:0", Hosts: []string{bad}}, Pool: b.pool, River: b.river})
 		require.ErrorContains(t, err, "admin.hosts[0]", bad)
 	}
@@ -149,5 +150,25 @@ func TestAWildcardHostAllowsItsSubdomainsOnly(t *testing.T) {
 	for _, host := range []string{"admin.corp.example", "admin.corp.example:" + port, "ADMIN.Corp.Example", "a.b.corp.example"} {
 		status, body := b.hostRequest(t, http.MethodGet, "/admin/deliveries", host, true)
 		require.Equal(t, http.StatusOK, status, "Host %s: %s", host, body)
+	}
+}
+
+// The listen address's own name is ours: a listener configured on
+// admin.internal answers a Host of admin.internal, in any case and on its
+// port, without admin.hosts naming it, and nothing that merely begins so.
+func TestTheListenAddressesNameIsAllowed(t *testing.T) {
+	t.Parallel()
+	var port string
+	b := setupWith(t, setupOpts{noWorker: true, cfg: func(c *admin.Config) {
+		port = c.Listen[strings.LastIndex(c.Listen, ":")+1:]
+		c.Listen = "admin.internal:" + port
+	}})
+	for _, host := range []string{"admin.internal:" + port, "admin.internal", "ADMIN.Internal:" + port} {
+		status, body := b.hostRequest(t, http.MethodGet, "/admin/deliveries", host, true)
+		require.Equal(t, http.StatusOK, status, "Host %s: %s", host, body)
+	}
+	for _, host := range []string{"admin.internal.evil.example:" + port, "internal:" + port} {
+		status, body := b.hostRequest(t, http.MethodGet, "/admin/deliveries", host, true)
+		require.Equal(t, http.StatusMisdirectedRequest, status, "Host %s: %s", host, body)
 	}
 }

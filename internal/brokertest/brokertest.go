@@ -33,6 +33,13 @@ func NATS(t testing.TB) string {
 // Stream creates a JetStream stream taking subjects on the server at url.
 func Stream(t testing.TB, url, name string, subjects ...string) jetstream.Stream {
 	t.Helper()
+	return StreamOf(t, url, jetstream.StreamConfig{Name: name, Subjects: subjects})
+}
+
+// StreamOf creates the JetStream stream cfg describes (its limits, what
+// it does when full) on the server at url.
+func StreamOf(t testing.TB, url string, cfg jetstream.StreamConfig) jetstream.Stream {
+	t.Helper()
 	nc, err := nats.Connect(url)
 	if err != nil {
 		t.Fatal(err)
@@ -42,7 +49,7 @@ func Stream(t testing.TB, url, name string, subjects ...string) jetstream.Stream
 	if err != nil {
 		t.Fatal(err)
 	}
-	stream, err := js.CreateStream(context.Background(), jetstream.StreamConfig{Name: name, Subjects: subjects})
+	stream, err := js.CreateStream(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -189,3 +189,31 @@ func TestNATSPublisherSubjectWithoutAStreamFails(t *testing.T) {
 	_, err = p.publish(ctx, brokerMessageFor(brokerSend(), "loose.{source}", false, "application/json", natsSubjectRune))
 	require.ErrorContains(t, err, "nats subject loose.github: no JetStream stream takes this subject")
 }
+
+// A publish the stream refuses for a reason of its own (here a full
+// stream that discards new messages) is a failed attempt naming it,
+// never a send recorded succeeded that the stream never kept.
+func TestNATSPublisherRefusedByAFullStreamFails(t *testing.T) {
+	t.Parallel()
+	url := brokertest.NATS(t)
+	stream := brokertest.StreamOf(t, url, jetstream.StreamConfig{Name: "FULL", Subjects: []string{"full.>"},
+		MaxMsgs: 1, Discard: jetstream.DiscardNew})
+	p, err := newNATSPublisher(&config.NATSDestination{URL: url, Subject: "full.{source}"})
+	require.NoError(t, err)
+	defer p.close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+
+	first := brokerSend()
+	_, err = p.publish(ctx, brokerMessageFor(first, "full.{source}", false, "application/json", natsSubjectRune))
+	require.NoError(t, err)
+	second := brokerSend()
+	second.Key = "msg_def" // another send: not a repeat the stream would drop
+	where, err := p.publish(ctx, brokerMessageFor(second, "full.{source}", false, "application/json", natsSubjectRune))
+	require.ErrorContains(t, err, "nats subject full.github: ", "recorded at %q", where)
+	require.ErrorContains(t, err, "maximum messages exceeded")
+
+	info, err := stream.Info(ctx)
+	require.NoError(t, err)
+	require.Equal(t, uint64(1), info.State.Msgs, "the stream kept the first send only")
+}

@@ -123,16 +123,22 @@ func TestAnOrderedSendArrivingMidChainWaitsItsTurn(t *testing.T) {
 	require.Equal(t, 1, b.recv.MaxInFlight())
 }
 
+// setupOrderedOneRetry is a patient destination on an ordered route whose
+// send fails for good at its second failure, its circuit left closed.
+func setupOrderedOneRetry(t *testing.T) *bundle {
+	return setupWith(t, setupOpts{route: func(r *config.Route) { r.Ordered = true }, dest: func(d *config.Destination) {
+		patient(d)
+		d.Retry = config.Retry{Schedule: schedule(20 * time.Millisecond)}
+		d.Circuit.Failures = 100
+	}})
+}
+
 // An operator's retry of a failed ordered send puts it back in its
 // resource's line: it waits for the send in progress, never goes beside
 // it.
 func TestARetriedOrderedSendWaitsForTheSendInProgress(t *testing.T) {
 	t.Parallel()
-	b := setupWith(t, setupOpts{route: func(r *config.Route) { r.Ordered = true }, dest: func(d *config.Destination) {
-		patient(d)
-		d.Retry = config.Retry{Schedule: schedule(20 * time.Millisecond)}
-		d.Circuit.Failures = 100
-	}})
+	b := setupOrderedOneRetry(t)
 	const hold = 500 * time.Millisecond
 	b.recv.Script(receiver.Fail, receiver.Fail)
 	b.recv.SetFallback(receiver.Action{Delay: hold})
