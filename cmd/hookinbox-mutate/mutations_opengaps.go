@@ -178,4 +178,17 @@ var openGapMutations = []Mutation{
 		Pkgs: []string{"./internal/admin"},
 		Run:  "^TestHostsMustBeNames$",
 	},
+	{
+		Name:    "star-route-sources-swapped",
+		Promise: promiseRoutes,
+		File:    "internal/destination/routes.go",
+		// A "*" route is taken for a source named "*", and every other
+		// route for every source.
+		Edits: []Edit{{
+			Find:    `if route.Source == "*" {`,
+			Replace: `if route.Source != "*" {`,
+		}},
+		Pkgs: []string{"./internal/destination"},
+		Run:  "^TestAStarRouteTakesEverySource$",
+	},
 }
