@@ -20,6 +20,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/config"
 	"github.com/hookinbox/hookinbox/internal/destination"
 	"github.com/hookinbox/hookinbox/internal/downstreamstub"
+	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/testlog"
 	"github.com/hookinbox/hookinbox/jobs"
 )
@@ -49,6 +50,8 @@ type setupOpts struct {
 	jobTimeout time.Duration
 	// maxConns is handlertest.Config.MaxConns; 0 for pgx's default.
 	maxConns int32
+	// handOff is jobs.ClientConfig.HandOff.
+	handOff *inbox.HandOff
 }
 
 // jobModes runs test once with a job per delivery and once with a job per
@@ -72,7 +75,7 @@ func setupWith(t *testing.T, opts setupOpts) *testBundle {
 	b := &testBundle{downstream: downstreamstub.New(t), log: logs}
 	b.Env = handlertest.New(t, handlertest.Config{
 		Logger: logger, JobPerBatch: opts.jobPerBatch, MaxConns: opts.maxConns,
-		Jobs: jobs.ClientConfig{MaxAttempts: opts.maxAttempts, FetchPollInterval: 100 * time.Millisecond, LogDeliveriesPerSecond: opts.logLines,
+		Jobs: jobs.ClientConfig{MaxAttempts: opts.maxAttempts, FetchPollInterval: 100 * time.Millisecond, LogDeliveriesPerSecond: opts.logLines, HandOff: opts.handOff,
 			Jobs: config.Jobs{BatchSize: opts.batchSize, Timeout: config.Duration(opts.jobTimeout)}},
 		RegisterWith: func(env *handlertest.Env, reg *handlers.Registry) error {
 			return registerShipped(reg, env.Pool, b.downstream.URL, logger, opts.register)

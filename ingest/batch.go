@@ -71,10 +71,30 @@ func (in *Inbox) recordMany(ctx context.Context, ds []Delivery) ([]Recorded, []e
 		}
 		return nil, nil, err
 	}
+	// Handed on before the COMMIT, which may have gone with the jobs'
+	// insert: a job is fetched as soon as it commits.
+	accepted := in.handOn(rows, recs)
 	if err := tx.commit(ctx); err != nil {
+		in.HandOff.Forget(accepted...)
 		return nil, nil, err
 	}
 	return recs, errs, nil
+}
+
+// handOn gives HandOff the stored headers and payloads of the deliveries
+// the batch accepted, and returns their ids.
+func (in *Inbox) handOn(rows []inbox.Row, recs []Recorded) []int64 {
+	if in.HandOff == nil {
+		return nil
+	}
+	var ids []int64
+	for i, rec := range recs {
+		if rec.Outcome == OutcomeAccepted {
+			in.HandOff.Put(rec.ID, rows[i].Headers, rows[i].Payload)
+			ids = append(ids, rec.ID)
+		}
+	}
+	return ids
 }
 
 // rowsOf is ds as the inbox stores them.

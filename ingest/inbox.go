@@ -131,6 +131,12 @@ type Inbox struct {
 	// their own at once, not after their batch job found they do not
 	// batch. nil: every delivery.
 	Batchable func(source, eventType string) bool
+
+	// HandOff, when set, is given the headers and payload of each
+	// delivery a batch stores (RecordMany), for this process's processing
+	// to take instead of reading them back. Set it where the same process
+	// works the processing jobs; set it before the Inbox is used.
+	HandOff *inbox.HandOff
 }
 
 func NewInbox(pool *pgxpool.Pool, jobs JobInserter) *Inbox {
@@ -144,9 +150,14 @@ func (in *Inbox) Record(ctx context.Context, d Delivery) (Recorded, error) {
 	var rec Recorded
 	err := pgx.BeginTxFunc(ctx, in.pool, readCommitted, func(tx pgx.Tx) error {
 		var err error
-		rec, err = in.RecordTx(ctx, tx, d)
+		if rec, err = in.RecordTx(ctx, tx, d); err == nil && rec.Outcome == OutcomeAccepted {
+			in.HandOff.Put(rec.ID, storedHeaders(d.Headers), d.Payload) // before the commit, as recordMany
+		}
 		return err
 	})
+	if err != nil && rec.Outcome == OutcomeAccepted {
+		in.HandOff.Forget(rec.ID)
+	}
 	return rec, err
 }
 

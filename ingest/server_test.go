@@ -22,6 +22,7 @@ import (
 
 	"github.com/hookinbox/hookinbox/ingest"
 	"github.com/hookinbox/hookinbox/internal/config"
+	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/testdb"
 	"github.com/hookinbox/hookinbox/internal/testlog"
 	"github.com/hookinbox/hookinbox/jobs"
@@ -58,6 +59,7 @@ type setupOpts struct {
 	accepting    func() error
 	ready        func(ctx context.Context) error // defaults to pinging the pool
 	sources      []ingest.Source                 // besides github, stripe and billing
+	handOff      *inbox.HandOff                  // the Inbox's HandOff
 }
 
 // modes are the two ways ingest commits: one transaction per request, and
@@ -100,13 +102,15 @@ func setupWith(t *testing.T, opts setupOpts) *testBundle {
 
 	// Zero is a window too: one transaction per request.
 	window := config.Duration(opts.batchWindow)
+	in := ingest.NewInbox(pool, river)
+	in.HandOff = opts.handOff
 	srv, err := ingest.NewServer(ingest.Config{
 		Sources: append([]ingest.Source{
 			source(t, "github", verify.ProviderGitHub, githubSecret, githubOldSecret),
 			source(t, "stripe", verify.ProviderStripe, stripeSecret),
 			source(t, "billing", verify.ProviderStandard, standardSecret),
 		}, opts.sources...),
-		Inbox:        ingest.NewInbox(pool, river),
+		Inbox:        in,
 		Ready:        ready,
 		MaxBodyBytes: opts.maxBody,
 		StoreTimeout: 3 * time.Second,

@@ -16,6 +16,7 @@ import (
 
 	"github.com/hookinbox/hookinbox/handlers"
 	"github.com/hookinbox/hookinbox/internal/config"
+	"github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/riverdb"
 )
 
@@ -61,6 +62,12 @@ type ClientConfig struct {
 	// decisions, "River fetching and polling"). An idle queue's first job
 	// is fetched at once. Defaults to 40ms.
 	FetchCooldown time.Duration
+
+	// HandOff, when set, is where this process's ingest hands on the
+	// headers and payloads it stores (ingest.Inbox.HandOff): a processing
+	// batch takes them there instead of reading them back. Nil: every
+	// batch reads them.
+	HandOff *inbox.HandOff
 
 	// ObserveBatch, when set, is told the size of every processing batch.
 	ObserveBatch func(n int)

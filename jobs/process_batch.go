@@ -283,7 +283,7 @@ func (b *processBatcher) run(ctx context.Context, members []*batchMember) error 
 
 // runTx does run's work inside tx.
 func (b *processBatcher) runTx(ctx context.Context, tx pgx.Tx, members []*batchMember) error {
-	done, err := handleBatchTx(ctx, tx, b.w.registry, members)
+	done, err := handleBatchTx(ctx, tx, b.w.registry, b.w.handOff, members)
 	if err != nil {
 		return err
 	}
@@ -310,7 +310,7 @@ func (b *processBatcher) runTx(ctx context.Context, tx pgx.Tx, members []*batchM
 // the caller records their outcomes and completes their jobs in tx. Every
 // other member has err set, or alone: to be processed by itself. An error
 // fails the whole batch: tx must be rolled back.
-func handleBatchTx(ctx context.Context, tx pgx.Tx, registry *handlers.Registry, members []*batchMember) ([]*batchMember, error) {
+func handleBatchTx(ctx context.Context, tx pgx.Tx, registry *handlers.Registry, handOff *inbox.HandOff, members []*batchMember) ([]*batchMember, error) {
 	rows, err := loadDeliveries(ctx, tx, members)
 	if err != nil {
 		return nil, err
@@ -327,14 +327,16 @@ func handleBatchTx(ctx context.Context, tx pgx.Tx, registry *handlers.Registry, 
 		switch {
 		case !registry.Batchable(d):
 			m.alone = true
+			handOff.Forget(m.inboxID) // processed alone, from its row
 		case !registry.Matches(d):
 			m.outcome = handlers.OutcomeSkipped
 			done = append(done, m)
+			handOff.Forget(m.inboxID)
 		default:
 			matched = append(matched, m)
 		}
 	}
-	matched, err = loadPayloads(ctx, tx, matched)
+	matched, err = loadPayloads(ctx, tx, handOff, matched)
 	if err != nil {
 		return nil, err
 	}
@@ -393,16 +395,31 @@ func loadDeliveries(ctx context.Context, tx pgx.Tx, members []*batchMember) (map
 }
 
 // loadPayloads fills the headers and payloads of the members a handler
-// will see, and returns those whose rows are still there.
-func loadPayloads(ctx context.Context, tx pgx.Tx, members []*batchMember) ([]*batchMember, error) {
+// will see, those ingest handed on first, and returns those whose rows are
+// still there.
+func loadPayloads(ctx context.Context, tx pgx.Tx, handOff *inbox.HandOff, members []*batchMember) ([]*batchMember, error) {
 	if len(members) == 0 {
 		return nil, nil
 	}
 	byID := make(map[int64][]*batchMember, len(members))
-	ids := make([]int64, 0, len(members))
 	for _, m := range members {
 		byID[m.d.InboxID] = append(byID[m.d.InboxID], m)
-		ids = append(ids, m.d.InboxID)
+	}
+	ids := make([]int64, 0, len(byID))
+	found := make(map[int64]bool, len(byID))
+	for id, ms := range byID {
+		headers, payload, ok := handOff.Take(id)
+		if !ok {
+			ids = append(ids, id)
+			continue
+		}
+		for _, m := range ms {
+			m.d.Headers, m.d.Payload = canonicalHeaders(headers), payload
+		}
+		found[id] = true
+	}
+	if len(ids) == 0 {
+		return members, nil
 	}
 	rows, err := inbox.LoadPayloads(ctx, tx, ids)
 	if err != nil {
@@ -413,7 +430,6 @@ func loadPayloads(ctx context.Context, tx pgx.Tx, members []*batchMember) ([]*ba
 		headers http.Header
 		payload []byte
 	)
-	found := make(map[int64]bool, len(members))
 	_, err = pgx.ForEachRow(rows, []any{&id, &headers, &payload}, func() error {
 		for _, m := range byID[id] {
 			m.d.Headers, m.d.Payload = canonicalHeaders(headers), payload

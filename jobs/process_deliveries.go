@@ -197,7 +197,7 @@ func (pw *processDeliveriesWorker) run(ctx context.Context, job *river.Job[Proce
 		return err
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // a no-op after Commit
-	done, err := handleBatchTx(ctx, tx, pw.w.registry, members)
+	done, err := handleBatchTx(ctx, tx, pw.w.registry, pw.w.handOff, members)
 	if err != nil {
 		return err
 	}

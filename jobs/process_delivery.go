@@ -48,13 +48,14 @@ type processDeliveryWorker struct {
 	logger   *slog.Logger
 	observe  func(eventType, outcome string, d time.Duration)
 	batcher  *processBatcher     // nil: each delivery in a transaction of its own
+	handOff  *inbox.HandOff      // what ingest stored in this process: ClientConfig.HandOff
 	gate     *resourceGate       // the deliveries processed alone, waiting for a resource
 	lines    *loglimit.PerSecond // the processed deliveries' info lines
 	retry    river.ClientRetryPolicy
 }
 
 func newProcessDeliveryWorker(pool *pgxpool.Pool, cfg ClientConfig) *processDeliveryWorker {
-	w := &processDeliveryWorker{pool: pool, registry: cfg.Registry, logger: cfg.Logger, observe: cfg.ObserveDelivery,
+	w := &processDeliveryWorker{pool: pool, registry: cfg.Registry, logger: cfg.Logger, observe: cfg.ObserveDelivery, handOff: cfg.HandOff,
 		lines: loglimit.ForLogger(cfg.Logger, cfg.LogDeliveriesPerSecond), retry: cfg.RetryPolicy, gate: newResourceGate()}
 	if w.retry == nil {
 		w.retry = &river.DefaultClientRetryPolicy{}

@@ -67,4 +67,5 @@ var mutations = slices.Concat(
 	generatedGapMutations,
 	deferRowMutations,
 	openGapMutations,
+	handOffMutations,
 )

@@ -25,6 +25,7 @@ import (
 	"github.com/hookinbox/hookinbox/internal/alerts"
 	"github.com/hookinbox/hookinbox/internal/config"
 	"github.com/hookinbox/hookinbox/internal/destination"
+	inboxstore "github.com/hookinbox/hookinbox/internal/inbox"
 	"github.com/hookinbox/hookinbox/internal/metrics"
 	"github.com/hookinbox/hookinbox/internal/telemetry"
 	"github.com/hookinbox/hookinbox/jobs"
@@ -96,6 +97,9 @@ type App struct {
 	kafka       consumers
 	alerts      *alerts.Evaluator // nil: no alert rules
 	names       []string
+	// handOff passes what ingest stores to processing, in a process that
+	// does both (role all); nil otherwise.
+	handOff *inboxstore.HandOff
 
 	// migrated is set once the schema is known to be this binary's, ready
 	// once the workers run too. Neither is ever unset: a database lost
@@ -251,10 +255,14 @@ func (a *App) wire(ctx context.Context, ext Extensions) error {
 			return err
 		}
 	}
+	if a.role == RoleAll {
+		a.handOff = inboxstore.NewHandOff()
+	}
 	if a.river, err = jobs.NewClient(pool, a.clientConfig(registry, m)); err != nil {
 		return err
 	}
 	inbox := ingest.NewInbox(pool, a.river)
+	inbox.HandOff = a.handOff
 	if a.alerts != nil {
 		a.alerts.Inbox = ingest.NewInbox(pool, alerts.OnQueue(a.river))
 	}
@@ -310,6 +318,7 @@ func (a *App) clientConfig(registry *handlers.Registry, m *metrics.Metrics) jobs
 		Middleware: middleware,
 		Generation: a.gen,
 		Registry:   registry, Logger: a.logger, ObserveDelivery: m.ObserveDelivery, ObserveBatch: m.ObserveProcessingBatch,
+		HandOff:      a.handOff,
 		InsertOnly:   a.role == RoleIngest, // enqueues; works nothing
 		PeriodicJobs: periodic, AddWorkers: addWorkers,
 		Jobs:      cfg.Jobs,

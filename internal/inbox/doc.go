@@ -165,7 +165,9 @@
 // processing batch's deliveries, then the headers and bodies of those a
 // handler matches), MarkError (a failed attempt). Processing's outcomes
 // are recorded by riverdb.CompleteProcessing, in the statement that
-// completes River's jobs.
+// completes River's jobs. A HandOff carries what ingest stores to
+// processing in the same process, which then loads only the headers and
+// bodies it was not handed: what it holds is what the rows hold.
 //
 // Bulk replays: RecordBulkReplay (the selection, CountSelected's filters,
 // stored with the bulk replay) and LockBulkReplayBatch (its next batch,

@@ -1,0 +1,60 @@
+package main
+
+// The promise of this file's mutations that mutations.go does not name.
+const promiseSeenAsStored = "Processing sees a delivery as stored"
+
+// handOffMutations break the hand-off of what ingest stores to processing
+// in the same process (internal/inbox.HandOff): what it holds must be
+// what the inbox row holds, taken once, within its bound.
+var handOffMutations = []Mutation{
+	{
+		// A delivery recorded alone hands on its headers as received,
+		// credentials included.
+		Name:    "handoff-headers-as-received",
+		Promise: promiseSeenAsStored,
+		File:    "ingest/inbox.go",
+		Edits:   []Edit{{Find: "in.HandOff.Put(rec.ID, storedHeaders(d.Headers), d.Payload)", Replace: "in.HandOff.Put(rec.ID, d.Headers, d.Payload)"}},
+		Pkgs:    []string{"./ingest"},
+		Run:     "^TestHandOffHoldsWhatTheRowHolds$",
+	},
+	{
+		// Headers the row's jsonb turns into U+FFFD are handed on as
+		// received: a handler sees other bytes than the row holds.
+		Name:    "handoff-non-utf8-held",
+		Promise: promiseSeenAsStored,
+		File:    "internal/inbox/handoff.go",
+		Edits:   []Edit{{Find: "\t\t\tif !utf8.ValidString(v) {\n", Replace: "\t\t\tif false && !utf8.ValidString(v) {\n"}},
+		Pkgs:    []string{"./internal/inbox", "./ingest"},
+		Run:     "^(TestHandOffHoldsOnlyWhatTheRowKeepsAsIs|TestHandOffHoldsWhatTheRowHolds)$",
+	},
+	{
+		// A batch's duplicates are handed on again, under the stored
+		// delivery's id.
+		Name:    "handoff-duplicate-handed-on",
+		Promise: promiseSeenAsStored,
+		File:    "ingest/batch.go",
+		Edits:   []Edit{{Find: "\t\tif rec.Outcome == OutcomeAccepted {\n\t\t\tin.HandOff.Put(", Replace: "\t\tif rec.ID != 0 {\n\t\t\tin.HandOff.Put("}},
+		Pkgs:    []string{"./ingest"},
+		Run:     "^TestHandOffHoldsWhatTheRowHolds$",
+	},
+	{
+		// Nothing is ever dropped: a process whose deliveries another
+		// replica processes grows without a bound.
+		Name:    "handoff-unbounded",
+		Promise: promiseSeenAsStored,
+		File:    "internal/inbox/handoff.go",
+		Edits:   []Edit{{Find: "\th.bytes += size\n\th.evict()\n", Replace: "\th.bytes += size\n"}},
+		Pkgs:    []string{"./internal/inbox"},
+		Run:     "^TestHandOffIsBounded$",
+	},
+	{
+		// Processing never takes what it was handed: every batch reads
+		// the payloads back.
+		Name:    "handoff-ignored-by-processing",
+		Promise: promiseSeenAsStored,
+		File:    "jobs/process_batch.go",
+		Edits:   []Edit{{Find: "\t\theaders, payload, ok := handOff.Take(id)\n", Replace: "\t\theaders, payload, ok := http.Header(nil), []byte(nil), false\n"}},
+		Pkgs:    []string{"./handlers"},
+		Run:     "^TestProcessingTakesWhatIngestHandedOn$",
+	},
+}
