@@ -2,11 +2,14 @@ package jobs
 
 import (
 	"context"
+	"crypto/rand"
 	_ "embed"
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
+	mathrand "math/rand/v2"
+	"os"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -26,6 +29,8 @@ var (
 	workerConfigNewestSQL string
 	//go:embed sql/worker_config_superseded.sql
 	workerConfigSupersededSQL string
+	//go:embed sql/worker_process_looked.sql
+	workerProcessLookedSQL string
 )
 
 // GenerationConfig configures a Generation.
@@ -82,9 +87,10 @@ const MaxDeferrals = 30
 type Generation struct {
 	pool     *pgxpool.Pool
 	cfg      GenerationConfig
+	id, host string // this process's row in worker_process
 	outdated atomic.Bool
 	running  atomic.Bool
-	others   bool // another configuration ran when this one started
+	since    time.Time // when Start's look after its publish began (Settle)
 	queue    atomic.Pointer[processingQueue]
 	// stalled: outdated, yet a processing job has waited longer than
 	// stallAfter, so no newer process takes them: this one does.
@@ -106,7 +112,8 @@ func NewGeneration(pool *pgxpool.Pool, cfg GenerationConfig) (*Generation, error
 	if cfg.Observe == nil {
 		cfg.Observe = func(string) {}
 	}
-	return &Generation{pool: pool, cfg: cfg}, nil
+	host, _ := os.Hostname()
+	return &Generation{pool: pool, cfg: cfg, id: rand.Text(), host: host + ":" + strconv.Itoa(os.Getpid())}, nil
 }
 
 // StartGeneration is NewGeneration, then Start.
@@ -139,43 +146,29 @@ func (g *Generation) Prepare(ctx context.Context) error {
 }
 
 // Start says this process runs the configuration, and keeps saying so
-// and looking for a newer one until ctx ends. Call it once the River
-// client works jobs: a process that cannot must not draw the processing
-// of older ones to itself.
+// and looking for a newer one until ctx ends, recording each look once
+// it has taken effect (recordLook): the looks the processes of newer
+// configurations wait for (Settle). Call it once the River client works
+// jobs: a process that cannot must not draw the processing of older ones
+// to itself.
 func (g *Generation) Start(ctx context.Context) error {
 	g.riverWorks()
-	newest, err := g.look(ctx)
-	if err != nil {
-		return err
-	}
-	g.others = newest != g.cfg.Fingerprint
 	if err := g.publish(ctx); err != nil {
 		return err
 	}
-	if newest, err = g.look(ctx); err != nil {
+	newest, at, err := g.look(ctx)
+	if err != nil {
 		return err
 	}
+	g.since = at // the look began after the publish committed
 	g.set(newest != g.cfg.Fingerprint, newest)
+	if err := g.recordLook(ctx, newest, at); err != nil {
+		return err
+	}
 	if g.running.CompareAndSwap(false, true) { // a start retried after a later step failed
 		go g.run(ctx)
 	}
 	return nil
-}
-
-// Settle waits, when another configuration was running as this one
-// started, until every process of it has seen this one: two of its looks.
-// A process that reports ready after Settle processes every delivery
-// received from then on under its configuration.
-func (g *Generation) Settle(ctx context.Context) error {
-	if !g.others {
-		return nil
-	}
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-time.After(2 * g.cfg.Every):
-		return nil
-	}
 }
 
 // Outdated reports whether a newer configuration than this process's
@@ -185,23 +178,26 @@ func (g *Generation) Outdated() bool { return g.outdated.Load() }
 func (g *Generation) live() float64 { return (generationLiveFactor * g.cfg.Every).Seconds() }
 
 func (g *Generation) publish(ctx context.Context) error {
-	_, err := g.pool.Exec(ctx, workerConfigPublishSQL, pgnamed.Args{"fingerprint": g.cfg.Fingerprint, "live_secs": g.live()})
+	_, err := g.pool.Exec(ctx, workerConfigPublishSQL, pgnamed.Args{"id": g.id, "host": g.host,
+		"fingerprint": g.cfg.Fingerprint, "live_secs": g.live()})
 	if err != nil {
 		return fmt.Errorf("jobs: record this process's configuration: %w", err)
 	}
 	return nil
 }
 
-func (g *Generation) look(ctx context.Context) (string, error) {
-	var newest string
-	err := g.pool.QueryRow(ctx, workerConfigNewestSQL, pgnamed.Args{"live_secs": g.live()}).Scan(&newest)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return g.cfg.Fingerprint, nil
+// look returns the newest configuration a live process runs, and when
+// the look began (database time).
+func (g *Generation) look(ctx context.Context) (string, time.Time, error) {
+	var newest *string
+	var at time.Time
+	if err := g.pool.QueryRow(ctx, workerConfigNewestSQL, pgnamed.Args{"live_secs": g.live()}).Scan(&at, &newest); err != nil {
+		return "", time.Time{}, fmt.Errorf("jobs: look for a newer configuration: %w", err)
 	}
-	if err != nil {
-		return "", fmt.Errorf("jobs: look for a newer configuration: %w", err)
+	if newest == nil {
+		return g.cfg.Fingerprint, at, nil
 	}
-	return newest, nil
+	return *newest, at, nil
 }
 
 // run says and looks every Every until ctx ends. A look that fails keeps
@@ -218,17 +214,18 @@ func (g *Generation) run(ctx context.Context) {
 		}
 		err := g.publish(ctx)
 		var newest string
+		var at time.Time
 		if err == nil {
-			newest, err = g.look(ctx)
+			newest, at, err = g.look(ctx)
 		}
-		if err != nil {
-			if ctx.Err() == nil {
-				g.cfg.Logger.Warn(err.Error())
-			}
-			continue
+		if err == nil {
+			g.set(newest != g.cfg.Fingerprint, newest)
+			g.lookForStall(ctx)
+			err = g.recordLook(ctx, newest, at)
 		}
-		g.set(newest != g.cfg.Fingerprint, newest)
-		g.lookForStall(ctx)
+		if err != nil && ctx.Err() == nil {
+			g.cfg.Logger.Warn(err.Error())
+		}
 	}
 }
 
@@ -274,5 +271,5 @@ func (g *Generation) Middleware() rivertype.WorkerMiddleware {
 // before this process's next fetch, every time, and the newer processes,
 // fetching on their own clocks, would never get it.
 func (g *Generation) deferral() time.Duration {
-	return g.cfg.Every/2 + rand.N(2*g.cfg.Every)
+	return g.cfg.Every/2 + mathrand.N(2*g.cfg.Every)
 }

@@ -20,6 +20,10 @@ type processingQueue struct {
 	name    string
 	config  river.QueueConfig
 	removed bool
+	// stopped mirrors removed && !unsure for readers without mu (a
+	// switch holds mu while River's jobs finish): River holds no producer
+	// of the queue, and none of its jobs runs.
+	stopped atomic.Bool
 	// unsure: an Add or Remove failed, and River may hold a producer that
 	// does not run (an Add whose start failed stays in the client; a
 	// Remove cut short leaves its producer stopping). The next attempt
@@ -67,6 +71,7 @@ func (g *Generation) applyQueue() {
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	defer func() { q.stopped.Store(q.removed && !q.unsure) }()
 	remove := g.outdated.Load() && !g.stalled.Load()
 	if remove == q.removed && !q.unsure {
 		return

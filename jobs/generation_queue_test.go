@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -71,4 +72,86 @@ func TestProcessingQueueSwitchRecoversFromARefusal(t *testing.T) {
 		job, err := client.JobGet(ctx, res.Job.ID)
 		return err == nil && job.State == "completed"
 	}, 10*time.Second, 20*time.Millisecond, "the queue works jobs")
+}
+
+type holdProbeArgs struct{}
+
+func (holdProbeArgs) Kind() string { return "hold_probe" }
+
+// holdProbeWorker works a job until release closes.
+type holdProbeWorker struct {
+	river.WorkerDefaults[holdProbeArgs]
+	running chan struct{}
+	release chan struct{}
+}
+
+func (w holdProbeWorker) Work(ctx context.Context, _ *river.Job[holdProbeArgs]) error {
+	w.running <- struct{}{}
+	select {
+	case <-w.release:
+	case <-ctx.Done():
+	}
+	return nil
+}
+
+// An older process that has seen the new configuration but still works a
+// job of its deliveries queue (whose removal waits for it) has not
+// stopped fetching: the new process's Settle waits for the removal, and
+// returns at the older process's look after it.
+func TestSettleWaitsForTheOlderProcessToStopFetching(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := testdb.New(t)
+	w := holdProbeWorker{running: make(chan struct{}, 1), release: make(chan struct{})}
+	release := sync.OnceFunc(func() { close(w.release) })
+	workers := river.NewWorkers()
+	river.AddWorker(workers, w)
+	qc := river.QueueConfig{MaxWorkers: 1}
+	client, err := river.NewClient(riverpgxv5.New(pool), &river.Config{Workers: workers,
+		Queues: map[string]river.QueueConfig{queueDeliveries: qc}, FetchCooldown: 20 * time.Millisecond, FetchPollInterval: 50 * time.Millisecond})
+	require.NoError(t, err)
+	const every = 50 * time.Millisecond
+	genCtx, stop := context.WithCancel(ctx)
+	t.Cleanup(stop)
+	older, err := NewGeneration(pool, GenerationConfig{Fingerprint: "v1", Every: every})
+	require.NoError(t, err)
+	older.attach(client.Queues(), queueDeliveries, qc)
+	require.NoError(t, client.Start(ctx))
+	t.Cleanup(func() {
+		release()
+		stopCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		require.NoError(t, client.Stop(stopCtx))
+	})
+	require.NoError(t, older.Start(genCtx))
+	_, err = client.Insert(ctx, holdProbeArgs{}, &river.InsertOpts{Queue: queueDeliveries})
+	require.NoError(t, err)
+	select {
+	case <-w.running:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the older process works no job")
+	}
+
+	newer, err := StartGeneration(genCtx, pool, GenerationConfig{Fingerprint: "v2", Every: every})
+	require.NoError(t, err)
+	settled := make(chan bool, 1) // whether the older queue was out when Settle returned
+	go func() {
+		settleCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		err := newer.Settle(settleCtx)
+		settled <- err == nil && older.queue.Load().stopped.Load()
+	}()
+	require.Eventually(t, older.Outdated, 10*time.Second, every/5, "the older process saw v2")
+	select {
+	case <-settled:
+		t.Fatal("settled while the older process still works a job of its deliveries queue")
+	case <-time.After(time.Second): // twenty of its looks
+	}
+	release()
+	select {
+	case out := <-settled:
+		require.True(t, out, "settled once the older process's deliveries queue was out")
+	case <-time.After(20 * time.Second):
+		t.Fatal("not settled after the older process's deliveries queue went")
+	}
 }
