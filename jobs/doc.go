@@ -29,7 +29,9 @@
 // (orphan_sweep.go) gives a job to a delivery left without one, retention
 // (retention.go) deletes what is finished, and the generation
 // (generation.go) leaves processing to the newest configuration during a
-// rolling deploy.
+// rolling deploy. The generation's tables, worker_config and
+// worker_process, are this package's: no other package's SQL names them
+// (TestNothingElseNamesTheGenerationTables).
 //
 // # Where the line with package handlers runs
 //
