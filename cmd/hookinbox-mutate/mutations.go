@@ -45,6 +45,7 @@ var mutations = slices.Concat(
 	retentionMutations,
 	duplicateMutations,
 	rollingMutations,
+	settleMutations,
 	secretMutations,
 	brokerAndRouteMutations,
 	routeRowMutations,
