@@ -31,6 +31,8 @@ var (
 	workerConfigSupersededSQL string
 	//go:embed sql/worker_process_looked.sql
 	workerProcessLookedSQL string
+	//go:embed sql/worker_process_leave.sql
+	workerProcessLeaveSQL string
 )
 
 // GenerationConfig configures a Generation.
@@ -90,7 +92,8 @@ type Generation struct {
 	id, host string // this process's row in worker_process
 	outdated atomic.Bool
 	running  atomic.Bool
-	since    time.Time // when Start's look after its publish began (Settle)
+	ran      chan struct{} // closed when run returns
+	since    time.Time     // when Start's look after its publish began (Settle)
 	queue    atomic.Pointer[processingQueue]
 	// stalled: outdated, yet a processing job has waited longer than
 	// stallAfter, so no newer process takes them: this one does.
@@ -113,7 +116,8 @@ func NewGeneration(pool *pgxpool.Pool, cfg GenerationConfig) (*Generation, error
 		cfg.Observe = func(string) {}
 	}
 	host, _ := os.Hostname()
-	return &Generation{pool: pool, cfg: cfg, id: rand.Text(), host: host + ":" + strconv.Itoa(os.Getpid())}, nil
+	return &Generation{pool: pool, cfg: cfg, id: rand.Text(), host: host + ":" + strconv.Itoa(os.Getpid()),
+		ran: make(chan struct{})}, nil
 }
 
 // StartGeneration is NewGeneration, then Start.
@@ -204,6 +208,7 @@ func (g *Generation) look(ctx context.Context) (string, time.Time, error) {
 // the last answer: a process that cannot reach the database processes
 // nothing either way.
 func (g *Generation) run(ctx context.Context) {
+	defer close(g.ran)
 	t := time.NewTicker(g.cfg.Every)
 	defer t.Stop()
 	for {

@@ -130,3 +130,22 @@ func (g *Generation) lookApplied() bool {
 	q := g.queue.Load()
 	return q == nil || q.stopped.Load()
 }
+
+// Leave says that this process works no more jobs, so that the processes
+// of newer configurations starting after it do not wait for its looks
+// (Settle), nor, for its live window, for it to go silent: call it once
+// the ctx given to Start has ended and the River client has stopped. It
+// waits for the looks Start began to end.
+func (g *Generation) Leave(ctx context.Context) error {
+	if g.running.Load() {
+		select {
+		case <-g.ran:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	if _, err := g.pool.Exec(ctx, workerProcessLeaveSQL, pgnamed.Args{"id": g.id}); err != nil {
+		return fmt.Errorf("jobs: say this process works no more jobs: %w", err)
+	}
+	return nil
+}

@@ -80,6 +80,21 @@ func TestSettleGoesOnWithoutAProcessThatWentSilent(t *testing.T) {
 	require.Contains(t, logs.String(), "its=v1")
 }
 
+// An older process that stopped and left (its River client stopped)
+// before it saw the new configuration, as one replaced by a restart does,
+// is not waited for, though it would count as running for an hour yet.
+func TestSettleDoesNotWaitForAProcessThatLeft(t *testing.T) {
+	t.Parallel()
+	b := newSettleBundle(t)
+	older, stopOlder := b.start("v1", 6*time.Minute, nil)
+	stopOlder()
+	require.NoError(t, older.Leave(context.Background()))
+	logger, logs := testlog.New(t)
+	newer, _ := b.start("v2", 50*time.Millisecond, logger)
+	require.NoError(t, b.settle(newer, 10*time.Second))
+	require.NotContains(t, logs.String(), "stopped reporting")
+}
+
 // A configuration run by a process of an older binary, which records no
 // looks, holds Settle for two of this process's looks, the wait Settle
 // made before it waited for evidence.
