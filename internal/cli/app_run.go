@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"time"
 )
 
 // Start serves webhooks and the admin listener, and starts the workers in
@@ -80,8 +81,21 @@ func (a *App) Stop() {
 	if !a.sendersStarted.Load() {
 		senders = nil
 	}
-	shutdown(a.srv, a.adminSrv, senders, a.river, a.riverStarted.Load(), a.cfg.ShutdownTimeout.Std(), a.logger)
+	if shutdown(a.srv, a.adminSrv, senders, a.river, a.riverStarted.Load(), a.cfg.ShutdownTimeout.Std(), a.logger) && a.gen != nil {
+		a.leave()
+	}
 	a.close()
+}
+
+// leave tells the processes of newer configurations that start from now
+// on not to wait for this one, which works no more jobs (jobs.Generation's
+// Leave). Not told, they wait for it to go silent.
+func (a *App) leave() {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := a.gen.Leave(ctx); err != nil {
+		a.logger.Warn("this process's leaving not recorded: a process of a newer configuration starting within 10 s waits for it", "error", err)
+	}
 }
 
 // Run starts the process and serves until ctx is done or a listener

@@ -144,8 +144,9 @@ func retryUntilDone(ctx context.Context, logger *slog.Logger, msg string, f func
 
 // shutdown stops taking requests, lets in-flight ones and running jobs
 // finish within budget, then cancels what is left. A job cancelled here
-// rolls back and is retried by the next process: nothing is lost.
-func shutdown(srv *ingest.Server, adminSrv *admin.Server, senders *destination.Service, rc *river.Client[pgx.Tx], riverStarted bool, budget time.Duration, logger *slog.Logger) {
+// rolls back and is retried by the next process: nothing is lost. It
+// reports whether River, if it started, has stopped: no job runs.
+func shutdown(srv *ingest.Server, adminSrv *admin.Server, senders *destination.Service, rc *river.Client[pgx.Tx], riverStarted bool, budget time.Duration, logger *slog.Logger) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), budget)
 	defer cancel()
 	if err := srv.Shutdown(ctx); err != nil {
@@ -162,7 +163,7 @@ func shutdown(srv *ingest.Server, adminSrv *admin.Server, senders *destination.S
 		}
 	}
 	if !riverStarted {
-		return
+		return true
 	}
 	if err := rc.Stop(ctx); err != nil {
 		logger.Warn("jobs still running at the shutdown deadline; cancelling them", "error", err)
@@ -170,8 +171,10 @@ func shutdown(srv *ingest.Server, adminSrv *admin.Server, senders *destination.S
 		defer hardCancel()
 		if err := rc.StopAndCancel(hardCtx); err != nil {
 			logger.Error("river stop", "error", err)
+			return false
 		}
 	}
+	return true
 }
 
 // closeTally writes the last ingest counts, within a few seconds.
