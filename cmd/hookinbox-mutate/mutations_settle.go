@@ -92,4 +92,28 @@ var settleMutations = []Mutation{
 		Pkgs: []string{"./jobs"},
 		Run:  "^TestGoneProcessesAreForgotten$",
 	},
+	{
+		// A process that stopped still holds a newer one's Settle until it
+		// goes silent.
+		Name:    "stopped-process-never-leaves",
+		Promise: promiseRolling,
+		File:    "jobs/sql/worker_process_leave.sql",
+		Edits: []Edit{{
+			Find:    "DELETE FROM worker_process WHERE id = @id",
+			Replace: "DELETE FROM worker_process WHERE false AND id = @id",
+		}},
+		Pkgs: []string{"./jobs", "./internal/cli"},
+		Run:  "^(TestSettleDoesNotWaitForAProcessThatLeft|TestServeLeavesOnceItsWorkersStop)$",
+	},
+	{
+		Name:    "serve-stops-without-leaving",
+		Promise: promiseRolling,
+		File:    "internal/cli/app_run.go",
+		Edits: []Edit{{
+			Find:    "\t\ta.leave()\n",
+			Replace: "",
+		}},
+		Pkgs: []string{"./internal/cli"},
+		Run:  "^TestServeLeavesOnceItsWorkersStop$",
+	},
 }
