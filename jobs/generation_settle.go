@@ -37,7 +37,7 @@ func (g *Generation) Settle(ctx context.Context) error {
 	if g.since.IsZero() {
 		return errors.New("jobs: Settle before Start")
 	}
-	tick := time.NewTicker(g.cfg.Every / 4)
+	tick := time.NewTicker(max(g.cfg.Every/4, time.Millisecond))
 	defer tick.Stop()
 	waiting := false
 	for {
