@@ -67,9 +67,9 @@ func (g *Generation) Settle(ctx context.Context) error {
 }
 
 // unsettledProcess is a row of worker_process_unsettled.sql; id and host
-// are nil for the configuration of an older binary.
+// are empty for the configuration of an older binary.
 type unsettledProcess struct {
-	id, host    *string
+	id, host    string
 	fingerprint string
 	silent      bool
 }

@@ -78,6 +78,7 @@ func TestSettleGoesOnWithoutAProcessThatWentSilent(t *testing.T) {
 	require.NoError(t, b.settle(newer, 15*time.Second), "the silent process counts as gone")
 	require.Contains(t, logs.String(), "a process of another configuration stopped reporting before it saw this one: counted as gone")
 	require.Contains(t, logs.String(), "its=v1")
+	require.Regexp(t, `host=\S+:\d+ `, logs.String(), "the log names the silent process's host and pid")
 }
 
 // An older process that stopped and left (its River client stopped)

@@ -18,7 +18,7 @@ UNION ALL
 -- Configurations a live process of an older binary runs, which records no
 -- looks: left two of its looks, the wait this binary's own took before
 -- it recorded them.
-SELECT NULL, NULL, c.fingerprint, false
+SELECT '', '', c.fingerprint, false
 FROM worker_config c
 WHERE c.fingerprint <> @fingerprint
   AND c.seen_at > now() - @live_secs::float8 * interval '1 second'
