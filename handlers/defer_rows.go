@@ -1,6 +1,11 @@
 package handlers
 
-import "github.com/jackc/pgx/v5"
+import (
+	"fmt"
+	"reflect"
+
+	"github.com/jackc/pgx/v5"
+)
 
 // RowWriter writes, in one statement, rows that handlers defer with
 // Event.DeferRow: a processing batch's rows for one writer all at once,
@@ -21,8 +26,14 @@ type RowWriter interface {
 // rows processing does not read back. A failure is as with Defer: the
 // delivery fails, a batch's deliveries are processed one by one, and each
 // one's rows are written alone. w must be comparable (a pointer, say): the
-// rows of one writer are those given with an equal w.
+// rows of one writer are those given with an equal w; DeferRow panics
+// otherwise, which fails the delivery.
 func (e *Event) DeferRow(w RowWriter, row any) {
+	if w == nil || !reflect.TypeOf(w).Comparable() {
+		// Caught where the handler runs: the delivery fails with this,
+		// not the batch's grouping later with a runtime error.
+		panic(fmt.Sprintf("handlers: DeferRow needs a comparable RowWriter (a pointer, say), not %T", w))
+	}
 	e.deferredRows = append(e.deferredRows, deferredRow{w, row})
 }
 

@@ -117,3 +117,40 @@ func TestDeferredRowsAreWrittenOncePerBatch(t *testing.T) {
 	require.Equal(t, []int{1, 0}, stored(ds))
 	require.Equal(t, []int{3, 3, 1}, w.rowsPerCall(), "alone, a delivery writes its own rows")
 }
+
+// sliceRows is a RowWriter that cannot be compared.
+type sliceRows []int
+
+func (sliceRows) QueueRows(*pgx.Batch, []any) {}
+
+// A RowWriter that cannot be compared fails its delivery with an error
+// that says so, where the handler runs, and not the batch with a runtime
+// panic: its neighbours are processed.
+func TestDeferRowRefusesAWriterThatCannotBeCompared(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := testdb.New(t)
+	reg := handlers.NewRegistry(handlers.Config{Sources: []handlers.Source{{Name: "billing", Provider: "standard"}}})
+	require.NoError(t, reg.Register(handlers.Registration{
+		Name: "test.slice_rows", Source: "billing", Events: []string{"ok", "bad"}, Ordering: handlers.EveryEvent, Batch: true,
+		Handler: handlers.HandlerFunc(func(ctx context.Context, e *handlers.Event) error {
+			if e.EventType == "bad" {
+				e.DeferRow(sliceRows{1}, 1)
+				e.DeferRow(sliceRows{2}, 2)
+			}
+			return nil
+		}),
+	}))
+	ds := []handlers.Delivery{
+		{Source: "billing", Provider: "standard", EventType: "ok", DeliveryID: newID("ok"), ReceivedAt: time.Now(), Payload: []byte(`{}`)},
+		{Source: "billing", Provider: "standard", EventType: "bad", DeliveryID: newID("bad"), ReceivedAt: time.Now(), Payload: []byte(`{}`)},
+	}
+	require.NoError(t, pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		results, errs, err := reg.ProcessBatch(ctx, tx, nil, ds)
+		require.NoError(t, err)
+		require.NoError(t, errs[0])
+		require.Equal(t, handlers.OutcomeProcessed, results[0].Outcome)
+		require.ErrorContains(t, errs[1], "DeferRow needs a comparable RowWriter")
+		return nil
+	}))
+}

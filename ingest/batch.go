@@ -69,32 +69,30 @@ func (in *Inbox) recordMany(ctx context.Context, ds []Delivery) ([]Recorded, []e
 		if tx.committed() {
 			return nil, nil, &storedThenFailedError{err}
 		}
+		in.HandOff.Forget(tx.handedOn...)
 		return nil, nil, err
 	}
-	// Handed on before the COMMIT, which may have gone with the jobs'
-	// insert: a job is fetched as soon as it commits.
-	accepted := in.handOn(rows, recs)
 	if err := tx.commit(ctx); err != nil {
-		in.HandOff.Forget(accepted...)
+		in.HandOff.Forget(tx.handedOn...)
 		return nil, nil, err
 	}
 	return recs, errs, nil
 }
 
 // handOn gives HandOff the stored headers and payloads of the deliveries
-// the batch accepted, and returns their ids.
-func (in *Inbox) handOn(rows []inbox.Row, recs []Recorded) []int64 {
+// the batch accepted, before the statement that carries the COMMIT: a
+// job is fetched as soon as it commits. The caller forgets them if the
+// batch does not commit.
+func (in *Inbox) handOn(tx *commitCarryingTx, rows []inbox.Row, recs []Recorded) {
 	if in.HandOff == nil {
-		return nil
+		return
 	}
-	var ids []int64
 	for i, rec := range recs {
 		if rec.Outcome == OutcomeAccepted {
 			in.HandOff.Put(rec.ID, rows[i].Headers, rows[i].Payload)
-			ids = append(ids, rec.ID)
+			tx.handedOn = append(tx.handedOn, rec.ID)
 		}
 	}
-	return ids
 }
 
 // rowsOf is ds as the inbox stores them.
@@ -167,6 +165,7 @@ func (in *Inbox) finishRecordMany(ctx context.Context, tx pgx.Tx, ds []Delivery,
 	if len(params) > 0 {
 		if carrier, ok := tx.(*commitCarryingTx); ok {
 			carrier.jobs = len(params) // so that only their full insert carries the COMMIT
+			in.handOn(carrier, rows, recs)
 		}
 		res, err := in.jobs.InsertManyTx(ctx, tx, params)
 		if err != nil {

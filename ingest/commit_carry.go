@@ -38,6 +38,7 @@ import (
 type commitCarryingTx struct {
 	pgpipe.Tx                  // Before refuses what must not follow the carried COMMIT
 	jobs      int              // how many jobs the batch enqueues
+	handedOn  []int64          // the inbox ids handed on before the COMMIT (Inbox.handOn)
 	results   pgx.BatchResults // the insert's and the COMMIT's; nil until sent
 	read      bool             // the COMMIT's outcome is in err
 	err       error

@@ -320,6 +320,7 @@ func handleBatchTx(ctx context.Context, tx pgx.Tx, registry *handlers.Registry, 
 		d, ok := rows[m.inboxID]
 		if !ok {
 			m.err = errInboxRowGone
+			handOff.Forget(m.inboxID)
 			continue
 		}
 		d.Provider = registry.Provider(d.Source)

@@ -192,6 +192,7 @@ func (w *processDeliveryWorker) processTx(ctx context.Context, job *river.Job[Pr
 	err := pgx.BeginFunc(ctx, w.pool, func(tx pgx.Tx) error {
 		var err error
 		d, err = scanDelivery(inbox.Load(ctx, tx, job.Args.InboxID))
+		w.handOff.Forget(job.Args.InboxID) // read from its row here
 		if errors.Is(err, pgx.ErrNoRows) {
 			return errInboxRowGone
 		}

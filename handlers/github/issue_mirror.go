@@ -8,9 +8,11 @@
 package github
 
 import (
+	"cmp"
 	"context"
 	_ "embed"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -61,13 +63,19 @@ func mirrorIssue(ctx context.Context, e *handlers.Event) error {
 
 // issueMirrorRows writes a processing batch's mirror rows in one
 // statement. Of rows for one issue it keeps the one the statements a row
-// apart would have left: the newest updated_at, the later of equals. One
-// statement cannot update a row twice, and a batch never holds two
-// deliveries of one resource; an issue's number is its resource's, but
-// another handler's resource field could tell them apart.
+// apart would have left: the newest updated_at as the database stores it
+// (to the microsecond), the later of equals. One statement cannot update
+// a row twice, and two sources' deliveries of one issue are two
+// resources, which one batch may hold. The rows go in key order, so that
+// two batches lock the rows they share in the same order.
 type issueMirrorRows struct{}
 
 func (issueMirrorRows) QueueRows(batch *pgx.Batch, rows []any) {
+	rows = slices.Clone(rows) // QueueRows must not keep or reorder the caller's
+	slices.SortStableFunc(rows, func(a, b any) int {
+		x, y := a.(issueMirrorRow), b.(issueMirrorRow)
+		return cmp.Or(cmp.Compare(x.Repo, y.Repo), cmp.Compare(x.Number, y.Number))
+	})
 	var (
 		at   = map[[2]any]int{} // (repo, number) → index in the arrays
 		args = struct {
@@ -80,7 +88,7 @@ func (issueMirrorRows) QueueRows(batch *pgx.Batch, rows []any) {
 		row := r.(issueMirrorRow)
 		key := [2]any{row.Repo, row.Number}
 		if i, ok := at[key]; ok {
-			if row.Updated.Before(args.updated[i]) {
+			if row.Updated.Truncate(time.Microsecond).Before(args.updated[i].Truncate(time.Microsecond)) {
 				continue
 			}
 			args.kinds[i], args.states[i], args.titles[i] = row.Kind, row.State, row.Title

@@ -255,8 +255,8 @@ func (a *App) wire(ctx context.Context, ext Extensions) error {
 			return err
 		}
 	}
-	if a.role == RoleAll {
-		a.handOff = inboxstore.NewHandOff()
+	if a.role == RoleAll && cfg.Jobs.BatchSize > 1 {
+		a.handOff = inboxstore.NewHandOff() // only a processing batch takes from it
 	}
 	if a.river, err = jobs.NewClient(pool, a.clientConfig(registry, m)); err != nil {
 		return err

@@ -53,17 +53,15 @@ func (h *HandOff) Put(id int64, headers http.Header, payload []byte) {
 	if h == nil {
 		return
 	}
-	size := len(payload)
+	size := entrySize(headers, payload)
 	for k, vs := range headers {
 		if !utf8.ValidString(k) {
 			return
 		}
-		size += len(k)
 		for _, v := range vs {
 			if !utf8.ValidString(v) {
 				return
 			}
-			size += len(v)
 		}
 	}
 	if size > HandOffBytes {
@@ -78,6 +76,27 @@ func (h *HandOff) Put(id int64, headers http.Header, payload []byte) {
 	h.order = append(h.order, id)
 	h.bytes += size
 	h.evict()
+}
+
+// Overheads counted beside the bytes of names, values and payload, so that
+// HandOffBytes bounds the memory held: an empty header value still costs
+// its string header in a slice, a name its map slot and slice header.
+const (
+	entryOverhead  = 64
+	headerOverhead = 64
+	valueOverhead  = 16
+)
+
+// entrySize is what an entry holds, its payload's whole buffer included.
+func entrySize(headers http.Header, payload []byte) int {
+	size := entryOverhead + cap(payload)
+	for k, vs := range headers {
+		size += headerOverhead + len(k) + valueOverhead*cap(vs)
+		for _, v := range vs {
+			size += len(v)
+		}
+	}
+	return size
 }
 
 // evict drops the oldest entries past the bounds, and the taken ids at the
@@ -113,6 +132,16 @@ func (h *HandOff) Take(id int64) (http.Header, []byte, bool) {
 	delete(h.entries, id)
 	h.bytes -= e.size
 	return e.headers, e.payload, true
+}
+
+// Len is how many entries it holds.
+func (h *HandOff) Len() int {
+	if h == nil {
+		return 0
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.entries)
 }
 
 // Forget drops what is held for ids: their transaction did not commit.

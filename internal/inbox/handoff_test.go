@@ -15,7 +15,7 @@ import (
 func TestHandOffIsBounded(t *testing.T) {
 	t.Parallel()
 	h := NewHandOff()
-	payload := bytes.Repeat([]byte("x"), HandOffBytes/4-len("A")-len("b")) // four fill it
+	payload := bytes.Repeat([]byte("x"), HandOffBytes/4-entrySize(http.Header{"A": {"b"}}, nil)) // four fill it
 	for id := int64(1); id <= 5; id++ {
 		h.Put(id, http.Header{"A": {"b"}}, payload)
 	}
@@ -57,5 +57,29 @@ func TestHandOffHoldsOnlyWhatTheRowKeepsAsIs(t *testing.T) {
 	for id, want := range map[int64]bool{1: false, 2: false, 3: true} {
 		_, _, ok := h.Take(id)
 		require.Equal(t, want, ok, "id %d", id)
+	}
+}
+
+// What an entry costs is what it holds, not only the bytes a client sent:
+// a header of many empty values, or a small body in a large buffer, counts
+// its memory, so that HandOffBytes bounds the memory held.
+func TestHandOffCountsWhatAnEntryHolds(t *testing.T) {
+	t.Parallel()
+	for name, entry := range map[string]struct {
+		headers http.Header
+		payload []byte
+	}{
+		"empty header values": {http.Header{"X": make([]string, 4000)}, []byte("{}")},
+		"a large buffer":      {nil, make([]byte, 2, 64<<10)},
+	} {
+		h := NewHandOff()
+		for id := int64(1); id <= 1000; id++ {
+			h.Put(id, entry.headers, entry.payload)
+		}
+		require.LessOrEqual(t, h.bytes, HandOffBytes, name)
+		_, _, ok := h.Take(1)
+		require.False(t, ok, "%s: the oldest went first", name)
+		_, _, ok = h.Take(1000)
+		require.True(t, ok, "%s: the newest is held", name)
 	}
 }
