@@ -69,4 +69,5 @@ var mutations = slices.Concat(
 	deferRowMutations,
 	openGapMutations,
 	handOffMutations,
+	genpass2Mutations,
 )
