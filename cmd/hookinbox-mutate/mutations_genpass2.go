@@ -18,4 +18,18 @@ var genpass2Mutations = []Mutation{
 		Pkgs: []string{"./ingest"},
 		Run:  "^TestRecordManyTxWhoseKeyVanishesLeavesNoRowWithoutItsJob$",
 	},
+	{
+		Name:    "resource-gate-turn-forgotten-early",
+		Promise: promiseBusyResource,
+		File:    "jobs/resource_gate.go",
+		// A resource's turn is forgotten while its last holder still holds
+		// it: the next delivery of the resource gets a fresh turn at once,
+		// a second waiter in the database.
+		Edits: []Edit{{
+			Find:    "if t.users--; t.users == 0 {",
+			Replace: "if t.users--; t.users == 1 {",
+		}},
+		Pkgs: []string{"./jobs"},
+		Run:  "^TestAResourceGateTurnIsHeldUntilItsLastHolderLeaves$",
+	},
 }
