@@ -32,4 +32,18 @@ var genpass2Mutations = []Mutation{
 		Pkgs: []string{"./jobs"},
 		Run:  "^TestAResourceGateTurnIsHeldUntilItsLastHolderLeaves$",
 	},
+	{
+		Name:    "saga-final-statuses-ignored",
+		Promise: promiseCompensate,
+		File:    "handlers/stripe/saga.go",
+		// The saga's configured final statuses are replaced by the
+		// default: a fulfillment refused with one of them fails the saga,
+		// never compensated.
+		Edits: []Edit{{
+			Find:    "if cfg.FinalStatuses == nil {",
+			Replace: "if cfg.FinalStatuses != nil {",
+		}},
+		Pkgs: []string{"./handlers/stripe"},
+		Run:  "^TestSagaConfiguredFinalStatusCompensates$",
+	},
 }

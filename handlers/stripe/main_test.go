@@ -35,6 +35,8 @@ type setupOpts struct {
 	maxAttempts int
 	// sagaSweepEvery is stripe.SagaConfig.SweepEvery; 0 for its default.
 	sagaSweepEvery time.Duration
+	// finalStatuses is stripe.SagaConfig.FinalStatuses; nil for its default.
+	finalStatuses []int
 }
 
 func setup(t *testing.T) *testBundle { return setupWith(t, setupOpts{}) }
@@ -57,6 +59,7 @@ func setupWith(t *testing.T, opts setupOpts) *testBundle {
 			return stripe.RegisterSaga(reg, stripe.SagaConfig{
 				FulfillmentURL: b.downstream.URL + "/fulfill", PaymentsURL: b.downstream.URL,
 				Pool: env.Pool, Client: &http.Client{Timeout: clientTimeout}, SweepEvery: opts.sagaSweepEvery, Logger: logger,
+				FinalStatuses: opts.finalStatuses,
 			})
 		},
 	})

@@ -38,10 +38,13 @@ const (
 	// ApplyThenHangUp applies the effect, then closes the connection
 	// without answering.
 	ApplyThenHangUp
+	// Gone answers 410 without applying anything: a final "no" of a
+	// downstream that says it otherwise than 422.
+	Gone
 )
 
 func (a Action) String() string {
-	return [...]string{"apply", "fail", "refuse", "apply_then_stall", "apply_then_hang_up"}[a]
+	return [...]string{"apply", "fail", "refuse", "apply_then_stall", "apply_then_hang_up", "gone"}[a]
 }
 
 // inProgress is the action logged for a request answered 409 because its
@@ -186,6 +189,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, `{"error":"temporarily unavailable"}`, http.StatusInternalServerError)
 	case Refuse:
 		http.Error(w, `{"error":"cannot fulfil"}`, http.StatusUnprocessableEntity)
+	case Gone:
+		http.Error(w, `{"error":"gone"}`, http.StatusGone)
 	case ApplyThenStall:
 		select {
 		case <-s.release:
