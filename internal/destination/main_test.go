@@ -1,6 +1,7 @@
 package destination_test
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
@@ -71,6 +72,10 @@ type setupOpts struct {
 	// leaves processing to one of a newer configuration.
 	fingerprint string
 	deferrals   func(outcome string) // the Generation's Observe
+	// every is the Generation's Every; 0: 50 ms. Processing jobs left
+	// waiting take MaxDeferrals of them before an outdated process
+	// processes them all the same.
+	every time.Duration
 }
 
 func setup(t *testing.T) *bundle { return setupWith(t, setupOpts{}) }
@@ -116,7 +121,8 @@ func setupWith(t *testing.T, opts setupOpts) *bundle {
 	if opts.fingerprint != "" {
 		ctx, stop := context.WithCancel(context.Background())
 		t.Cleanup(stop)
-		gen, err = jobs.StartGeneration(ctx, b.pool, jobs.GenerationConfig{Fingerprint: opts.fingerprint, Every: 50 * time.Millisecond,
+		every := cmp.Or(opts.every, 50*time.Millisecond)
+		gen, err = jobs.StartGeneration(ctx, b.pool, jobs.GenerationConfig{Fingerprint: opts.fingerprint, Every: every,
 			Observe: opts.deferrals, Logger: logger})
 		require.NoError(t, err)
 		require.NoError(t, gen.Settle(ctx))

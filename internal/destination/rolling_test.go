@@ -20,10 +20,12 @@ import (
 // the old configuration leaves processing to the new one and fails
 // nothing. The new process's workers start only after the deliveries are
 // in and have waited: the old replica, outdated from the new one's
-// start, fetches none of them meanwhile.
+// start, fetches none of them meanwhile. It looks every 200 ms, so that it
+// takes the jobs over only after MaxDeferrals looks (6 s) with none
+// running, however slowly a loaded machine starts the new one's workers.
 func TestEveryDeliveryAfterTheNewConfigStartsReachesTheNewDestination(t *testing.T) {
 	t.Parallel()
-	older := setupWith(t, setupOpts{fingerprint: "config-v1"})
+	older := setupWith(t, setupOpts{fingerprint: "config-v1", every: 200 * time.Millisecond})
 	goodRecv := receiver.New(t, secret)
 	newer := setupWith(t, setupOpts{pool: older.pool, recv: older.recv, fingerprint: "config-v2", noStart: true,
 		extra:  []config.Destination{{Name: "good", URL: goodRecv.URL + "/hooks", Secret: secret, Retry: fast}},
@@ -40,7 +42,7 @@ func TestEveryDeliveryAfterTheNewConfigStartsReachesTheNewDestination(t *testing
 		}
 		receivedBy.deliver(t, "invoice.paid", fmt.Sprintf("inv_roll_%d", i), time.Now())
 	}
-	time.Sleep(time.Second) // twenty of the old replica's looks
+	time.Sleep(time.Second) // five of the old replica's looks
 	require.Zero(t, older.count(t, "SELECT count(*) FROM river_job WHERE cardinality(attempted_by) > 0 AND kind LIKE 'process_deliver%'"),
 		"the old replica fetched no processing job")
 	require.Equal(t, n, older.count(t, "SELECT count(*) FROM inbox_pending"))
