@@ -79,3 +79,7 @@ func OpenKeyGeneration(ctx context.Context, pool *pgxpool.Pool, every time.Durat
 	}
 	return g.Name(), err
 }
+
+// Cycle is one of a started Generation's looks: publish, look, apply,
+// record.
+func (g *Generation) Cycle(ctx context.Context) error { return g.cycle(ctx) }

@@ -99,6 +99,9 @@ type Generation struct {
 	// stallAfter, so no newer process takes them: this one does.
 	stalled      atomic.Bool
 	waitingSince time.Time // run's own: since when looks found jobs waiting, none running
+	// published: a publish has succeeded. Only the first may find the
+	// configuration deployed again (worker_config_publish.sql).
+	published atomic.Bool
 }
 
 // NewGeneration returns a Generation for cfg; Start begins it.
@@ -157,15 +160,11 @@ func (g *Generation) Prepare(ctx context.Context) error {
 // to itself.
 func (g *Generation) Start(ctx context.Context) error {
 	g.riverWorks()
-	if err := g.publish(ctx); err != nil {
-		return err
-	}
-	newest, at, err := g.look(ctx)
+	newest, at, err := g.sayAndLook(ctx)
 	if err != nil {
 		return err
 	}
 	g.since = at // the look began after the publish committed
-	g.set(newest != g.cfg.Fingerprint, newest)
 	if err := g.recordLook(ctx, newest, at); err != nil {
 		return err
 	}
@@ -181,12 +180,18 @@ func (g *Generation) Outdated() bool { return g.outdated.Load() }
 
 func (g *Generation) live() float64 { return (generationLiveFactor * g.cfg.Every).Seconds() }
 
+// publish says this process runs its configuration. Only its first
+// publish may find the configuration deployed again: a running process
+// whose publishes stopped for a live window (a database outage, a
+// failover, a long pause) has not been redeployed, and after an outage
+// every configuration has been silent that long.
 func (g *Generation) publish(ctx context.Context) error {
 	_, err := g.pool.Exec(ctx, workerConfigPublishSQL, pgnamed.Args{"id": g.id, "host": g.host,
-		"fingerprint": g.cfg.Fingerprint, "live_secs": g.live()})
+		"fingerprint": g.cfg.Fingerprint, "live_secs": g.live(), "first": !g.published.Load()})
 	if err != nil {
 		return fmt.Errorf("jobs: record this process's configuration: %w", err)
 	}
+	g.published.Store(true)
 	return nil
 }
 
@@ -217,21 +222,34 @@ func (g *Generation) run(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		err := g.publish(ctx)
-		var newest string
-		var at time.Time
-		if err == nil {
-			newest, at, err = g.look(ctx)
-		}
-		if err == nil {
-			g.set(newest != g.cfg.Fingerprint, newest)
-			g.lookForStall(ctx)
-			err = g.recordLook(ctx, newest, at)
-		}
-		if err != nil && ctx.Err() == nil {
+		if err := g.cycle(ctx); err != nil && ctx.Err() == nil {
 			g.cfg.Logger.Warn(err.Error())
 		}
 	}
+}
+
+// cycle is one of run's looks: sayAndLook, then the stall's check and
+// the look's record.
+func (g *Generation) cycle(ctx context.Context) error {
+	newest, at, err := g.sayAndLook(ctx)
+	if err != nil {
+		return err
+	}
+	g.lookForStall(ctx)
+	return g.recordLook(ctx, newest, at)
+}
+
+// sayAndLook says this process runs its configuration, looks for the
+// newest, and applies the answer.
+func (g *Generation) sayAndLook(ctx context.Context) (newest string, at time.Time, err error) {
+	if err := g.publish(ctx); err != nil {
+		return "", time.Time{}, err
+	}
+	if newest, at, err = g.look(ctx); err != nil {
+		return "", time.Time{}, err
+	}
+	g.set(newest != g.cfg.Fingerprint, newest)
+	return newest, at, nil
 }
 
 func (g *Generation) set(outdated bool, newest string) {

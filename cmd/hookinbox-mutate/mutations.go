@@ -70,4 +70,5 @@ var mutations = slices.Concat(
 	openGapMutations,
 	handOffMutations,
 	genpass2Mutations,
+	fenceMutations,
 )
