@@ -81,6 +81,9 @@ const MaxDeferrals = 30
 // every other job, and resumes processing once no newer configuration
 // runs (a failed deploy rolled back, say).
 //
+// It acts on a look only while the processes of newer configurations
+// cannot have counted it gone (the fence, generation_fence.go).
+//
 // Snoozing alone was not enough: an outdated process that kept fetching
 // could take the same job back time after time while a newer one idled
 // (a drill saw one job snoozed 29 times by the old process), until
@@ -99,6 +102,13 @@ type Generation struct {
 	// stallAfter, so no newer process takes them: this one does.
 	stalled      atomic.Bool
 	waitingSince time.Time // run's own: since when looks found jobs waiting, none running
+	// The fence (generation_fence.go): when the last complete look's
+	// publish was sent (clock), whether one has completed, and whether
+	// the fence has been logged since.
+	born        time.Time
+	lookedAt    atomic.Int64
+	lookedOnce  atomic.Bool
+	fenceLogged atomic.Bool
 	// published: a publish has succeeded. Only the first may find the
 	// configuration deployed again (worker_config_publish.sql).
 	published atomic.Bool
@@ -120,7 +130,7 @@ func NewGeneration(pool *pgxpool.Pool, cfg GenerationConfig) (*Generation, error
 	}
 	host, _ := os.Hostname()
 	return &Generation{pool: pool, cfg: cfg, id: rand.Text(), host: host + ":" + strconv.Itoa(os.Getpid()),
-		ran: make(chan struct{})}, nil
+		ran: make(chan struct{}), born: time.Now()}, nil
 }
 
 // StartGeneration is NewGeneration, then Start.
@@ -137,7 +147,10 @@ func StartGeneration(ctx context.Context, pool *pgxpool.Pool, cfg GenerationConf
 // jobs: a replica of an older configuration that restarts beside a newer
 // one then defers from its first fetch, where Start, called once River
 // works, would leave it a window in which it processes under its old
-// configuration.
+// configuration. Its answer serves the queue's switch only: processing
+// waits for Start's look all the same (fenced), since a newer
+// configuration that starts after Prepare does not know of this process
+// until Start says it runs.
 func (g *Generation) Prepare(ctx context.Context) error {
 	var newest string
 	err := g.pool.QueryRow(ctx, workerConfigSupersededSQL, pgnamed.Args{"fingerprint": g.cfg.Fingerprint, "live_secs": g.live()}).Scan(&newest)
@@ -240,8 +253,10 @@ func (g *Generation) cycle(ctx context.Context) error {
 }
 
 // sayAndLook says this process runs its configuration, looks for the
-// newest, and applies the answer.
+// newest, and applies the answer: outdated or not, and the fence's clock
+// (looked) once that is set.
 func (g *Generation) sayAndLook(ctx context.Context) (newest string, at time.Time, err error) {
+	sent := g.clock()
 	if err := g.publish(ctx); err != nil {
 		return "", time.Time{}, err
 	}
@@ -249,6 +264,7 @@ func (g *Generation) sayAndLook(ctx context.Context) (newest string, at time.Tim
 		return "", time.Time{}, err
 	}
 	g.set(newest != g.cfg.Fingerprint, newest)
+	g.looked(sent)
 	return newest, at, nil
 }
 
@@ -267,18 +283,25 @@ func (g *Generation) set(outdated bool, newest string) {
 
 // Middleware snoozes the processing jobs (process_delivery,
 // process_deliveries) this process takes while it is outdated (deferral):
-// a newer process fetches them in the meantime. Snoozing spends no
-// attempt. Every other job runs.
+// a newer process fetches them in the meantime. It snoozes them too while
+// its last look is too old to act on, or before its first (fenced,
+// generation_fence.go). Snoozing spends no attempt. Every other job runs.
 func (g *Generation) Middleware() rivertype.WorkerMiddleware {
 	return river.WorkerMiddlewareFunc(func(ctx context.Context, job *rivertype.JobRow, doInner func(context.Context) error) error {
-		if !g.outdated.Load() || (job.Kind != (ProcessDeliveryArgs{}).Kind() && job.Kind != (ProcessDeliveriesArgs{}).Kind()) {
+		if job.Kind != (ProcessDeliveryArgs{}).Kind() && job.Kind != (ProcessDeliveriesArgs{}).Kind() {
+			return doInner(ctx)
+		}
+		if g.fenced() {
+			return g.fence(ctx, job)
+		}
+		if !g.outdated.Load() {
 			return doInner(ctx)
 		}
 		if g.stalled.Load() {
 			g.cfg.Observe("processed_outdated")
 			return doInner(ctx)
 		}
-		if n := riverdb.Snoozes(job); n < MaxDeferrals {
+		if n := riverdb.Snoozes(job) - fencedSnoozes(job); n < MaxDeferrals {
 			g.cfg.Observe("deferred")
 			return river.JobSnooze(g.deferral())
 		}

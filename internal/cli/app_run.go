@@ -70,6 +70,10 @@ func (a *App) Failed() <-chan error { return a.serveErr }
 // closes what NewApp opened. A job cancelled here rolls back and is
 // retried by the next process: nothing is lost.
 func (a *App) Stop() {
+	// Cancelling start ends the generation's looks while River still
+	// works: its fence (jobs.Generation) holds this process's processing
+	// jobs from 6 looks on, before the processes of a newer configuration
+	// count it gone at 10 and report ready without it.
 	if a.cancelStart != nil {
 		a.cancelStart()
 		<-a.startDone
