@@ -67,7 +67,8 @@ const generationLiveFactor = 10
 // not taken by a newer process after that many looks is processed here
 // all the same, with a warning, rather than left waiting for ever. For the
 // jobs it does not fetch, MaxDeferrals looks are how long they may wait
-// with none running before it processes them (stallAfter).
+// with none running before it processes them (stallAfter). The snoozes
+// a fence makes (generation_fence.go) do not count.
 const MaxDeferrals = 30
 
 // Generation leaves the processing of deliveries to the newest
