@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
@@ -199,8 +200,8 @@ func (g *Generation) live() float64 { return (generationLiveFactor * g.cfg.Every
 // whose publishes stopped for a live window (a database outage, a
 // failover, a long pause) has not been redeployed, and after an outage
 // every configuration has been silent that long.
-func (g *Generation) publish(ctx context.Context) error {
-	_, err := g.pool.Exec(ctx, workerConfigPublishSQL, pgnamed.Args{"id": g.id, "host": g.host,
+func (g *Generation) publish(ctx context.Context, q pgxExecQuerier) error {
+	_, err := q.Exec(ctx, workerConfigPublishSQL, pgnamed.Args{"id": g.id, "host": g.host,
 		"fingerprint": g.cfg.Fingerprint, "live_secs": g.live(), "first": !g.published.Load()})
 	if err != nil {
 		return fmt.Errorf("jobs: record this process's configuration: %w", err)
@@ -209,12 +210,18 @@ func (g *Generation) publish(ctx context.Context) error {
 	return nil
 }
 
+// pgxExecQuerier is a pool or a connection taken from it.
+type pgxExecQuerier interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
 // look returns the newest configuration a live process runs, and when
 // the look began (database time).
-func (g *Generation) look(ctx context.Context) (string, time.Time, error) {
+func (g *Generation) look(ctx context.Context, q pgxExecQuerier) (string, time.Time, error) {
 	var newest *string
 	var at time.Time
-	if err := g.pool.QueryRow(ctx, workerConfigNewestSQL, pgnamed.Args{"live_secs": g.live()}).Scan(&at, &newest); err != nil {
+	if err := q.QueryRow(ctx, workerConfigNewestSQL, pgnamed.Args{"live_secs": g.live()}).Scan(&at, &newest); err != nil {
 		return "", time.Time{}, fmt.Errorf("jobs: look for a newer configuration: %w", err)
 	}
 	if newest == nil {
@@ -236,9 +243,14 @@ func (g *Generation) run(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		if err := g.cycle(ctx); err != nil && ctx.Err() == nil {
+		// A look answered later than the fence is of no use, and one
+		// stuck on a dead connection would keep the process fenced until
+		// the kernel gives the connection up.
+		cctx, cancel := context.WithTimeout(ctx, fenceLooks*g.cfg.Every)
+		if err := g.cycle(cctx); err != nil && ctx.Err() == nil {
 			g.cfg.Logger.Warn(err.Error())
 		}
+		cancel()
 	}
 }
 
@@ -257,11 +269,19 @@ func (g *Generation) cycle(ctx context.Context) error {
 // newest, and applies the answer: outdated or not, and the fence's clock
 // (looked) once that is set.
 func (g *Generation) sayAndLook(ctx context.Context) (newest string, at time.Time, err error) {
+	// The fence's clock starts once a connection is held: a wait for one
+	// in a busy pool is not silence (the publish's now() comes after it
+	// all the same), and counting it would fence a loaded process.
+	conn, err := g.pool.Acquire(ctx)
+	if err != nil {
+		return "", time.Time{}, fmt.Errorf("jobs: look for a newer configuration: %w", err)
+	}
+	defer conn.Release()
 	sent := g.clock()
-	if err := g.publish(ctx); err != nil {
+	if err := g.publish(ctx, conn); err != nil {
 		return "", time.Time{}, err
 	}
-	if newest, at, err = g.look(ctx); err != nil {
+	if newest, at, err = g.look(ctx, conn); err != nil {
 		return "", time.Time{}, err
 	}
 	g.set(newest != g.cfg.Fingerprint, newest)
