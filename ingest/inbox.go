@@ -148,10 +148,11 @@ func NewInbox(pool *pgxpool.Pool, jobs JobInserter) *Inbox {
 // nothing; the same id with another body is ErrDeliveryConflict.
 func (in *Inbox) Record(ctx context.Context, d Delivery) (Recorded, error) {
 	var rec Recorded
+	r := d.row()
 	err := pgx.BeginTxFunc(ctx, in.pool, readCommitted, func(tx pgx.Tx) error {
 		var err error
-		if rec, err = in.RecordTx(ctx, tx, d); err == nil && rec.Outcome == OutcomeAccepted {
-			in.HandOff.Put(rec.ID, storedHeaders(d.Headers), d.Payload) // before the commit, as recordMany
+		if rec, err = in.recordRow(ctx, tx, d, r); err == nil && rec.Outcome == OutcomeAccepted {
+			in.HandOff.Put(rec.ID, r.Headers, r.Payload) // before the commit, as recordMany
 		}
 		return err
 	})
@@ -167,7 +168,11 @@ func (in *Inbox) Record(ctx context.Context, d Delivery) (Recorded, error) {
 // that the job opening the inbox's next key generation waits for (once
 // each longest retention): keep it short.
 func (in *Inbox) RecordTx(ctx context.Context, tx pgx.Tx, d Delivery) (Recorded, error) {
-	r := d.row()
+	return in.recordRow(ctx, tx, d, d.row())
+}
+
+// recordRow is RecordTx for r, d as the inbox stores it.
+func (in *Inbox) recordRow(ctx context.Context, tx pgx.Tx, d Delivery, r inbox.Row) (Recorded, error) {
 	id, isNew, err := insertKeyAndRow(ctx, tx, r)
 	switch {
 	case err != nil:

@@ -13,7 +13,7 @@ var handOffMutations = []Mutation{
 		Name:    "handoff-headers-as-received",
 		Promise: promiseSeenAsStored,
 		File:    "ingest/inbox.go",
-		Edits:   []Edit{{Find: "in.HandOff.Put(rec.ID, storedHeaders(d.Headers), d.Payload)", Replace: "in.HandOff.Put(rec.ID, d.Headers, d.Payload)"}},
+		Edits:   []Edit{{Find: "in.HandOff.Put(rec.ID, r.Headers, r.Payload)", Replace: "in.HandOff.Put(rec.ID, d.Headers, r.Payload)"}},
 		Pkgs:    []string{"./ingest"},
 		Run:     "^TestHandOffHoldsWhatTheRowHolds$",
 	},
